@@ -1,0 +1,1 @@
+"""toolstream core placeholder."""
