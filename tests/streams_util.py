@@ -1,0 +1,156 @@
+"""Find and read the shared corpus of real vendor streams (``../shared/streams``).
+
+The streams are third-party recordings that must not be copied into the repo, so every test
+reads them in place. This module is the one place that knows the on-disk format (see the
+corpus MANIFEST.md): a header line, then ``{"event"?: name, "data": <vendor event>}``,
+``{"done": true}`` for ``data: [DONE]`` or ``{"raw": text}`` per line, and an
+``<name>.expected.json`` of factual reassembly beside streams of the four main APIs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "BONUS_APIS",
+    "DONE",
+    "ENV_VAR",
+    "MAIN_APIS",
+    "RawPayload",
+    "StreamCase",
+    "find_streams_dir",
+    "iter_streams",
+    "load_stream",
+    "stream_id",
+    "stream_paths",
+]
+
+ENV_VAR: Final = "TOOLSTREAM_STREAMS"
+MAIN_APIS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini")
+# Folders recorded from APIs toolstream does not target; useful only as "odd input" material.
+BONUS_APIS: Final = ("cohere", "bedrock-converse", "gemini-interactions")
+
+
+class _DoneMarker:
+    """The ``data: [DONE]`` sentinel: a singleton so ``event is DONE`` reads naturally."""
+
+    _instance: _DoneMarker | None = None
+
+    def __new__(cls) -> _DoneMarker:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE: Final = _DoneMarker()
+
+
+@dataclass(frozen=True)
+class RawPayload:
+    """A non-JSON SSE payload, kept verbatim (the corpus has none today, the format allows it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamCase:
+    """One recorded stream: where it lives, its header, its events and the factual reassembly.
+
+    ``events`` holds the vendor ``data`` objects in order (plain dicts as parsed from the wire),
+    with :data:`DONE` where the stream sent ``[DONE]``; ``sse_events`` is parallel to it and
+    holds the SSE ``event:`` name or ``None``. ``expected`` is ``None`` for bonus folders.
+    """
+
+    path: Path
+    header: dict[str, Any]
+    events: list[Any]
+    expected: dict[str, Any] | None
+    sse_events: list[str | None]
+
+    @property
+    def api(self) -> str:
+        return self.path.parent.name
+
+    @property
+    def id(self) -> str:
+        return stream_id(self.path)
+
+    def data_events(self) -> list[Any]:
+        """The events a vendor SDK would hand to its caller: everything but the DONE marker."""
+        return [e for e in self.events if e is not DONE]
+
+    def __iter__(self) -> Iterator[Any]:
+        # Lets callers write ``for path, header, events, expected in iter_streams()``.
+        return iter((self.path, self.header, self.events, self.expected))
+
+
+def find_streams_dir() -> Path | None:
+    """Where the corpus is: ``$TOOLSTREAM_STREAMS``, else ``<repo>/../shared/streams``.
+
+    Returns ``None`` when the folder is absent so callers can skip with a clear message
+    instead of failing on machines that do not have the corpus.
+    """
+    env = os.environ.get(ENV_VAR)
+    repo = Path(__file__).resolve().parents[1]
+    candidate = Path(env) if env else repo.parent / "shared" / "streams"
+    return candidate if candidate.is_dir() else None
+
+
+def stream_id(path: Path) -> str:
+    """``"<api>/<file stem>"``: the key the expectation tables use."""
+    return f"{path.parent.name}/{path.name.removesuffix('.jsonl')}"
+
+
+def load_stream(path: Path) -> StreamCase:
+    """Parse one JSONL recording (and its ``.expected.json`` when there is one)."""
+    header: dict[str, Any] | None = None
+    events: list[Any] = []
+    names: list[str | None] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            obj = json.loads(line)
+            if header is None:
+                header = obj
+                continue
+            if obj.get("done") is True:
+                events.append(DONE)
+            elif "data" in obj:
+                events.append(obj["data"])
+            elif "raw" in obj:
+                events.append(RawPayload(obj["raw"]))
+            else:  # pragma: no cover - the corpus format has no other line kind
+                raise ValueError(f"{path}: unrecognised line {line[:80]!r}")
+            names.append(obj.get("event"))
+    if header is None:
+        raise ValueError(f"{path}: empty stream file")
+    expected_path = path.with_name(path.name.removesuffix(".jsonl") + ".expected.json")
+    expected = (
+        json.loads(expected_path.read_text(encoding="utf-8")) if expected_path.exists() else None
+    )
+    return StreamCase(path=path, header=header, events=events, expected=expected, sse_events=names)
+
+
+def stream_paths(root: Path | None = None, apis: tuple[str, ...] = MAIN_APIS) -> list[Path]:
+    """Every ``*.jsonl`` under the given API folders, sorted for stable test ids."""
+    base = root if root is not None else find_streams_dir()
+    if base is None:
+        return []
+    return [p for api in apis for p in sorted((base / api).glob("*.jsonl"))]
+
+
+def iter_streams(
+    root: Path | None = None, apis: tuple[str, ...] = MAIN_APIS
+) -> Iterator[StreamCase]:
+    """Yield each stream of the given API folders; nothing when the corpus is absent."""
+    for path in stream_paths(root, apis):
+        yield load_stream(path)
