@@ -1,0 +1,526 @@
+"""The ``toolstream`` command: replay, record, demo, emulate.
+
+Everything the commands compute lives in small modules (`_replay`, `_record`,
+`_demo`, `_peers`); this one parses arguments, picks colours, renders text and
+maps failures to exit codes. It is the only module in the package that prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_VENDOR = 4
+
+EXIT_CODES = f"""\
+exit codes:
+  {EXIT_OK}  success
+  {EXIT_REJECTED}  replay --strict-exit: at least one replayed call was rejected or dropped
+  {EXIT_USAGE}  usage error (bad option, missing API key, output file exists)
+  {EXIT_INPUT}  input error (file not found, unreadable or not a stream/cassette/config)
+  {EXIT_VENDOR}  network or vendor error (record: the request failed; emulate: cannot listen)
+"""
+
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+
+class _Fail(Exception):
+    """A handled failure: message for stderr, and the exit code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _want_colour(choice: str) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _style(args: argparse.Namespace) -> Any:
+    from toolstream_core._demo import Style
+
+    return Style(_want_colour(args.color))
+
+
+def _write_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _clip(text: str | None, width: int) -> str:
+    text = "-" if text in (None, "") else str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _load_mapping_file(path: str, what: str) -> dict[str, Any]:
+    import yaml
+
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _Fail(EXIT_INPUT, f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise _Fail(EXIT_INPUT, f"{path}: {what} is not UTF-8 text") from exc
+    try:
+        doc = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise _Fail(EXIT_INPUT, f"{path}: {what} is not valid JSON/YAML: {exc}") from exc
+    if not isinstance(doc, Mapping):
+        raise _Fail(EXIT_INPUT, f"{path}: {what} must be a mapping")
+    return dict(doc)
+
+
+def _load_tools(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    tools = _load_mapping_file(path, "tools file")
+    bad = [k for k, v in tools.items() if not isinstance(v, Mapping)]
+    if bad:
+        raise _Fail(EXIT_INPUT, f"{path}: tool {bad[0]!r} must map to a JSON Schema object")
+    return tools
+
+
+def _load_config(path: str | None) -> Any:
+    if path is None:
+        return None
+    from toolstream_core import AssembleConfig
+
+    file = Path(path)
+    if not file.is_file():
+        raise _Fail(EXIT_INPUT, f"{path}: no such config file")
+    try:
+        return AssembleConfig.from_yaml(file)
+    except (OSError, ValueError) as exc:
+        raise _Fail(EXIT_INPUT, f"{path}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from toolstream_core._replay import (
+        SourceError,
+        expand_paths,
+        load_sources,
+        replay_source,
+        totals,
+    )
+
+    tools = _load_tools(args.tools)
+    config = _load_config(args.config)
+    try:
+        files = expand_paths(args.paths)
+        if not files:
+            raise _Fail(EXIT_INPUT, "no .jsonl or .yaml recordings under the given paths")
+        streams = [
+            replay_source(source, provider=args.provider, tools=tools, config=config)
+            for path in files
+            for source in load_sources(path)
+        ]
+    except SourceError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
+    summary = totals(streams)
+    if args.json:
+        _write_json({"toolstream": "replay", "version": 1, "streams": streams, "totals": summary})
+    else:
+        style = _style(args)
+        for stream in streams:
+            sys.stdout.write(_render_stream(stream, style))
+        sys.stdout.write(
+            f"\n{summary['streams']} stream(s): {summary['calls']} call(s), "
+            f"{summary['committed']} committed, {summary['rejected']} rejected, "
+            f"{summary['dropped']} dropped, {summary['server_calls']} server-side; "
+            f"{summary['error_results']} error result(s)\n"
+        )
+    if args.strict_exit and (summary["rejected"] or summary["dropped"]):
+        return EXIT_REJECTED
+    return EXIT_OK
+
+
+_CALL_COLUMNS = (("#", 3), ("index", 5), ("id", 26), ("name", 18), ("kind", 8),
+                 ("state", 9), ("reason", 18), ("bytes", 7))
+
+
+def _render_stream(stream: dict[str, Any], style: Any) -> str:
+    source = stream["source"]
+    if stream["interaction"] is not None:
+        source += f"#{stream['interaction']}"
+    lines = ["", style.bold(source)]
+    facts = [
+        f"provider {stream['provider'] or 'auto'}",
+        f"events {stream['events']}",
+        f"finish_reason {stream['finish_reason']}",
+        "complete" if stream["complete"] else style.yellow("not complete"),
+    ]
+    if not stream["transport_complete"]:
+        facts.append(style.yellow("transport cut"))
+    lines.append("  " + ", ".join(facts))
+    for note in stream.get("notes", []):
+        lines.append("  " + style.dim("note: " + note))
+    if stream.get("error"):
+        lines.append("  " + style.yellow("stream error: " + str(stream["error"])))
+    rows = [(c, "") for c in stream["calls"]]
+    rows += [(c, "server") for c in stream["server_calls"]]
+    rows += [(c, "dropped") for c in stream["dropped"]]
+    if rows:
+        header = " ".join(name.ljust(width) for name, width in _CALL_COLUMNS)
+        lines.append("  " + style.dim(header.rstrip()))
+        for number, (call, tag) in enumerate(rows, start=1):
+            state = tag or call["state"] or "-"
+            cells = [
+                str(number),
+                str(call["index"]),
+                call["id"],
+                call["name"],
+                call["kind"],
+                state,
+                call["reason"],
+                str(call["bytes"]),
+            ]
+            text = [
+                _clip(value, width).ljust(width)
+                for value, (_, width) in zip(cells, _CALL_COLUMNS, strict=True)
+            ]
+            if state == "committed":
+                text[5] = style.green(text[5])
+            elif state in ("failed", "cancelled", "dropped"):
+                text[5] = style.red(text[5])
+                text[6] = style.yellow(text[6])
+            lines.append("  " + " ".join(text).rstrip())
+    else:
+        lines.append("  " + style.dim("no tool calls"))
+    results = stream["error_results"]
+    if results:
+        lines.append("  " + style.bold("error results (one per rejected call):"))
+        for result in results:
+            head = f"    {_clip(result['tool_call_id'], 26)}  {_clip(result['name'], 18)}  "
+            head += style.yellow(str(result["reason"]))
+            lines.append(head)
+            for piece in textwrap.wrap(str(result["content"]), width=92):
+                lines.append("      " + style.dim(piece))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- record
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from toolstream_core import _record
+
+    try:
+        tools = _record.load_tools(args.tools)
+        result = _record.record(
+            api=args.api,
+            model=args.model,
+            prompt=args.prompt,
+            tools=tools,
+            output=Path(args.output),
+            base_url=args.base_url,
+            max_tokens=args.max_tokens,
+            overwrite=args.force,
+        )
+    except _record.RecordInputError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
+    except _record.RecordUsageError as exc:
+        raise _Fail(EXIT_USAGE, str(exc)) from exc
+    except _record.VendorError as exc:
+        raise _Fail(EXIT_VENDOR, f"vendor request failed: {exc}") from exc
+    doc = {
+        "toolstream": "record",
+        "version": 1,
+        "cassette": str(result.cassette),
+        "api": args.api,
+        "model": args.model,
+        "interactions": result.interactions,
+        "chunks": result.chunks,
+        "stream_error": result.stream_error,
+    }
+    if args.json:
+        _write_json(doc)
+    else:
+        sys.stdout.write(
+            f"recorded {result.chunks} chunk(s) in {result.interactions} interaction(s) "
+            f"to {result.cassette}\n"
+        )
+        if result.stream_error:
+            sys.stdout.write(f"the stream ended with an error: {result.stream_error}\n")
+        sys.stdout.write(f"replay it with: toolstream replay {result.cassette}\n")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from toolstream_core import _demo
+    from toolstream_core._replay import SourceError
+
+    try:
+        root = _demo.find_cassette_dir(args.cassettes)
+        cases = _demo.find_cases(
+            root, apis=args.api, scenarios=args.scenario, everything=args.all
+        )
+    except _demo.DemoError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
+    if not cases:
+        raise _Fail(EXIT_INPUT, f"{root}: no cassette matches the chosen APIs/scenarios")
+    style = _style(args)
+    interactive = not args.json and sys.stderr.isatty()
+
+    def progress(case: Any) -> None:
+        if interactive:
+            sys.stderr.write(f"\r\x1b[Kreplaying {case.api}/{case.scenario} …")
+            sys.stderr.flush()
+
+    try:
+        doc = _demo.run_demo(cases, progress=progress)
+    except SourceError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
+    finally:
+        if interactive:
+            sys.stderr.write("\r\x1b[K")
+    if args.json:
+        _write_json(doc)
+    else:
+        sys.stdout.write(_demo.render(doc, style, total_width=args.width))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- emulate
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    try:
+        from toolstream_core.testing import VendorEmulator
+    except ImportError as exc:
+        raise _Fail(EXIT_USAGE, f"the emulator is not available: {exc}") from exc
+    try:
+        emulator = VendorEmulator(host=args.host, port=args.port)
+        emulator.start()
+    except OSError as exc:
+        raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+    base = emulator.base_url.rstrip("/")
+    sys.stdout.write(
+        f"toolstream vendor emulator listening on {base}\n"
+        f"  OpenAI chat:      {base}/v1/chat/completions\n"
+        f"  OpenAI responses: {base}/v1/responses\n"
+        f"  Anthropic:        {base}/v1/messages\n"
+        f"  Gemini:           {base}/v1beta/models/<model>:streamGenerateContent?alt=sse\n"
+        "pick a scenario with the model name 'scenario:<name>'; Ctrl-C to stop\n"
+    )
+    sys.stdout.flush()
+    try:
+        emulator.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emulator.stop()
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolstream-gate")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the usage-error exit code spelled out (argparse already uses 2)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _para(text: str) -> str:
+    return textwrap.fill(text, width=78)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line, so tests and docs can inspect it without running it."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    # --color works before or after the command name; SUPPRESS keeps the top-level value.
+    colour = argparse.ArgumentParser(add_help=False)
+    colour.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default=argparse.SUPPRESS,
+        help="colour text output (auto: only on a terminal and when NO_COLOR is unset)",
+    )
+    parser = _Parser(
+        prog="toolstream",
+        description=_para(
+            "Strict assembly of streamed LLM tool calls: replay recordings, record "
+        "new ones, see what other stacks would run."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour text output (auto: only on a terminal and when NO_COLOR is unset)",
+    )
+    parser.add_argument("--version", action="version", version=f"toolstream {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    replay = sub.add_parser(
+        "replay",
+        parents=[colour],
+        help="replay recorded streams through the assembler",
+        description=_para(
+            "Replay vcrpy cassettes (.yaml) or JSONL streams (the shared/streams "
+        "format) through toolstream's Assembler and show, per tool call, its identity, state, "
+        "reason and size, then the error results that pair every rejected call. Directories "
+        "are searched for .jsonl/.yaml files."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    replay.add_argument("paths", nargs="+", metavar="PATH", help="cassette, JSONL stream or dir")
+    replay.add_argument("--json", action="store_true", help="print one JSON document")
+    replay.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        help="vendor wire format (default: the recording's API, else detected from the chunks)",
+    )
+    replay.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML file with an 'agent_stream_assemble:' section (AssembleConfig)",
+    )
+    replay.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="JSON/YAML mapping tool name -> JSON Schema (enables registry and schema checks)",
+    )
+    replay.add_argument(
+        "--strict-exit",
+        action="store_true",
+        help=f"exit {EXIT_REJECTED} when any call was rejected or dropped",
+    )
+    replay.set_defaults(func=_cmd_replay)
+
+    record = sub.add_parser(
+        "record",
+        parents=[colour],
+        help="record a real vendor stream to a scrubbed cassette",
+        description=_para(
+            "Make one streamed tool-call request with the vendor's own SDK and save "
+        "the HTTP exchange as a vcrpy cassette, with API keys, cookies and org headers removed "
+        "before anything is written. The key comes from the environment: OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. Use --base-url to record from an "
+        "OpenAI/Anthropic/Gemini-compatible server or the local emulator (`toolstream "
+        "emulate`; choose its scenario with --model scenario:<name>)."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    record.add_argument("--api", required=True, choices=PROVIDERS, help="vendor API to call")
+    record.add_argument("--model", required=True, help="model name")
+    record.add_argument("--prompt", required=True, help="the user message")
+    record.add_argument(
+        "--tools", required=True, metavar="FILE", help="JSON/YAML mapping tool name -> JSON Schema"
+    )
+    record.add_argument("--base-url", metavar="URL", help="API base URL (default: the vendor's)")
+    record.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="cassette to write (.yaml)"
+    )
+    record.add_argument("--max-tokens", type=int, default=1024, help="output token limit")
+    record.add_argument("--force", action="store_true", help="replace an existing cassette")
+    record.add_argument("--json", action="store_true", help="print the result as JSON")
+    record.set_defaults(func=_cmd_record)
+
+    demo = sub.add_parser(
+        "demo",
+        parents=[colour],
+        help="what LangChain, LlamaIndex and the SDKs would run, next to toolstream",
+        description=_para(
+            "Replay the bundled cassettes offline through the real vendor SDKs and "
+        "show, per scenario and API, the calls each stack hands to its tool runner: plain "
+        "LangChain (chunk merging + tool_calls), plain LlamaIndex (stream_chat + "
+        "get_tool_calls_from_response), the SDK's stream helper (get_final_*; argument text "
+        "parsed with json.loads) and toolstream (committed / rejected with a reason). "
+        "No network, no API key. A framework that is not installed shows as n/a."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    demo.add_argument("--json", action="store_true", help="print one JSON document")
+    demo.add_argument(
+        "--api", action="append", choices=PROVIDERS, help="only this API (repeatable)"
+    )
+    demo.add_argument(
+        "--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)"
+    )
+    demo.add_argument("--all", action="store_true", help="every bundled scenario, not a showcase")
+    demo.add_argument("--cassettes", metavar="DIR", help="cassette directory (<api>/<name>.yaml)")
+    demo.add_argument("--width", type=int, default=100, help="table width in columns")
+    demo.set_defaults(func=_cmd_demo)
+
+    emulate = sub.add_parser(
+        "emulate",
+        parents=[colour],
+        help="run the local vendor wire emulator until Ctrl-C",
+        description=_para(
+            "Serve the OpenAI, Anthropic and Gemini streaming wire formats on "
+        "127.0.0.1 from scripted scenarios (model name 'scenario:<name>'), for testing agents "
+        "and recording cassettes without a vendor account."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
+    emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
+    emulate.set_defaults(func=_cmd_emulate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``toolstream`` script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except _Fail as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"toolstream {args.command}: {exc}\n")
+        return exc.code
+    except BrokenPipeError:  # `toolstream replay ... | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,641 @@
+"""What the tools people already use would hand to their tool runner, computed for real.
+
+`toolstream demo` compares toolstream with plain LangChain, plain LlamaIndex and the
+vendor SDKs' own stream helpers. A comparison is only worth showing if the other
+side is the real code, so every engine here replays the same recorded HTTP exchange
+(a vcrpy cassette, ``record_mode="none"``) through the real vendor client and the
+real framework class, and reads the result the way an agent loop would:
+
+* **LangChain**: ``model.stream(...)`` with the usual ``full = full + chunk`` merge;
+  the runner gets ``full.tool_calls`` (``parse_partial_json`` under the hood), and
+  ``full.invalid_tool_calls`` are not run.
+* **LlamaIndex**: ``llm.stream_chat(...)`` to the last response, then
+  ``llm.get_tool_calls_from_response(..., error_on_no_tool_call=False)``.
+* **SDK helper**: OpenAI ``chat.completions.stream`` / ``responses.stream`` and
+  their ``get_final_*``, Anthropic ``messages.stream`` and ``get_final_message``;
+  google-genai has no accumulating helper, so its ``chunk.function_calls`` are used.
+  Where the helper returns argument *text*, the runner is assumed to do
+  ``json.loads(arguments or "{}")``, the line every example writes.
+* **toolstream**: the SDK's own chunk objects fed to `Assembler`.
+
+Frameworks are optional extras: a missing one is reported as unavailable, never
+faked. Nothing here prints; `_demo` turns outcomes into a table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from toolstream_core._replay import api_from_uri, request_model
+
+logger = logging.getLogger(__name__)
+
+ENGINES: tuple[str, ...] = ("langchain", "llamaindex", "sdk", "toolstream")
+"""Column order of the demo: the three ways people run tools today, then toolstream."""
+
+ENGINE_TITLES: dict[str, str] = {
+    "langchain": "LangChain",
+    "llamaindex": "LlamaIndex",
+    "sdk": "SDK helper",
+    "toolstream": "toolstream",
+}
+
+_EXTRA_FOR: dict[str, str] = {
+    "langchain": "langchain",
+    "llamaindex": "llamaindex",
+    "sdk": "all",
+    "toolstream": "all",
+}
+
+# Keys that only have to look like keys: the cassette answers, nothing leaves the host.
+_DEMO_KEY = "toolstream-demo-offline-key"
+_MAX_TOKENS = 1024
+
+# Verdicts: what happens to one call in each engine.
+RUN = "run"  # handed to the tool runner with these arguments
+INVALID = "invalid"  # kept aside by the engine; not run (and nothing answers its id)
+COMMIT = "commit"  # toolstream: committed, safe to run
+REJECT = "reject"  # toolstream: not run, one paired error result
+DROP = "drop"  # toolstream: removed with protocol repair
+
+
+@dataclass(frozen=True)
+class Target:
+    """One recorded stream and what it takes to ask the same question again."""
+
+    cassette: Path
+    interaction: int
+    api: str
+    model: str
+    base_url: str
+    api_version: str | None
+    prompt: str
+    tools: dict[str, dict[str, Any]]
+    wire_tools: list[Any]
+
+
+@dataclass
+class CallView:
+    """One tool call as an engine would hand it on."""
+
+    name: str | None
+    id: str | None
+    verdict: str
+    arguments: Any = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "id": self.id,
+            "verdict": self.verdict,
+            "arguments": self.arguments,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class Outcome:
+    """What one engine did with one recorded stream."""
+
+    engine: str
+    label: str
+    status: str  # "ok" | "raised" | "unavailable"
+    calls: list[CallView] = field(default_factory=list)
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "label": self.label,
+            "status": self.status,
+            "error": self.error,
+            "calls": [c.as_dict() for c in self.calls],
+            **self.extra,
+        }
+
+
+class EngineUnavailable(Exception):
+    """An optional package the engine needs is not installed."""
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def make_target(cassette: Path, interaction: Mapping[str, Any], index: int, work: Path) -> Target:
+    """A replayable target for one cassette interaction.
+
+    The interaction is written alone to a cassette under ``work`` so every engine
+    gets exactly this response, whatever else the original cassette holds.
+    """
+    request = interaction.get("request") or {}
+    uri = str(request.get("uri") or "")
+    api = api_from_uri(uri)
+    if api is None:
+        raise ValueError(f"{cassette}#{index}: {uri!r} is not a known vendor endpoint")
+    base_url, api_version = _base_url(api, uri)
+    body = _request_json(request)
+    single = work / f"{cassette.parent.name}__{cassette.stem}__{index}.yaml"
+    single.write_text(
+        yaml.safe_dump({"interactions": [dict(interaction)], "version": 1}, allow_unicode=True),
+        encoding="utf-8",
+    )
+    wire_tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    return Target(
+        cassette=single,
+        interaction=index,
+        api=api,
+        model=request_model(request) or "model",
+        base_url=base_url,
+        api_version=api_version,
+        prompt=_prompt(api, body) or "Use the tools.",
+        tools=tools_from_request(api, wire_tools),
+        wire_tools=wire_tools,
+    )
+
+
+def _base_url(api: str, uri: str) -> tuple[str, str | None]:
+    """The client base URL that makes the SDK send its request to the recorded path."""
+    parts = urlsplit(uri)
+    root = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path
+    if api == "openai-chat":
+        return root + path[: path.rfind("/chat/completions")], None
+    if api == "openai-responses":
+        return root + path[: path.rfind("/responses")], None
+    if api == "anthropic":
+        return root + path[: path.rfind("/v1/messages")], None
+    marker = path.find("/models/")
+    prefix = path[:marker]  # "/v1beta" or "/<base path>/v1beta"
+    version = prefix.rsplit("/", 1)[-1] or None
+    return root + prefix[: len(prefix) - len(version or "")], version
+
+
+def _request_json(request: Mapping[str, Any]) -> dict[str, Any]:
+    body = request.get("body")
+    if isinstance(body, Mapping):
+        body = body.get("string")
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str) or not body:
+        return {}
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _prompt(api: str, body: Mapping[str, Any]) -> str | None:
+    """The user's text in the recorded request (only so the replayed request reads the same)."""
+    if api == "openai-responses":
+        value = body.get("input")
+        if isinstance(value, str):
+            return value
+    messages = body.get("messages") or body.get("contents") or body.get("input") or []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content", message.get("parts"))
+        if isinstance(content, str):
+            return content
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                return str(part["text"])
+    return None
+
+
+def tools_from_request(api: str, wire_tools: list[Any]) -> dict[str, dict[str, Any]]:
+    """``name -> JSON Schema`` from the tools the recorded request declared.
+
+    Gemini's own schema dialect (upper-case ``type`` names) is lower-cased so the
+    registry is plain JSON Schema.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for tool in wire_tools:
+        if not isinstance(tool, Mapping):
+            continue
+        if api == "gemini":
+            declarations = tool.get("functionDeclarations") or tool.get("function_declarations")
+            for decl in declarations or []:
+                if isinstance(decl, Mapping) and isinstance(decl.get("name"), str):
+                    schema = (
+                        decl.get("parametersJsonSchema")
+                        or decl.get("parameters_json_schema")
+                        or decl.get("parameters")
+                        or {"type": "object"}
+                    )
+                    found[decl["name"]] = _json_schema_types(schema)
+            continue
+        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        name = function.get("name")
+        schema = function.get("parameters") or function.get("input_schema")
+        if isinstance(name, str) and isinstance(schema, Mapping):
+            found[name] = dict(schema)
+    return found
+
+
+def _json_schema_types(schema: Any) -> Any:
+    if isinstance(schema, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key == "type" and isinstance(value, str):
+                out[key] = value.lower()
+            elif key in ("propertyOrdering", "property_ordering"):
+                continue
+            else:
+                out[key] = _json_schema_types(value)
+        return out
+    if isinstance(schema, list):
+        return [_json_schema_types(v) for v in schema]
+    return schema
+
+
+# --------------------------------------------------------------------------- running
+
+
+@contextmanager
+def replaying(target: Target) -> Iterator[None]:
+    """Serve the target's recorded response to whatever client asks, offline.
+
+    Matching on method and path only: the recorded host/port (an ephemeral
+    emulator port, or a vendor host) and the query (`?alt=sse`, a scrubbed key)
+    do not matter, and every engine's request body differs slightly anyway.
+    """
+    try:
+        import vcr
+    except ImportError as exc:  # pragma: no cover - vcrpy is in every extra that runs this
+        raise EngineUnavailable("record") from exc
+    player = vcr.VCR(record_mode="none", match_on=("method", "path"))
+    with player.use_cassette(str(target.cassette)):
+        yield
+
+
+def run_engine(engine: str, target: Target) -> Outcome:
+    """One engine on one target; never raises (an engine's exception is its outcome)."""
+    runner = _RUNNERS[engine]
+    label = _label(engine, target.api)
+    try:
+        with replaying(target):
+            return runner(target, label)
+    except EngineUnavailable as exc:
+        return Outcome(
+            engine,
+            label,
+            "unavailable",
+            error=f"n/a (install toolstream-gate[{exc.args[0] if exc.args else 'all'}])",
+        )
+    except Exception as exc:
+        # A framework that blows up is a real (and common) outcome: the agent never gets
+        # to run tools, and nothing pairs the ids it already saw.
+        logger.debug("%s on %s raised", engine, target.cassette, exc_info=True)
+        return Outcome(engine, label, "raised", error=_exc_text(exc))
+
+
+def _exc_text(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:160] if text else type(exc).__name__
+
+
+def _label(engine: str, api: str) -> str:
+    labels = {
+        "langchain": {
+            "openai-chat": "ChatOpenAI",
+            "openai-responses": "ChatOpenAI(use_responses_api)",
+            "anthropic": "ChatAnthropic",
+            "gemini": "ChatGoogleGenerativeAI",
+        },
+        "llamaindex": {
+            "openai-chat": "OpenAI",
+            "openai-responses": "OpenAIResponses",
+            "anthropic": "Anthropic",
+            "gemini": "GoogleGenAI",
+        },
+        "sdk": {
+            "openai-chat": "chat.completions.stream",
+            "openai-responses": "responses.stream",
+            "anthropic": "messages.stream",
+            "gemini": "chunk.function_calls",
+        },
+        "toolstream": {api: "Assembler" for api in ("openai-chat", "openai-responses",
+                                                     "anthropic", "gemini")},
+    }
+    return labels[engine][api]
+
+
+def _need(extra: str, importer: Callable[[], Any]) -> Any:
+    try:
+        return importer()
+    except ImportError as exc:
+        raise EngineUnavailable(extra) from exc
+
+
+# ----------------------------------------------------------------- vendor clients
+
+
+def _openai_client(target: Target) -> Any:
+    openai = _need("openai", lambda: __import__("openai"))
+    return openai.OpenAI(api_key=_DEMO_KEY, base_url=target.base_url, max_retries=0)
+
+
+def _anthropic_client(target: Target) -> Any:
+    anthropic = _need("anthropic", lambda: __import__("anthropic"))
+    return anthropic.Anthropic(api_key=_DEMO_KEY, base_url=target.base_url, max_retries=0)
+
+
+def _gemini_http_options(target: Target) -> Any:
+    types = _need("gemini", lambda: __import__("google.genai.types", fromlist=["types"]))
+    return types.HttpOptions(
+        base_url=target.base_url, api_version=target.api_version or "v1beta"
+    )
+
+
+def _gemini_client(target: Target) -> Any:
+    genai = _need("gemini", lambda: __import__("google.genai", fromlist=["genai"]))
+    return genai.Client(api_key=_DEMO_KEY, http_options=_gemini_http_options(target))
+
+
+def _messages(target: Target) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": target.prompt}]
+
+
+def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
+    """The raw SDK stream objects for the target, and the exception that ended it (if any).
+
+    This is the plain ``stream=True`` call a toolstream user wraps; it is also what
+    the SDK itself hands the frameworks.
+    """
+    chunks: list[Any] = []
+    try:
+        if target.api == "openai-chat":
+            client = _openai_client(target)
+            stream: Any = client.chat.completions.create(
+                model=target.model, messages=_messages(target), tools=target.wire_tools or
+                _omit(), stream=True,
+            )
+        elif target.api == "openai-responses":
+            client = _openai_client(target)
+            stream = client.responses.create(
+                model=target.model, input=target.prompt, tools=target.wire_tools or _omit(),
+                stream=True,
+            )
+        elif target.api == "anthropic":
+            client = _anthropic_client(target)
+            stream = client.messages.create(
+                model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
+                tools=target.wire_tools or _anthropic_omit(), stream=True,
+            )
+        else:
+            client = _gemini_client(target)
+            stream = client.models.generate_content_stream(
+                model=target.model, contents=target.prompt
+            )
+        for chunk in stream:
+            chunks.append(chunk)
+    except EngineUnavailable:
+        raise
+    except Exception as exc:
+        return chunks, exc
+    return chunks, None
+
+
+def _omit() -> Any:
+    import openai
+
+    return openai.omit
+
+
+def _anthropic_omit() -> Any:
+    import anthropic
+
+    return anthropic.omit
+
+
+# --------------------------------------------------------------------------- engines
+
+
+def _toolstream(target: Target, label: str) -> Outcome:
+    from toolstream_core import Assembler
+
+    chunks, error = sdk_chunks(target)
+    assembler = Assembler(tools=target.tools or None, provider=target.api)
+    for chunk in chunks:
+        assembler.feed(chunk)
+    turn = assembler.finish(transport_complete=error is None)
+    calls: list[CallView] = []
+    for call in turn.calls:
+        state = str(getattr(call.state, "value", call.state))
+        calls.append(
+            CallView(
+                name=call.name,
+                id=call.id,
+                verdict=COMMIT if state == "committed" else REJECT,
+                arguments=call.arguments if state == "committed" else None,
+                reason=None if call.reason is None else str(getattr(call.reason, "value",
+                                                                     call.reason)),
+            )
+        )
+    for call in turn.dropped:
+        calls.append(CallView(call.name, call.id, DROP, None, "invalid_json"))
+    raw = [c.raw_arguments for c in [*turn.calls, *turn.dropped]]
+    return Outcome(
+        "toolstream",
+        label,
+        "ok",
+        calls=calls,
+        error=None if error is None else _exc_text(error),
+        extra={
+            "finish_reason": turn.finish_reason,
+            "complete": bool(turn.complete),
+            "raw_arguments": raw,
+            "error_results": [
+                {
+                    "tool_call_id": r.tool_call_id,
+                    "name": r.name,
+                    "reason": str(getattr(r.reason, "value", r.reason)),
+                    "content": r.content,
+                }
+                for r in turn.error_results()
+            ],
+        },
+    )
+
+
+def _langchain(target: Target, label: str) -> Outcome:
+    model = _langchain_model(target)
+    full: Any = None
+    for chunk in model.stream(target.prompt):
+        full = chunk if full is None else full + chunk
+    calls: list[CallView] = []
+    if full is not None:
+        for tc in full.tool_calls:
+            calls.append(CallView(tc.get("name"), tc.get("id"), RUN, tc.get("args")))
+        for bad in full.invalid_tool_calls:
+            calls.append(CallView(bad.get("name"), bad.get("id"), INVALID, None,
+                                  bad.get("error") or "invalid_tool_calls"))
+    return Outcome("langchain", label, "ok", calls=calls)
+
+
+def _langchain_model(target: Target) -> Any:
+    extra = "langchain"
+    if target.api in ("openai-chat", "openai-responses"):
+        chat_openai = _need(extra, lambda: __import__("langchain_openai").ChatOpenAI)
+        return chat_openai(
+            model=target.model,
+            base_url=target.base_url,
+            api_key=_DEMO_KEY,
+            max_retries=0,
+            use_responses_api=target.api == "openai-responses",
+        )
+    if target.api == "anthropic":
+        chat_anthropic = _need(extra, lambda: __import__("langchain_anthropic").ChatAnthropic)
+        return chat_anthropic(
+            model=target.model,
+            base_url=target.base_url,
+            api_key=_DEMO_KEY,
+            max_retries=0,
+            max_tokens=_MAX_TOKENS,
+        )
+    chat_google = _need(
+        extra, lambda: __import__("langchain_google_genai").ChatGoogleGenerativeAI
+    )
+    return chat_google(
+        model=target.model,
+        google_api_key=_DEMO_KEY,
+        base_url=target.base_url,
+        max_retries=0,
+        client_args={"http_options": _gemini_http_options(target)},
+    )
+
+
+def _llamaindex(target: Target, label: str) -> Outcome:
+    llm = _llamaindex_llm(target)
+    chat_message = _need(
+        "llamaindex", lambda: __import__("llama_index.core.llms", fromlist=["x"]).ChatMessage
+    )
+    last: Any = None
+    for last in llm.stream_chat([chat_message(role="user", content=target.prompt)]):  # noqa: B007
+        pass
+    calls: list[CallView] = []
+    if last is not None:
+        for sel in llm.get_tool_calls_from_response(last, error_on_no_tool_call=False):
+            calls.append(CallView(sel.tool_name, sel.tool_id or None, RUN, sel.tool_kwargs))
+    return Outcome("llamaindex", label, "ok", calls=calls)
+
+
+def _llamaindex_llm(target: Target) -> Any:
+    extra = "llamaindex"
+    if target.api == "openai-chat":
+        openai_llm = _need(extra, lambda: __import__("llama_index.llms.openai",
+                                                     fromlist=["x"]).OpenAI)
+        return openai_llm(
+            model=target.model, api_base=target.base_url, api_key=_DEMO_KEY, max_retries=0
+        )
+    if target.api == "openai-responses":
+        responses_llm = _need(extra, lambda: __import__("llama_index.llms.openai",
+                                                        fromlist=["x"]).OpenAIResponses)
+        return responses_llm(
+            model=target.model, api_base=target.base_url, api_key=_DEMO_KEY, max_retries=0
+        )
+    if target.api == "anthropic":
+        anthropic_llm = _need(extra, lambda: __import__("llama_index.llms.anthropic",
+                                                        fromlist=["x"]).Anthropic)
+        return anthropic_llm(
+            model=target.model, base_url=target.base_url, api_key=_DEMO_KEY, max_retries=0,
+            max_tokens=_MAX_TOKENS,
+        )
+    google_llm = _need(extra, lambda: __import__("llama_index.llms.google_genai",
+                                                 fromlist=["x"]).GoogleGenAI)
+    return google_llm(
+        model=target.model, api_key=_DEMO_KEY, http_options=_gemini_http_options(target)
+    )
+
+
+def _sdk(target: Target, label: str) -> Outcome:
+    if target.api == "openai-chat":
+        client = _openai_client(target)
+        with client.chat.completions.stream(
+            model=target.model, messages=_messages(target), tools=target.wire_tools or _omit()
+        ) as stream:
+            for _event in stream:
+                pass
+            completion = stream.get_final_completion()
+        calls: list[CallView] = []
+        for choice in completion.choices:
+            for tc in choice.message.tool_calls or []:
+                function = getattr(tc, "function", None)
+                if function is None:
+                    continue
+                parsed = getattr(function, "parsed_arguments", None)
+                calls.append(_loaded(function.name, tc.id, function.arguments, parsed))
+        return Outcome("sdk", label, "ok", calls=calls)
+    if target.api == "openai-responses":
+        client = _openai_client(target)
+        with client.responses.stream(
+            model=target.model, input=target.prompt, tools=target.wire_tools or _omit()
+        ) as stream:
+            for _event in stream:
+                pass
+            response = stream.get_final_response()
+        calls = [
+            _loaded(item.name, item.call_id, item.arguments, None)
+            for item in response.output
+            if getattr(item, "type", None) == "function_call"
+        ]
+        return Outcome("sdk", label, "ok", calls=calls)
+    if target.api == "anthropic":
+        client = _anthropic_client(target)
+        with client.messages.stream(
+            model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
+            tools=target.wire_tools or _anthropic_omit(),
+        ) as stream:
+            for _event in stream:
+                pass
+            message = stream.get_final_message()
+        calls = [
+            CallView(block.name, block.id, RUN, block.input)
+            for block in message.content
+            if getattr(block, "type", None) == "tool_use"
+        ]
+        return Outcome("sdk", label, "ok", calls=calls)
+    client = _gemini_client(target)
+    calls = []
+    for chunk in client.models.generate_content_stream(model=target.model,
+                                                       contents=target.prompt):
+        for fc in chunk.function_calls or []:
+            calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
+    return Outcome("sdk", label, "ok", calls=calls)
+
+
+def _loaded(name: str | None, call_id: str | None, text: str | None, parsed: Any) -> CallView:
+    """An OpenAI call as the runner gets it: parsed by the SDK, else ``json.loads``."""
+    if parsed is not None:
+        return CallView(name, call_id, RUN, parsed)
+    try:
+        return CallView(name, call_id, RUN, json.loads(text or "{}"))
+    except json.JSONDecodeError as exc:
+        return CallView(name, call_id, INVALID, None, f"json.loads: {exc.msg}")
+
+
+_RUNNERS: dict[str, Callable[[Target, str], Outcome]] = {
+    "langchain": _langchain,
+    "llamaindex": _llamaindex,
+    "sdk": _sdk,
+    "toolstream": _toolstream,
+}
+
+
+def new_workdir() -> tempfile.TemporaryDirectory[str]:
+    """Scratch space for single-interaction cassettes (removed when closed)."""
+    return tempfile.TemporaryDirectory(prefix="toolstream-demo-")
