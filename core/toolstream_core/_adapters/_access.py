@@ -1,0 +1,36 @@
+"""Read a field from a wire dict or an SDK object with one call, without converting either.
+
+Converting SDK objects with ``model_dump`` per chunk would cost more than the assembly itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["field", "field2", "text_of"]
+
+
+def field(obj: Any, name: str) -> Any:
+    if type(obj) is dict:
+        return obj.get(name)
+    if obj is None:
+        return None
+    return getattr(obj, name, None)
+
+
+def field2(obj: Any, wire: str, sdk: str) -> Any:
+    """Gemini: the wire is camelCase, google-genai objects are snake_case."""
+    if type(obj) is dict:
+        value = obj.get(wire)
+        return obj.get(sdk) if value is None else value
+    if obj is None:
+        return None
+    return getattr(obj, sdk, None)
+
+
+def text_of(value: Any) -> str | None:
+    """Enum members (google-genai ``FinishReason``) and plain strings as their string value."""
+    if value is None or isinstance(value, str):
+        return value
+    inner = getattr(value, "value", None)
+    return inner if isinstance(inner, str) else str(value)

@@ -1,0 +1,146 @@
+"""OpenAI Chat Completions and every OpenAI-compatible server (Groq, Mistral, OpenRouter, ...).
+
+Identity (DESIGN §4.1): key = (choice index, tool_call index). Servers differ wildly, so:
+- a different non-empty id on a known index starts a new call (some servers reuse index 0);
+- with no index, a non-empty id starts or joins that id's call, a name without an id starts a
+  new call, and a bare fragment joins the most recent call of that choice;
+- ``""`` ids/names and ids/names repeated on every chunk are handled by first-write-wins in
+  the assembler, never concatenated.
+Completion: ``finish_reason`` (see ``_completion.chat_finish``); an ``error`` object anywhere
+in a chunk is an upstream error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+from .._completion import chat_finish
+from .._models import CallKind
+from ._access import field
+
+if TYPE_CHECKING:
+    from .._assembler import Assembler
+
+__all__ = ["OpenAIChatAdapter"]
+
+
+def _error_text(error: Any) -> str:
+    message = field(error, "message") if not isinstance(error, str) else error
+    code = field(error, "code") if not isinstance(error, str) else None
+    return f"{code}: {message}" if code else str(message or error)
+
+
+class OpenAIChatAdapter:
+    __slots__ = ("_by_id", "_by_slot", "_generation", "_last", "_positions", "_sink")
+
+    def __init__(self, sink: Assembler) -> None:
+        self._sink = sink
+        self._by_slot: dict[tuple[int, int], Hashable] = {}
+        self._by_id: dict[tuple[int, str], Hashable] = {}
+        self._last: dict[int, Hashable] = {}
+        self._positions: dict[int, int] = {}
+        self._generation = 0
+
+    def feed(self, chunk: Any) -> None:
+        sink = self._sink
+        error = field(chunk, "error")
+        if error:
+            sink.upstream_error(_error_text(error))
+        choices = field(chunk, "choices")
+        if not choices:
+            return
+        for choice in choices:
+            ci = field(choice, "index")
+            if not isinstance(ci, int):
+                ci = 0
+            delta = field(choice, "delta")
+            if delta is not None:
+                calls = field(delta, "tool_calls")
+                if calls:
+                    for tc in calls:
+                        self._tool_call(ci, tc)
+                legacy = field(delta, "function_call")
+                if legacy:
+                    self._legacy(ci, legacy)
+            error = field(choice, "error")
+            if error:
+                sink.upstream_error(_error_text(error))
+            reason = field(choice, "finish_reason")
+            if reason is not None:
+                sink.end(str(reason), chat_finish(str(reason)))
+
+    def _new_key(self, ci: int, index: int | None, call_id: str | None, name: str | None, kind: CallKind) -> Hashable:
+        self._generation += 1
+        key = ("chat", ci, self._generation)
+        position = self._positions.get(ci, 0)
+        self._positions[ci] = position + 1
+        vendor_index = index if index is not None else position
+        self._sink.open(
+            key, index=vendor_index, id=call_id, name=name, kind=kind,
+            order=(ci, vendor_index),
+        )
+        return key
+
+    def _tool_call(self, ci: int, tc: Any) -> None:
+        index = field(tc, "index")
+        if isinstance(index, bool) or not isinstance(index, int):
+            index = None
+        call_id = field(tc, "id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = None
+        function = field(tc, "function")
+        kind: CallKind = "function"
+        if function is None:
+            function = field(tc, "custom")  # free-form input tools: {"custom": {name, input}}
+            if function is not None:
+                kind = "custom"
+        name = field(function, "name")
+        if not isinstance(name, str) or not name:
+            name = None
+        fragment = field(function, "arguments") if kind == "function" else field(function, "input")
+
+        sink = self._sink
+        if index is not None:
+            key = self._by_slot.get((ci, index))
+            if key is None or (call_id is not None and self._differs(key, call_id)):
+                key = self._new_key(ci, index, call_id, name, kind)
+                self._by_slot[(ci, index)] = key
+            elif call_id is not None or name is not None:
+                sink.open(key, index=index, id=call_id, name=name)
+        elif call_id is not None:
+            key = self._by_id.get((ci, call_id))
+            if key is None:
+                key = self._new_key(ci, None, call_id, name, kind)
+            elif name is not None:
+                sink.open(key, index=None, name=name)
+        elif name is not None:
+            key = self._new_key(ci, None, None, name, kind)
+        else:
+            last = self._last.get(ci)
+            if last is None:
+                sink.anomaly("a tool-call fragment with no index, id or name and no call before it")
+                return
+            key = last
+        if call_id is not None:
+            self._by_id.setdefault((ci, call_id), key)
+        self._last[ci] = key
+        if fragment is not None:
+            sink.append(key, fragment)
+
+    def _differs(self, key: Hashable, call_id: str) -> bool:
+        known = self._sink.call_id(key)
+        return known is not None and known != call_id
+
+    def _legacy(self, ci: int, function_call: Any) -> None:
+        """The deprecated ``functions`` API: one call per choice, no id, no index."""
+        key = self._by_slot.get((ci, -1))
+        name = field(function_call, "name")
+        if key is None:
+            key = self._new_key(ci, 0, None, name if isinstance(name, str) and name else None, "function")
+            self._by_slot[(ci, -1)] = key
+        elif isinstance(name, str) and name:
+            self._sink.open(key, index=0, name=name)
+        fragment = field(function_call, "arguments")
+        if fragment is not None:
+            self._sink.append(key, fragment)

@@ -1,0 +1,119 @@
+"""OpenAI Responses API (and Responses-compatible servers such as LM Studio, Azure).
+
+Identity (DESIGN §4.1): the output item; deltas name it by ``item_id`` and ``output_index``,
+both are mapped. ``function_call`` and ``custom_tool_call`` items are client calls; every other
+tool-like item (web search, tool search, code interpreter, programs, MCP, ...) runs on the
+vendor's side and is reported as a server call. The call id the caller must answer is the
+item's ``call_id``, not its ``id``.
+Completion: ``response.completed``; ``response.incomplete`` / ``response.failed`` / ``error``
+are not (see ``_completion.responses_status``). The done events close a call and carry the
+vendor's own copy of the arguments, which must agree with the deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+from .._completion import responses_status
+from .._models import CallKind
+from ._access import field
+
+if TYPE_CHECKING:
+    from .._assembler import Assembler
+
+__all__ = ["OpenAIResponsesAdapter"]
+
+_CLIENT: dict[str, CallKind] = {"function_call": "function", "custom_tool_call": "custom"}
+_NOT_CALLS = frozenset({"message", "reasoning", "compaction"})
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
+_ARG_DELTAS = frozenset({"response.function_call_arguments.delta", "response.custom_tool_call_input.delta"})
+_ARG_DONE = {"response.function_call_arguments.done": "arguments", "response.custom_tool_call_input.done": "input"}
+
+
+class OpenAIResponsesAdapter:
+    __slots__ = ("_by_index", "_by_item", "_sink")
+
+    def __init__(self, sink: Assembler) -> None:
+        self._sink = sink
+        self._by_item: dict[str, Hashable] = {}
+        self._by_index: dict[int, Hashable] = {}
+
+    def feed(self, event: Any) -> None:
+        kind = field(event, "type")
+        if kind in _ARG_DELTAS:
+            key = self._key(event)
+            if key is not None:
+                self._sink.append(key, field(event, "delta"))
+        elif kind == "response.output_item.added":
+            self._item(field(event, "item"), field(event, "output_index"), done=False)
+        elif kind == "response.output_item.done":
+            self._item(field(event, "item"), field(event, "output_index"), done=True)
+        elif kind in _ARG_DONE:
+            key = self._key(event)
+            if key is not None:
+                self._sink.done_arguments(key, field(event, _ARG_DONE[kind]))
+                self._sink.close(key)
+                self._sink.settle(key)
+        elif kind in _TERMINAL:
+            response = field(event, "response")
+            status = field(response, "status")
+            details = field(response, "incomplete_details")
+            reason = field(details, "reason")
+            error = field(response, "error")
+            if error and kind != "response.completed":
+                self._sink.anomaly(f"response error: {field(error, 'message') or error}")
+            self._sink.end(
+                str(status) if status is not None else kind.rsplit(".", 1)[-1],
+                responses_status(kind, reason if isinstance(reason, str) else None),
+            )
+        elif kind == "error":
+            message = field(event, "message") or field(field(event, "error"), "message")
+            code = field(event, "code")
+            self._sink.upstream_error(f"{code}: {message}" if code else str(message))
+
+    def _key(self, event: Any) -> Hashable | None:
+        item_id = field(event, "item_id")
+        key = self._by_item.get(item_id) if isinstance(item_id, str) else None
+        if key is None:
+            index = field(event, "output_index")
+            key = self._by_index.get(index) if isinstance(index, int) else None
+        if key is None:
+            self._sink.anomaly(f"arguments for an unknown output item {item_id!r}")
+        return key
+
+    def _item(self, item: Any, output_index: Any, *, done: bool) -> None:
+        item_type = field(item, "type")
+        if not isinstance(item_type, str) or item_type in _NOT_CALLS or item_type.endswith("_output"):
+            return
+        index = output_index if isinstance(output_index, int) and not isinstance(output_index, bool) else None
+        item_id = field(item, "id")
+        key: Hashable | None = self._by_item.get(item_id) if isinstance(item_id, str) else None
+        if key is None and index is not None:
+            key = self._by_index.get(index)
+        client_kind = _CLIENT.get(item_type)
+        sink = self._sink
+        if key is None:
+            key = ("item", item_id if isinstance(item_id, str) else index)
+            if client_kind is None:
+                sink.open(key, index=index, id=item_id, name=field(item, "name") or item_type, kind="server")
+            else:
+                sink.open(key, index=index, id=field(item, "call_id"), name=field(item, "name"), kind=client_kind)
+            if isinstance(item_id, str):
+                self._by_item[item_id] = key
+            if index is not None:
+                self._by_index[index] = key
+        elif client_kind is not None:
+            sink.open(key, index=index, id=field(item, "call_id"), name=field(item, "name"))
+        if client_kind is None:
+            if done:
+                sink.close(key)
+            return
+        arguments = field(item, "arguments" if client_kind == "function" else "input")
+        if done:
+            sink.done_arguments(key, arguments)
+            sink.close(key)
+            sink.settle(key)
+        elif isinstance(arguments, str) and arguments and not sink.has_fragments(key):
+            # Some servers put the whole arguments in the added item: the vendor's own copy.
+            sink.done_arguments(key, arguments)

@@ -1,0 +1,598 @@
+"""The state machine: vendor events in, decided tool calls out. No I/O, no framework.
+
+Adapters (``_adapters/``) translate each vendor's wire events into the small vocabulary below
+(open, append, set_value, close, settle, end, upstream_error, taint); everything a call goes
+through after that lives in this file:
+
+    open --append*--> open --close--> args_complete --finish/settle--> committed | failed
+      \\______________ cancel / overflow / too many / truncation ______/--> failed | cancelled
+
+Rule 2 (first write wins) is ``open``; rule 3 (opaque arguments) is ``append``; rule 4 is
+``finish`` with ``_completion``; rules 5 and 7 are ``_finalize``; rule 8 is ``append``/``open``;
+rule 9 is ``_results``; rule 10 is ``settle``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any
+
+from . import _results
+from ._adapters import Adapter, detect_provider, make_adapter, unwrap
+from ._completion import Verdict
+from ._config import AssembleConfig
+from ._finalize import NO_VALUE, decide
+from ._metrics import metrics
+from ._models import (
+    PROVIDERS,
+    ArgumentsDelta,
+    AssemblerClosed,
+    AssemblerEvent,
+    CallCommitted,
+    CallKind,
+    CallOpened,
+    CallRejected,
+    CallState,
+    ErrorResult,
+    Provider,
+    Reason,
+    ToolCall,
+    ToolSpec,
+    Turn,
+)
+from ._registry import Registry
+from ._strict_json import StrictJSONError, compact
+
+__all__ = ["Assembler"]
+
+_log = logging.getLogger("toolstream")
+_MAX_ANOMALIES = 64
+_LIVE = (CallState.open, CallState.args_complete)
+
+
+class _Call:
+    """Mutable bookkeeping for one call while it streams. Never handed out."""
+
+    __slots__ = (
+        "done_text",
+        "dropped",
+        "final",
+        "id",
+        "index",
+        "key",
+        "kind",
+        "name",
+        "nbytes",
+        "nfrag",
+        "opened_at",
+        "order",
+        "parts",
+        "primary",
+        "seq",
+        "state",
+        "taint",
+        "twins",
+        "value",
+    )
+
+    def __init__(self, key: Hashable, seq: int, index: int | None, order: Any, kind: CallKind) -> None:
+        self.key = key
+        self.seq = seq
+        self.index = index
+        self.order = order
+        self.kind: CallKind = kind
+        self.id: str | None = None
+        self.name: str | None = None
+        self.state = CallState.open
+        self.parts: list[str] = []
+        self.nbytes = 0
+        self.nfrag = 0
+        self.value: Any = NO_VALUE
+        self.done_text: str | None = None
+        self.taint: tuple[Reason, str] | None = None
+        self.primary: _Call | None = None
+        self.twins: list[_Call] = []
+        self.final: ToolCall | None = None
+        self.dropped = False
+        self.opened_at = time.monotonic()
+
+    def text(self) -> str | None:
+        """The exact argument text received; joined once and cached, so finalize stays linear."""
+        if self.nfrag:
+            if len(self.parts) > 1:
+                self.parts = ["".join(self.parts)]
+            return self.parts[0] if self.parts else ""
+        return self.done_text
+
+    def raw(self) -> str | None:
+        text = self.text()
+        if text is not None or self.value is NO_VALUE:
+            return text
+        try:
+            return compact(self.value)
+        except StrictJSONError:
+            return None
+
+
+class Assembler:
+    """Feed it one vendor stream; ask it, at the end, which tool calls are safe to run.
+
+    Sans-I/O: it never reads a socket, sleeps or imports a framework. ``feed`` never raises on
+    vendor data (DESIGN §5); it raises ``AssemblerClosed`` only when the caller feeds a finished
+    turn.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+        config: AssembleConfig | None = None,
+        provider: Provider | None = None,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
+    ) -> None:
+        if provider is not None and provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+        self.config = config if config is not None else AssembleConfig()
+        self.provider: Provider | None = provider
+        self._registry = Registry(tools, self.config.allow_pipelined_execute)
+        self._on_event = on_event
+        self._adapter: Adapter | None = make_adapter(provider, self) if provider else None
+        self._calls: dict[Hashable, _Call] = {}
+        self._ids: dict[str, _Call] = {}
+        self._seq = 0
+        self._client_count = 0
+        self._server_count = 0
+        self._verdict: Verdict | None = None
+        self._finish_reason: str | None = None
+        self._error_detail: str | None = None
+        self._anomalies: list[str] = []
+        self._cancelled = False
+        self._turn: Turn | None = None
+        self._max_bytes = self.config.max_tool_argument_bytes
+        self._forward = self.config.ui_forward_partial_args
+
+    # -- public API --------------------------------------------------------------------------
+
+    def feed(self, chunk: Any) -> None:
+        """Take one vendor chunk or event (SDK object or dict parsed from the wire)."""
+        if self._turn is not None:
+            raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
+        if self._cancelled:
+            return
+        try:
+            event = unwrap(chunk)
+            if event is None:
+                return
+            adapter = self._adapter
+            if adapter is None:
+                provider = detect_provider(event)
+                if provider is None:
+                    self.anomaly(f"cannot tell the vendor from a {type(event).__name__} event")
+                    return
+                self.provider = provider
+                adapter = self._adapter = make_adapter(provider, self)
+            adapter.feed(event)
+        except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
+            self.anomaly(f"unreadable event ({type(exc).__name__}: {exc})")
+            for call in self._calls.values():
+                if call.state in _LIVE and call.taint is None:
+                    call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Cancel every call not yet terminal; later ``feed`` calls are absorbed."""
+        if self._turn is not None or self._cancelled:
+            return
+        self._cancelled = True
+        for call in self._client_calls():
+            if call.state in _LIVE:
+                self._terminate(call, CallState.cancelled, Reason.cancelled, reason)
+
+    def finish(self, *, transport_complete: bool = True, error: BaseException | None = None) -> Turn:
+        """Decide every call and return the Turn. Idempotent."""
+        if self._turn is not None:
+            return self._turn
+        complete = False
+        if not self._cancelled:
+            complete, reason, detail = self._completion(transport_complete, error)
+            for call in self._client_calls():
+                if call.state not in _LIVE:
+                    continue
+                if complete:
+                    self._finalize(call)
+                else:
+                    self._terminate(call, CallState.failed, reason, detail)
+        self._turn = self._build_turn(complete, error)
+        return self._turn
+
+    def fail_open(self, reason: Reason, detail: str) -> None:
+        """Fail every live call with ``reason`` now (used by drivers for ``idle_timeout``)."""
+        for call in self._client_calls():
+            if call.state in _LIVE:
+                self._terminate(call, CallState.failed, reason, detail)
+
+    @property
+    def finished(self) -> bool:
+        return self._turn is not None
+
+    # -- the vocabulary adapters speak -------------------------------------------------------
+
+    def open(
+        self,
+        key: Hashable,
+        *,
+        index: int | None,
+        id: str | None = None,
+        name: str | None = None,
+        kind: CallKind = "function",
+        order: Any = None,
+    ) -> None:
+        """Start or identify a call. Rule 2: the first non-empty id and name win."""
+        call = self._calls.get(key)
+        if call is None:
+            call = _Call(key, self._seq, index, order if order is not None else index, kind)
+            self._seq += 1
+            self._calls[key] = call
+            if isinstance(id, str) and id:
+                call.id = id
+            if isinstance(name, str) and name:
+                call.name = name
+            if kind == "server":
+                self._server_count += 1
+                if self._server_count > self.config.max_tool_calls_in_flight_assemble:
+                    call.state = CallState.failed
+                return
+            if call.id is not None and self._link_twin(call):
+                return
+            self._client_count += 1
+            self._emit_opened(call)
+            if self._client_count > self.config.max_tool_calls_in_flight_assemble:
+                limit = self.config.max_tool_calls_in_flight_assemble
+                self._terminate(
+                    call, CallState.failed, Reason.too_many_tool_calls, f"more than {limit} calls in one stream"
+                )
+            return
+        if isinstance(id, str) and id and id != call.id:
+            if call.id is None:
+                call.id = id
+                if call.kind != "server":
+                    self._link_twin(call)
+            else:
+                self.anomaly(f"call {call.id!r} was sent a second id {id!r}; the first is kept")
+        if isinstance(name, str) and name and name != call.name:
+            if call.name is None:
+                call.name = name
+            else:
+                self.anomaly(f"call {call.id!r} was sent a second name {name!r}; the first is kept")
+
+    def append(self, key: Hashable, fragment: Any) -> None:
+        """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes."""
+        call = self._calls.get(key)
+        if call is None:
+            self.anomaly(f"argument fragment for unknown call {key!r} dropped")
+            return
+        if not isinstance(fragment, str):
+            self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
+            return
+        owner = call.primary or call
+        if call.state.terminal or owner.state.terminal:
+            return
+        call.nfrag += 1
+        if not fragment:
+            return
+        size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
+        owner.nbytes += size
+        if owner.nbytes > self._max_bytes:
+            self._overflow(owner)
+            return
+        call.parts.append(fragment)
+        if self._on_event is not None:
+            self._emit(ArgumentsDelta(key, fragment if self._forward else None, call.nbytes))
+
+    def count_structured(self, key: Hashable, fragment: str) -> None:
+        """Rule 8 for structured streaming arguments (Gemini ``partialArgs``): bytes and UI only."""
+        call = self._calls.get(key)
+        if call is None or call.state.terminal:
+            return
+        size = len(fragment.encode("utf-8", "surrogatepass"))
+        call.nbytes += size
+        if call.nbytes > self._max_bytes:
+            self._overflow(call)
+        elif fragment and self._on_event is not None:
+            self._emit(ArgumentsDelta(key, fragment if self._forward else None, call.nbytes))
+
+    def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None:
+        """Structured arguments (Gemini ``args``, a complete Anthropic ``input``), taken as is."""
+        call = self._calls.get(key)
+        if call is None or call.state.terminal:
+            return
+        call.value = value
+        if not count:
+            return
+        try:
+            size = len(compact(value).encode("utf-8", "surrogatepass"))
+        except StrictJSONError as exc:
+            self.taint(key, Reason.invalid_json, str(exc))
+            return
+        call.nbytes = size
+        if size > self._max_bytes:
+            self._overflow(call)
+        elif self._on_event is not None:
+            self._emit(ArgumentsDelta(key, None, size))
+
+    def done_arguments(self, key: Hashable, text: Any) -> None:
+        """A vendor's own final copy of the arguments (Responses done events).
+
+        With no deltas it *is* the arguments; with deltas it must agree with them, and a
+        contradiction means the vendor itself is unsure what it sent.
+        """
+        call = self._calls.get(key)
+        if call is None or call.state.terminal or not isinstance(text, str):
+            return
+        if call.nfrag == 0:
+            if call.done_text is None:
+                size = len(text.encode("utf-8", "surrogatepass"))
+                if size > self._max_bytes:
+                    call.nbytes = size
+                    self._overflow(call)
+                    return
+                call.done_text = text
+                call.nbytes = size
+            elif call.done_text != text:
+                self.taint(key, Reason.upstream_error, "the vendor's done events disagree on the arguments")
+        elif call.text() != text:
+            self.taint(key, Reason.upstream_error, "the done event contradicts the streamed arguments")
+
+    def has_fragments(self, key: Hashable) -> bool:
+        call = self._calls.get(key)
+        return call is not None and call.nfrag > 0
+
+    def close(self, key: Hashable) -> None:
+        """The vendor closed this call's arguments (block stop, done event, end of call)."""
+        call = self._calls.get(key)
+        if call is not None and call.state is CallState.open:
+            call.state = CallState.args_complete
+
+    def settle(self, key: Hashable) -> None:
+        """Rule 10: a point where the vendor can no longer change this call; pipeline if allowed."""
+        call = self._calls.get(key)
+        if (
+            call is None
+            or call.state is not CallState.args_complete
+            or call.kind == "server"
+            or call.primary is not None
+            or not self.config.execute_before_stream_end
+            or self.provider == "openai-chat"
+            or call.name not in self._registry.pipelined
+            or (self._verdict is not None and self._verdict is not Verdict.complete)
+        ):
+            return
+        self._finalize(call)
+
+    def end(self, finish_reason: str | None, verdict: Verdict | None) -> None:
+        """The vendor's end-of-turn signal. The worst verdict seen is the one that counts."""
+        if finish_reason is not None:
+            self._finish_reason = str(finish_reason)
+        if verdict is not None and (self._verdict is None or verdict > self._verdict):
+            self._verdict = verdict
+
+    def upstream_error(self, detail: str) -> None:
+        """An error event or error object: nothing open can be proven any more."""
+        self._verdict = Verdict.error
+        if self._error_detail is None:
+            self._error_detail = detail[:500]
+        self.anomaly(f"upstream error: {detail[:200]}")
+
+    def taint(self, key: Hashable, reason: Reason, detail: str) -> None:
+        """Mark one call as unprovable; it fails with ``reason`` whatever the turn's outcome."""
+        call = self._calls.get(key)
+        if call is not None and call.taint is None and not call.state.terminal:
+            call.taint = (reason, detail)
+        self.anomaly(detail)
+
+    def anomaly(self, detail: str) -> None:
+        """Count odd vendor data; kept (bounded) for diagnosis, logged at debug level."""
+        _log.debug("toolstream anomaly: %s", detail)
+        if len(self._anomalies) < _MAX_ANOMALIES:
+            self._anomalies.append(detail)
+
+    def known(self, key: Hashable) -> bool:
+        return key in self._calls
+
+    def call_id(self, key: Hashable) -> str | None:
+        call = self._calls.get(key)
+        return call.id if call is not None else None
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _client_calls(self) -> list[_Call]:
+        return [c for c in self._calls.values() if c.kind != "server" and c.primary is None]
+
+    def _link_twin(self, call: _Call) -> bool:
+        """Rule 7: a second call with an id already seen is a copy of the first, not a new call."""
+        assert call.id is not None
+        first = self._ids.get(call.id)
+        if first is None:
+            self._ids[call.id] = call
+            return False
+        if first is call:
+            return False
+        call.primary = first
+        first.twins.append(call)
+        if call.nbytes:
+            first.nbytes += call.nbytes
+        return True
+
+    def _completion(self, transport_complete: bool, error: BaseException | None) -> tuple[bool, Reason, str]:
+        """Rule 4: the transport ended *and* the vendor said the turn ended normally."""
+        verdict = self._verdict
+        if verdict is Verdict.error:
+            detail = self._error_detail or f"the vendor ended the turn with {self._finish_reason!r}"
+            return False, Reason.upstream_error, detail
+        if not transport_complete:
+            cause = f" ({type(error).__name__}: {error})" if error is not None else ""
+            return False, Reason.stream_truncated, f"the stream ended before the vendor finished{cause}"
+        if verdict is Verdict.truncated:
+            return False, Reason.stream_truncated, f"the vendor stopped early ({self._finish_reason!r})"
+        if verdict is None and self.config.mode != "lenient":
+            return False, Reason.stream_truncated, "the stream ended without a finish signal"
+        return True, Reason.stream_truncated, ""
+
+    def _finalize(self, call: _Call) -> None:
+        if call.taint is not None:
+            self._terminate(call, CallState.failed, *call.taint)
+            return
+        raw = call.raw()
+        for twin in call.twins:
+            if twin.name != call.name or twin.raw() != raw:
+                metrics.duplicate(self.provider, call.name)
+                self._terminate(
+                    call, CallState.failed, Reason.duplicate_conflict,
+                    f"call id {call.id!r} was sent again with different arguments",
+                )
+                return
+        strict = self._registry.strict_for(call.name, self.config.mode == "strict")
+        decision = decide(
+            name=call.name,
+            has_id=call.id is not None,
+            kind=call.kind,
+            provider=self.provider,
+            text=call.text(),
+            value=call.value if call.nfrag == 0 and call.done_text is None else NO_VALUE,
+            registry=self._registry,
+            strict=strict,
+            must_be_object=self.config.arguments_must_be_object,
+        )
+        if call.twins or decision.deduplicated:
+            metrics.duplicate(self.provider, call.name)
+        if decision.reason is None:
+            metrics.args_bytes(call.nbytes, self.provider, call.name)
+            metrics.to_commit(time.monotonic() - call.opened_at, self.provider, call.name)
+            self._terminate(call, CallState.committed, arguments=decision.arguments)
+            return
+        if decision.reason is Reason.invalid_json:
+            metrics.invalid_json(self.provider, call.name)
+            call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
+        self._terminate(call, CallState.failed, decision.reason, decision.detail)
+
+    def _overflow(self, call: _Call) -> None:
+        metrics.overflow(self.provider, call.name)
+        call.parts = []  # rule 8: release the buffer now, not at the end of the stream
+        call.done_text = None
+        call.value = NO_VALUE
+        call.dropped = self.config.on_args_overflow == "drop_with_protocol_repair"
+        if call.kind == "server":
+            call.state = CallState.failed
+            return
+        self._terminate(
+            call, CallState.failed, Reason.arguments_exceed_max_bytes,
+            f"arguments passed {self._max_bytes} bytes",
+        )
+
+    def _terminate(
+        self,
+        call: _Call,
+        state: CallState,
+        reason: Reason | None = None,
+        detail: str | None = None,
+        arguments: Any = None,
+    ) -> None:
+        call.state = state
+        if call.id is None:
+            call.id = self._synthesized_id(call)
+        raw = None if reason is Reason.arguments_exceed_max_bytes else call.raw()
+        for twin in call.twins:
+            twin.state = state
+            twin_raw = twin.raw()
+            if raw is not None and twin_raw is not None:
+                raw += twin_raw
+        call.final = ToolCall(
+            key=call.key,
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            kind=call.kind,
+            state=state,
+            raw_arguments=raw,
+            arguments=arguments if state is CallState.committed else None,
+            reason=reason,
+            detail=detail,
+            provider=self.provider,
+        )
+        if state is CallState.committed:
+            self._emit(CallCommitted(call.final))
+        else:
+            metrics.rejected(self.provider, call.name)
+            self._emit(CallRejected(call.final))
+
+    def _synthesized_id(self, call: _Call) -> str:
+        """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""
+        digest = hashlib.sha1(f"{self.provider}|{call.seq}|{call.name}|{call.raw()}".encode(
+            "utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"call_ts{call.seq}_{digest}"
+
+    def _emit(self, event: AssemblerEvent) -> None:
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(event)
+        except Exception:  # a UI callback must not break assembly
+            _log.exception("toolstream on_event callback failed")
+
+    def _emit_opened(self, call: _Call) -> None:
+        if self._on_event is not None:
+            self._emit(CallOpened(call.key, call.id, call.name))
+
+    def _snapshot_server(self, call: _Call) -> ToolCall:
+        return ToolCall(
+            key=call.key,
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            kind="server",
+            state=call.state,
+            raw_arguments=call.raw(),
+            provider=self.provider,
+        )
+
+    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
+        clients = self._client_calls()
+        if self.config.finalize_order == "provider_index":
+            clients.sort(key=lambda c: (_order_key(c.order), c.seq))
+        else:
+            clients.sort(key=lambda c: c.seq)
+        calls: list[ToolCall] = []
+        dropped: list[ToolCall] = []
+        results: list[ErrorResult] = []
+        for call in clients:
+            final = call.final
+            assert final is not None
+            if call.dropped:
+                dropped.append(final)
+                continue
+            calls.append(final)
+            if final.state is not CallState.committed:
+                assert final.id is not None
+                results.append(_results.error_result(final, final.id))
+        servers = [c for c in self._calls.values() if c.kind == "server"]
+        servers.sort(key=lambda c: c.seq)
+        return Turn(
+            calls=tuple(calls),
+            server_calls=tuple(self._snapshot_server(c) for c in servers),
+            dropped=tuple(dropped),
+            complete=complete and error is None,
+            finish_reason=self._finish_reason,
+            error=error,
+            provider=self.provider,
+            anomalies=tuple(self._anomalies),
+            _results=tuple(results),
+        )
+
+
+def _order_key(order: Any) -> tuple[Any, ...]:
+    """Sort vendor positions; ``None`` (unknown position) sorts after every known one."""
+    if isinstance(order, tuple):
+        return tuple((1, 0) if part is None else (0, part) for part in order)
+    return ((1, 0),) if order is None else ((0, order),)

@@ -1,0 +1,113 @@
+"""``AssembleConfig``: the ``agent_stream_assemble:`` YAML section, validated once, up front.
+
+A typo in a safety setting must not silently fall back to a default, so unknown keys and bad
+values are errors that name the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+__all__ = ["SECTION", "AssembleConfig"]
+
+SECTION = "agent_stream_assemble"
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": ("strict", "lenient"),
+    "on_invalid_json": ("error_result", "drop_with_protocol_repair"),
+    "on_args_overflow": ("error_result", "drop_with_protocol_repair"),
+    "finalize_order": ("provider_index", "arrival"),
+}
+_POSITIVE_INTS = ("max_tool_argument_bytes", "max_tool_calls_in_flight_assemble")
+_BOOLS = (
+    "execute_before_stream_end",
+    "ui_forward_partial_args",
+    "arguments_must_be_object",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AssembleConfig:
+    """Policy for one assembler. Defaults are the safe ones: strict, no pipelining."""
+
+    mode: Literal["strict", "lenient"] = "strict"
+    max_tool_argument_bytes: int = 262144
+    max_tool_calls_in_flight_assemble: int = 32
+    assemble_idle_timeout_s: float = 60
+    execute_before_stream_end: bool = False
+    ui_forward_partial_args: bool = True
+    arguments_must_be_object: bool = True
+    on_invalid_json: Literal["error_result", "drop_with_protocol_repair"] = "error_result"
+    on_args_overflow: Literal["error_result", "drop_with_protocol_repair"] = "error_result"
+    finalize_order: Literal["provider_index", "arrival"] = "provider_index"
+    allow_pipelined_execute: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key, choices in _CHOICES.items():
+            value = getattr(self, key)
+            if value not in choices:
+                raise ValueError(f"{SECTION}.{key}: {value!r} is not one of {', '.join(choices)}")
+        for key in _POSITIVE_INTS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{SECTION}.{key}: expected a positive integer, got {value!r}")
+        timeout = self.assemble_idle_timeout_s
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(
+                f"{SECTION}.assemble_idle_timeout_s: expected a positive number, got {timeout!r}"
+            )
+        for key in _BOOLS:
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"{SECTION}.{key}: expected true or false, got {getattr(self, key)!r}")
+        names = self.allow_pipelined_execute
+        if isinstance(names, str) or not isinstance(names, Iterable):
+            raise ValueError(f"{SECTION}.allow_pipelined_execute: expected a list of tool names")
+        names = tuple(names)
+        if not all(isinstance(n, str) and n for n in names):
+            raise ValueError(f"{SECTION}.allow_pipelined_execute: every entry must be a tool name")
+        object.__setattr__(self, "allow_pipelined_execute", names)
+
+    @property
+    def strict(self) -> bool:
+        return self.mode == "strict"
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> AssembleConfig:
+        """Build from the section's mapping (or from a document holding the section)."""
+        if not isinstance(mapping, Mapping):
+            raise ValueError(f"{SECTION}: expected a mapping, got {type(mapping).__name__}")
+        if set(mapping) == {SECTION}:
+            mapping = mapping[SECTION] or {}
+            if not isinstance(mapping, Mapping):
+                raise ValueError(f"{SECTION}: expected a mapping, got {type(mapping).__name__}")
+        known = {f.name for f in fields(cls)}
+        for key in mapping:
+            if key not in known:
+                raise ValueError(f"{SECTION}: unknown key {key!r}")
+        return cls(**dict(mapping))
+
+    @classmethod
+    def from_yaml(cls, source: str | os.PathLike[str]) -> AssembleConfig:
+        """Read the ``agent_stream_assemble:`` section from YAML text, a Path, or a file name."""
+        if isinstance(source, os.PathLike) or ("\n" not in source and source.strip() and Path(source).is_file()):
+            text = Path(source).read_text(encoding="utf-8")
+        else:
+            text = source
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{SECTION}: the YAML does not parse: {exc}") from exc
+        if not isinstance(document, Mapping) or SECTION not in document:
+            raise ValueError(f"the YAML has no {SECTION}: section")
+        section = document[SECTION]
+        if section is None:
+            section = {}
+        if not isinstance(section, Mapping):
+            raise ValueError(f"{SECTION}: expected a mapping, got {type(section).__name__}")
+        return cls.from_mapping(section)

@@ -1,0 +1,120 @@
+"""The I/O edge: drive a vendor stream through an ``Assembler`` and always return a Turn.
+
+The state machine stays sans-I/O; waiting, timeouts and task cancellation live here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sys
+import threading
+from collections.abc import AsyncIterable, Iterable
+from typing import Any
+
+from ._assembler import Assembler
+from ._models import Reason, Turn
+
+__all__ = ["aassemble", "assemble"]
+
+_END = object()
+
+
+def _close_quietly(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # closing a stalled stream is best effort
+            close()
+
+
+def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
+    """Consume a sync stream (SDK stream, iterator of dicts) and return its Turn.
+
+    The stream is read on a helper thread so a stalled connection is noticed after
+    ``assemble_idle_timeout_s`` even while the socket read blocks; the open calls then fail with
+    ``idle_timeout`` and the stream is closed. An exception from the stream ends it as a dropped
+    transport (kept in ``Turn.error``, not raised).
+    """
+    assembler = Assembler(**kwargs)
+    timeout = float(assembler.config.assemble_idle_timeout_s)
+    inbox: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=1024)
+
+    def pump() -> None:
+        try:
+            for chunk in stream:
+                inbox.put((chunk, None))
+        except BaseException as exc:  # handed to the consumer, which decides
+            inbox.put((_END, exc))
+            return
+        inbox.put((_END, None))
+
+    threading.Thread(target=pump, name="toolstream-assemble", daemon=True).start()
+    while True:
+        try:
+            chunk, error = inbox.get(timeout=timeout)
+        except queue.Empty:
+            assembler.fail_open(Reason.idle_timeout, f"no data for {timeout:g} s")
+            _close_quietly(stream)
+            return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
+        if chunk is _END:
+            if error is None:
+                return assembler.finish()
+            if not isinstance(error, Exception):
+                assembler.cancel(f"stream interrupted by {type(error).__name__}")
+                raise error
+            return assembler.finish(transport_complete=False, error=error)
+        assembler.feed(chunk)
+
+
+async def aassemble(stream: AsyncIterable[Any], **kwargs: Any) -> Turn:
+    """Consume an async stream and return its Turn.
+
+    Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
+    callers that must pair ids after a cancel should hold their own ``Assembler``.
+    """
+    assembler = Assembler(**kwargs)
+    timeout = float(assembler.config.assemble_idle_timeout_s)
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            try:
+                chunk = await _next_within(iterator, timeout)
+            except StopAsyncIteration:
+                return assembler.finish()
+            except TimeoutError:
+                assembler.fail_open(Reason.idle_timeout, f"no data for {timeout:g} s")
+                await _aclose_quietly(stream)
+                return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                return assembler.finish(transport_complete=False, error=exc)
+            assembler.feed(chunk)
+    except asyncio.CancelledError:
+        assembler.cancel("the task was cancelled")
+        assembler.finish(transport_complete=False)
+        raise
+
+
+async def _next_within(iterator: Any, timeout: float) -> Any:
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(timeout):
+            return await iterator.__anext__()
+    try:  # pragma: no cover - Python 3.10
+        return await asyncio.wait_for(iterator.__anext__(), timeout)
+    except asyncio.TimeoutError:  # pragma: no cover
+        raise TimeoutError from None
+
+
+async def _aclose_quietly(stream: Any) -> None:
+    for name in ("aclose", "close"):
+        close = getattr(stream, name, None)
+        if callable(close):
+            try:
+                result = close()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                pass
+            return

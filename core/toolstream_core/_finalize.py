@@ -1,0 +1,95 @@
+"""Rules 5 and 7: the single decision made about a complete call.
+
+Called once per call, after completion is proven. The order of checks is the order of the
+questions a tool runner would ask: who is this for, is it mine, what are the arguments, do they
+fit the tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._models import CallKind, Provider, Reason
+from ._registry import Registry, schema_violation_detail
+from ._strict_json import StrictJSONError, loads_strict, split_concatenated
+
+__all__ = ["NO_VALUE", "Decision", "decide"]
+
+NO_VALUE: Any = object()
+_ID_VENDORS = frozenset({"openai-chat", "openai-responses", "anthropic"})
+
+
+@dataclass(slots=True)
+class Decision:
+    arguments: Any = None
+    reason: Reason | None = None
+    detail: str | None = None
+    deduplicated: bool = False
+
+
+def _parse(text: str | None, *, strict: bool, provider: Provider | None) -> Decision:
+    if text is None or not text.strip():
+        return Decision(arguments={})
+    try:
+        return Decision(arguments=loads_strict(text, reject_duplicate_keys=strict))
+    except StrictJSONError as exc:
+        failure = Decision(reason=Reason.invalid_json, detail=str(exc))
+    if provider != "openai-chat":
+        return failure
+    # The GPT-4.1-nano re-send: the same arguments object streamed twice onto one call.
+    pieces = split_concatenated(text)
+    if pieces is None:
+        return failure
+    if any(piece != pieces[0] for piece in pieces):
+        return Decision(
+            reason=Reason.duplicate_conflict,
+            detail=f"{len(pieces)} different argument objects were sent for one call",
+        )
+    try:
+        value = loads_strict(pieces[0], reject_duplicate_keys=strict)
+    except StrictJSONError:
+        return failure
+    if not isinstance(value, dict):
+        return failure
+    return Decision(arguments=value, deduplicated=True)
+
+
+def decide(
+    *,
+    name: str | None,
+    has_id: bool,
+    kind: CallKind,
+    provider: Provider | None,
+    text: str | None,
+    value: Any,
+    registry: Registry,
+    strict: bool,
+    must_be_object: bool,
+) -> Decision:
+    """Commit-or-reject for one complete call. ``value`` is ``NO_VALUE`` unless structured."""
+    if not name:
+        return Decision(reason=Reason.missing_id_or_name, detail="the call has no tool name")
+    if not has_id and strict and provider in _ID_VENDORS:
+        return Decision(reason=Reason.missing_id_or_name, detail="the call has no call id")
+    if registry.specs is not None and name not in registry.specs:
+        return Decision(reason=Reason.unknown_tool, detail=f"no tool named {name!r}")
+
+    if kind == "custom":
+        decision = Decision(arguments={"input": text or ""})
+    elif value is not NO_VALUE:
+        decision = Decision(arguments=value)
+    else:
+        decision = _parse(text, strict=strict, provider=provider)
+        if decision.reason is not None:
+            return decision
+
+    if must_be_object and not isinstance(decision.arguments, dict):
+        kind_name = type(decision.arguments).__name__
+        return Decision(reason=Reason.arguments_not_object, detail=f"top-level value is a {kind_name}")
+    validator = registry.validators.get(name)
+    if validator is not None:
+        detail = schema_violation_detail(validator, decision.arguments)
+        if detail is not None:
+            return Decision(reason=Reason.schema_violation, detail=detail)
+    return decision

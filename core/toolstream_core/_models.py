@@ -1,0 +1,192 @@
+"""The values the assembler hands out: immutable, so a caller can keep them after the stream."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ArgumentsDelta",
+    "AssemblerClosed",
+    "AssemblerEvent",
+    "CallCommitted",
+    "CallKind",
+    "CallOpened",
+    "CallRejected",
+    "CallState",
+    "ErrorResult",
+    "Provider",
+    "Reason",
+    "ToolCall",
+    "ToolSpec",
+    "Turn",
+]
+
+Provider = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+PROVIDERS: tuple[Provider, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
+CallKind = Literal["function", "custom", "server"]
+
+
+class _StrEnum(str, enum.Enum):
+    """A str enum whose ``str()`` and ``format()`` are the bare value on every Python we support.
+
+    The values are part of the public contract (logged, serialised, compared to plain strings),
+    so ``f"{Reason.invalid_json}"`` must read ``invalid_json`` and not ``Reason.invalid_json``.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class CallState(_StrEnum):
+    """Where a call is. ``committed``, ``failed`` and ``cancelled`` are terminal."""
+
+    open = "open"
+    args_complete = "args_complete"
+    committed = "committed"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({CallState.committed, CallState.failed, CallState.cancelled})
+
+
+class Reason(_StrEnum):
+    """Why a call was not committed. The string values are stable API."""
+
+    invalid_json = "invalid_json"
+    arguments_not_object = "arguments_not_object"
+    arguments_exceed_max_bytes = "arguments_exceed_max_bytes"
+    too_many_tool_calls = "too_many_tool_calls"
+    missing_id_or_name = "missing_id_or_name"
+    unknown_tool = "unknown_tool"
+    schema_violation = "schema_violation"
+    stream_truncated = "stream_truncated"
+    upstream_error = "upstream_error"
+    duplicate_conflict = "duplicate_conflict"
+    cancelled = "cancelled"
+    idle_timeout = "idle_timeout"
+
+
+class AssemblerClosed(RuntimeError):
+    """Raised by ``feed`` after ``finish``: feeding a finished turn is a caller bug, not vendor data."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the caller is willing to run.
+
+    ``strict`` overrides the config ``mode`` for this tool only; ``pipelined`` is the same as
+    listing the tool in ``allow_pipelined_execute``.
+    """
+
+    name: str
+    schema: Mapping[str, Any] | None = None
+    strict: bool | None = None
+    pipelined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call as the vendor sent it, and what the assembler decided about it.
+
+    ``raw_arguments`` is exactly what arrived (never trimmed); ``arguments`` is only set for a
+    committed call, so code that runs tools cannot pick up a half-received value by mistake.
+    """
+
+    key: Hashable
+    index: int | None
+    id: str | None
+    name: str | None
+    kind: CallKind
+    state: CallState
+    raw_arguments: str | None
+    arguments: Any = None
+    reason: Reason | None = None
+    detail: str | None = None
+    provider: Provider | None = None
+
+    @property
+    def committed(self) -> bool:
+        return self.state is CallState.committed
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResult:
+    """The tool result that answers a call that was not run, so the conversation stays legal."""
+
+    tool_call_id: str
+    name: str | None
+    reason: Reason
+    content: str
+    is_error: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Everything one streamed response produced, decided.
+
+    ``calls`` holds client calls only, in ``finalize_order``; ``committed`` and ``rejected`` are
+    views of it. Server-side tool blocks are reported but never run or paired.
+    """
+
+    calls: tuple[ToolCall, ...]
+    server_calls: tuple[ToolCall, ...] = ()
+    dropped: tuple[ToolCall, ...] = ()
+    complete: bool = False
+    finish_reason: str | None = None
+    error: BaseException | None = None
+    provider: Provider | None = None
+    anomalies: tuple[str, ...] = ()
+    _results: tuple[ErrorResult, ...] = field(default=(), repr=False)
+
+    @property
+    def committed(self) -> tuple[ToolCall, ...]:
+        return tuple(c for c in self.calls if c.state is CallState.committed)
+
+    @property
+    def rejected(self) -> tuple[ToolCall, ...]:
+        return tuple(c for c in self.calls if c.state in (CallState.failed, CallState.cancelled))
+
+    def error_results(self) -> list[ErrorResult]:
+        """Exactly one result per rejected call, in the order of ``rejected``."""
+        return list(self._results)
+
+
+# -- UI events (``on_event``). Never a reason to execute anything. ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallOpened:
+    key: Hashable
+    id: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    key: Hashable
+    fragment: str | None
+    total_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CallCommitted:
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class CallRejected:
+    call: ToolCall
+
+
+AssemblerEvent = CallOpened | ArgumentsDelta | CallCommitted | CallRejected

@@ -1,0 +1,44 @@
+"""Rule 9: the text a rejected call's error result carries back to the model.
+
+It says what went wrong and that a retry is welcome, in words a model can act on. It never
+quotes argument text: arguments can be large, private, or the very garbage that failed.
+"""
+
+from __future__ import annotations
+
+from ._models import ErrorResult, Reason, ToolCall
+
+__all__ = ["error_result"]
+
+_WHY: dict[Reason, str] = {
+    Reason.invalid_json: "its arguments were not valid JSON",
+    Reason.arguments_not_object: "its arguments were valid JSON but not a JSON object",
+    Reason.arguments_exceed_max_bytes: "its arguments were larger than the allowed size",
+    Reason.too_many_tool_calls: "the response contained more tool calls than allowed at once",
+    Reason.missing_id_or_name: "the call arrived without a tool name or call id",
+    Reason.unknown_tool: "no tool with that name is available",
+    Reason.schema_violation: "its arguments do not match the tool's parameter schema",
+    Reason.stream_truncated: "the response was cut off before the call was complete",
+    Reason.upstream_error: "the model provider reported an error during the response",
+    Reason.duplicate_conflict: "the same call id was sent twice with different arguments",
+    Reason.cancelled: "the response was cancelled before the call completed",
+    Reason.idle_timeout: "the response stalled before the call was complete",
+}
+
+_RETRY: dict[Reason, str] = {
+    Reason.arguments_exceed_max_bytes: "Retry with smaller arguments, or split the work.",
+    Reason.too_many_tool_calls: "Retry with fewer calls in one response.",
+    Reason.unknown_tool: "Call one of the available tools instead.",
+    Reason.cancelled: "Retry the call if it is still needed.",
+}
+
+
+def error_result(call: ToolCall, tool_call_id: str) -> ErrorResult:
+    """Build the paired result for a rejected ``call``."""
+    reason = call.reason or Reason.upstream_error
+    name = call.name or "unknown"
+    text = f"Tool call {name!r} (id {tool_call_id}) was not run: {_WHY[reason]} [{reason.value}]."
+    if call.detail and reason in (Reason.schema_violation, Reason.invalid_json):
+        text += f" Detail: {call.detail}."
+    text += " " + _RETRY.get(reason, "Nothing was executed; you may retry the call with complete, valid arguments.")
+    return ErrorResult(tool_call_id=tool_call_id, name=call.name, reason=reason, content=text)
