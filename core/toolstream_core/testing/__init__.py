@@ -1,0 +1,70 @@
+"""Test kit: a local vendor wire emulator, scenarios, cassettes and a pytest plugin.
+
+Shipped so you can test your own agent against the stream faults toolstream
+guards against, without a network or a key. The core state machine never
+imports this package.
+
+Emulator::
+
+    from toolstream_core.testing import VendorEmulator, SCENARIOS, TOOLS
+
+    with VendorEmulator(seed=0) as emu:            # starts / stops the server
+        emu.base_url                               # "http://127.0.0.1:PORT"
+        emu.queue("openai-chat", "truncated_length")  # next request on that API
+        emu.requests                               # [(api, path, json_body), ...]
+
+Point the real SDKs at it:
+
+- OpenAI (chat and Responses): ``openai.OpenAI(base_url=emu.base_url + "/v1", api_key="test")``
+- Anthropic: ``anthropic.Anthropic(base_url=emu.base_url, api_key="test")``
+- Gemini: ``google.genai.Client(api_key="test",
+  http_options=types.HttpOptions(base_url=emu.base_url))``
+
+APIs: ``"openai-chat"`` (``POST /v1/chat/completions``), ``"openai-responses"``
+(``POST /v1/responses``), ``"anthropic"`` (``POST /v1/messages``), ``"gemini"``
+(``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` and
+``:generateContent``).
+
+Which scenario a request plays: a model named ``scenario:<name>`` picks it for
+that request; otherwise the next name queued for the API; otherwise ``text`` (a
+short final answer, so an agent loop ends after running its tools). SDK retries
+(e.g. on the 500 of a non-streamed ``error_event``) are requests too and take
+the next queued scenario.
+
+Scenarios (``SCENARIOS[name].apis`` says where each exists;
+``SCENARIOS[name].expect`` what a correct assembler reports): ``text``,
+``single_call``, ``parallel_calls``, ``no_args``, ``large_args``, ``non_ascii``,
+``resent_duplicate``, ``truncated_length``, ``dropped_connection``,
+``no_finish``, ``error_event`` on every API; ``missing_index``,
+``id_name_repeated``, ``empty_id_later`` on ``openai-chat`` only;
+``partial_args`` on ``gemini`` only. Argument fragments are cut by a rule
+seeded with ``(seed, api, scenario)`` that cuts inside strings, next to
+multi-byte characters and inside ``\\uXXXX`` and short escapes.
+
+Like the real vendors, a request whose history holds a tool call without its
+tool result (or a result without its call) gets the vendor's 400 error body.
+Non-streamed requests get the whole message (a call cut by max tokens is left
+out where the vendor's message cannot hold partial JSON), a 500/529 error body
+for ``error_event``, and a dropped socket for ``dropped_connection``.
+
+Tools used by the scenarios: ``write_file(path, content)``, ``get_weather(city)``,
+``get_time()``; their JSON Schemas are ``TOOLS``.
+
+Cassettes and the pytest plugin: see :mod:`toolstream_core.testing.pytest_plugin`
+(fixture ``toolstream_emulator``, marker ``toolstream_cassette("anthropic/truncated_length")``)
+and :mod:`toolstream_core.testing._recording`.
+"""
+
+from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
+from ._server import DROPPED_HEADER, Received, VendorEmulator
+
+__all__ = [
+    "API_NAMES",
+    "DROPPED_HEADER",
+    "SCENARIOS",
+    "TOOLS",
+    "Expectation",
+    "Received",
+    "Scenario",
+    "VendorEmulator",
+]

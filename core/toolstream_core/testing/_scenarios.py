@@ -1,0 +1,342 @@
+"""Vendor-neutral scenario scripts and the seeded fragment cutter.
+
+A scenario says *what* the model does (which calls, with which argument text,
+and how the turn ends); the ``_wire_*`` modules say *how* each vendor puts that
+on the wire. Keeping the two apart is what lets one scenario name mean the same
+fault on every API, so a test can be parametrized over APIs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "API_NAMES",
+    "SCENARIOS",
+    "TOOLS",
+    "CallSpec",
+    "Expectation",
+    "Scenario",
+    "Script",
+    "args_json",
+    "build_script",
+    "scenario_rng",
+    "split_text",
+]
+
+API_NAMES: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
+_ALL = frozenset(API_NAMES)
+_CHAT = frozenset({"openai-chat"})
+_GEMINI = frozenset({"gemini"})
+
+#: JSON Schemas of the tools every scenario uses, keyed by tool name. They are
+#: the ``parameters`` object a caller passes to the vendor and the schema the
+#: core validates committed arguments against.
+TOOLS: dict[str, dict[str, Any]] = {
+    "write_file": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Absolute path of the file to write."},
+            "content": {"type": "string", "description": "Full text to write."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    },
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "City name."}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+    "get_time": {"type": "object", "properties": {}, "additionalProperties": False},
+}
+
+TOOL_DESCRIPTIONS: dict[str, str] = {
+    "write_file": "Write a text file.",
+    "get_weather": "Get the current weather for a city.",
+    "get_time": "Get the current time (no arguments).",
+}
+
+Ending = Literal["stop", "length", "drop", "no_finish", "error"]
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a correct assembler must report for a scenario.
+
+    ``committed`` and ``rejected`` are tool names in provider order; a rejected
+    call may carry any reason in ``reasons`` (an error event that the SDK turns
+    into an exception ends the stream before the assembler sees the event, so
+    both ``upstream_error`` and ``stream_truncated`` are honest outcomes).
+    """
+
+    committed: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = ()
+    reasons: frozenset[str] = frozenset()
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One named fault (or the happy path) with the APIs it exists on."""
+
+    name: str
+    description: str
+    apis: frozenset[str]
+    expect: Expectation
+
+
+_TRUNC = frozenset({"stream_truncated"})
+_ERR = frozenset({"upstream_error", "stream_truncated"})
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("text", "A short plain-text final answer; no tool calls.", _ALL, Expectation()),
+        Scenario(
+            "single_call",
+            "One write_file call with escapes in its content.",
+            _ALL,
+            Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "parallel_calls",
+            "Two get_weather calls in one turn (interleaved by index on OpenAI chat).",
+            _ALL,
+            Expectation(committed=("get_weather", "get_weather")),
+        ),
+        Scenario(
+            "no_args", "One get_time call with empty arguments.", _ALL,
+            Expectation(committed=("get_time",)),
+        ),
+        Scenario(
+            "large_args",
+            "One write_file call whose content is about 200 KB.",
+            _ALL,
+            Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "non_ascii",
+            "write_file with CJK and emoji, some raw and some as \\uXXXX escapes.",
+            _ALL,
+            Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "missing_index",
+            "Two sequential calls whose tool_call deltas carry no index.",
+            _CHAT,
+            Expectation(committed=("get_weather", "write_file")),
+        ),
+        Scenario(
+            "id_name_repeated",
+            "id, type and name repeated on every tool_call delta.",
+            _CHAT,
+            Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "empty_id_later",
+            'Later tool_call deltas carry id "" and name "".',
+            _CHAT,
+            Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "resent_duplicate",
+            "The whole call is sent twice (chat: same index -> {..}{..}; others: same id twice).",
+            _ALL,
+            Expectation(committed=("get_weather",)),
+        ),
+        Scenario(
+            "truncated_length",
+            'write_file cut at {"path":"/tmp/a then a max-token stop.',
+            _ALL,
+            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
+        ),
+        Scenario(
+            "dropped_connection",
+            "A call whose arguments parse, then the socket closes without the terminal event.",
+            _ALL,
+            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
+        ),
+        Scenario(
+            "no_finish",
+            "A call whose arguments parse, then a clean end of body with no finish signal.",
+            _ALL,
+            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
+        ),
+        Scenario(
+            "error_event",
+            "A call mid-arguments, then the vendor's in-stream error event.",
+            _ALL,
+            Expectation(rejected=("write_file",), reasons=_ERR, complete=False),
+        ),
+        Scenario(
+            "partial_args",
+            "Gemini streamFunctionCallArguments: partialArgs by jsonPath, willContinue, "
+            "empty functionCall terminator.",
+            _GEMINI,
+            Expectation(committed=("write_file",)),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """One tool call: the name and the exact argument JSON text the vendor streams."""
+
+    name: str
+    args_text: str
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.args_text) if self.args_text.strip() else {}
+        return value
+
+
+@dataclass(frozen=True)
+class Script:
+    """The neutral plan a wire module renders.
+
+    ``cut_at`` (for ``length``/``error`` endings) is the number of characters of
+    the last call's argument text sent before the turn stops.
+    """
+
+    scenario: str
+    text: str | None
+    calls: tuple[CallSpec, ...]
+    ending: Ending
+    cut_at: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def args_json(args: dict[str, Any], escape: str = "") -> str:
+    """Compact JSON text with raw non-ASCII, except astral characters and ``escape``.
+
+    Astral characters (emoji) become ``\\uD83D\\uDE80`` surrogate-pair escapes,
+    so the argument text holds both raw multi-byte characters and escapes for
+    the cutter to split.
+    """
+    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    out: list[str] = []
+    for ch in text:
+        if ord(ch) > 0xFFFF or ch in escape:
+            out.append(json.dumps(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def scenario_rng(seed: int, api: str, scenario: str) -> random.Random:
+    """One RNG per (seed, api, scenario): a scenario replays byte-identically."""
+    return random.Random(f"{seed}|{api}|{scenario}")
+
+
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
+
+
+def split_text(text: str, rng: random.Random, *, max_piece: int | None = None) -> list[str]:
+    """Cut ``text`` into non-empty fragments at seeded, adversarial places.
+
+    Besides random piece lengths, one cut is forced inside the first string
+    value, inside the first ``\\uXXXX`` escape, inside the first short escape
+    (``\\n``, ``\\"``) and next to the first non-ASCII character, because those are
+    the places naive consumers get wrong. Cuts are at character level: the wire
+    JSON-encodes each fragment, so a fragment can never hold half a UTF-8 byte
+    sequence, but it can hold half an escape.
+    """
+    n = len(text)
+    if n == 0:
+        return []
+    if max_piece is None:
+        max_piece = max(7, n // 400)
+    cuts: set[int] = set()
+    string_start = text.find('":"')
+    if string_start != -1 and string_start + 4 < n:
+        end = text.find('"', string_start + 3)
+        if end > string_start + 4:
+            cuts.add(rng.randint(string_start + 4, end - 1))
+    unicode_done = short_done = False
+    for m in _ESCAPE.finditer(text):
+        if m.group(1).startswith("u") and not unicode_done:
+            cuts.add(m.start() + rng.randint(1, 5))
+            unicode_done = True
+        elif not m.group(1).startswith("u") and not short_done:
+            cuts.add(m.start() + 1)
+            short_done = True
+        if unicode_done and short_done:
+            break
+    for i, ch in enumerate(text):
+        if ord(ch) > 0x7F:
+            cuts.add(i + 1 if rng.random() < 0.5 else i)
+            break
+    pos = 0
+    while pos < n:
+        pos += rng.randint(1, max_piece)
+        cuts.add(pos)
+    points = sorted(c for c in cuts if 0 < c < n)
+    bounds = [0, *points, n]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+_SINGLE = {
+    "path": "/tmp/notes.txt",
+    "content": 'Shopping list:\n- "fresh" bread\n- tea\tgreen\nC:\\temp is not a path here.\n',
+}
+_NON_ASCII = {
+    "path": "/tmp/日本語/メモ.txt",
+    "content": "こんにちは世界 — naïve café 🚀✨ 你好\uff0c世界 👋🏽 Ünïcödé ½",
+}
+_TRUNCATED = {"path": "/tmp/a.txt", "content": "This text never arrives."}
+_FINAL_TEXT = "All done: the requested tools have run."
+
+
+def _large_content(rng: random.Random, size: int = 200_000) -> str:
+    words = ["alpha", "beta", "gamma", "delta", "\"quoted\"", "tab\there", "line\n", "x\\y"]
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        w = rng.choice(words)
+        parts.append(w)
+        total += len(w) + 1
+    return " ".join(parts)
+
+
+def build_script(name: str, rng: random.Random) -> Script:
+    """The neutral plan of scenario ``name`` (see SCENARIOS for the list)."""
+    if name not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
+    single = CallSpec("write_file", args_json(_SINGLE))
+    weather = CallSpec("get_weather", args_json({"city": "Paris"}))
+    if name == "text":
+        return Script(name, _FINAL_TEXT, (), "stop")
+    if name in ("single_call", "id_name_repeated", "empty_id_later", "partial_args"):
+        return Script(name, None, (single,), "stop")
+    if name == "parallel_calls":
+        tokyo = CallSpec("get_weather", args_json({"city": "Tokyo"}))
+        return Script(name, None, (weather, tokyo), "stop")
+    if name == "no_args":
+        return Script(name, None, (CallSpec("get_time", "{}"),), "stop")
+    if name == "large_args":
+        big = {"path": "/tmp/big.txt", "content": _large_content(rng)}
+        return Script(name, None, (CallSpec("write_file", args_json(big)),), "stop")
+    if name == "non_ascii":
+        return Script(name, None, (CallSpec("write_file", args_json(_NON_ASCII, "世")),), "stop")
+    if name == "missing_index":
+        return Script(name, None, (weather, single), "stop")
+    if name == "resent_duplicate":
+        return Script(name, None, (weather,), "stop")
+    if name == "truncated_length":
+        call = CallSpec("write_file", args_json(_TRUNCATED))
+        return Script(name, None, (call,), "length", cut_at=len('{"path":"/tmp/a'))
+    if name == "dropped_connection":
+        return Script(name, None, (single,), "drop")
+    if name == "no_finish":
+        return Script(name, None, (single,), "no_finish")
+    if name == "error_event":
+        return Script(name, None, (single,), "error", cut_at=len(single.args_text) // 2)
+    raise AssertionError(name)  # pragma: no cover - SCENARIOS and this function agree

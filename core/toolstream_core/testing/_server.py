@@ -1,0 +1,304 @@
+"""The threaded 127.0.0.1 HTTP server behind :class:`VendorEmulator`.
+
+Responses are sent with ``Transfer-Encoding: chunked`` on HTTP/1.1 so that the
+two kinds of premature end are distinguishable to a client, exactly as with a
+real vendor: a *dropped connection* closes the socket without the final
+zero-length chunk (httpx raises ``RemoteProtocolError``), while a *clean end
+without a finish signal* completes the chunked body normally.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import struct
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType, TracebackType
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urlsplit
+
+from . import _wire_anthropic, _wire_gemini, _wire_openai_chat, _wire_openai_responses
+from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
+from ._wire_common import Rendered, Reply, dumps
+
+__all__ = ["DROPPED_HEADER", "Received", "VendorEmulator"]
+
+logger = logging.getLogger(__name__)
+
+#: Response header set when ``soft_drop`` turned a dropped connection into a
+#: clean end of body (vcrpy cannot record a broken body; replay uses the marker).
+DROPPED_HEADER = "x-toolstream-transport"
+
+_WIRES: dict[str, ModuleType] = {
+    "openai-chat": _wire_openai_chat,
+    "openai-responses": _wire_openai_responses,
+    "anthropic": _wire_anthropic,
+    "gemini": _wire_gemini,
+}
+
+_MODEL_PREFIX = "scenario:"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hang up mid-stream on purpose in these tests; log, don't print."""
+        logger.debug("emulator: error serving %s", client_address, exc_info=True)
+
+
+class Received(NamedTuple):
+    """One request the emulator answered: API name, URL path, parsed JSON body."""
+
+    api: str
+    path: str
+    body: dict[str, Any]
+
+
+class _Route(NamedTuple):
+    api: str
+    stream: bool
+    model: str
+
+
+def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
+    """Which API and mode a request addresses (``None``: not an endpoint we speak)."""
+    if method != "POST":
+        return None
+    parts = urlsplit(raw_path)
+    path = unquote(parts.path).rstrip("/")
+    model = str(body.get("model") or "")
+    if path == "/v1/chat/completions":
+        return _Route("openai-chat", bool(body.get("stream")), model)
+    if path == "/v1/responses":
+        return _Route("openai-responses", bool(body.get("stream")), model)
+    if path == "/v1/messages":
+        return _Route("anthropic", bool(body.get("stream")), model)
+    for prefix in ("/v1beta/models/", "/v1/models/", "/v1beta/", "/v1/"):
+        if path.startswith(prefix) and ":" in path:
+            target, _, method_name = path[len(prefix):].rpartition(":")
+            target = target.removeprefix("models/")
+            if method_name == "streamGenerateContent":
+                return _Route("gemini", True, target)
+            if method_name == "generateContent":
+                return _Route("gemini", False, target)
+    return None
+
+
+class VendorEmulator:
+    """A local server speaking the streaming wire formats of four LLM APIs.
+
+    Use as a context manager (or ``start()``/``stop()``). Each request plays one
+    scenario: the one named by a model ``scenario:<name>``, else the next one
+    queued for that API with :meth:`queue`, else ``text``. A scenario's bytes
+    depend only on ``(seed, api, scenario)``.
+
+    ``soft_drop`` (for recording cassettes) ends a ``dropped_connection`` body
+    cleanly and marks it with the ``x-toolstream-transport: dropped`` header.
+    """
+
+    def __init__(self, seed: int = 0, *, host: str = "127.0.0.1", port: int = 0,
+                 soft_drop: bool = False) -> None:
+        self.seed = seed
+        self.soft_drop = soft_drop
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
+        self._requests: list[Received] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> VendorEmulator:
+        """Bind and serve in a daemon thread; returns ``self``."""
+        if self._server is not None:
+            return self
+        handler = type("_BoundHandler", (_Handler,), {"emulator": self})
+        server = _Server((self._host, self._port), handler)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="toolstream-emulator",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        logger.debug("vendor emulator listening on %s", self.base_url)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (idempotent)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> VendorEmulator:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # -- public API ----------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` (OpenAI clients want ``base_url + "/v1"``)."""
+        if self._server is None:
+            raise RuntimeError("VendorEmulator is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def queue(self, api: str, *scenarios: str) -> None:
+        """Play ``scenarios`` (in order) for the next requests to ``api``."""
+        for name in scenarios:
+            _check_applies(api, name)
+        with self._lock:
+            self._queues[api].extend(scenarios)
+
+    @property
+    def requests(self) -> list[Received]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def clear(self) -> None:
+        """Forget received requests and queued scenarios."""
+        with self._lock:
+            self._requests.clear()
+            for q in self._queues.values():
+                q.clear()
+
+    # -- used by the handler -------------------------------------------------------
+    def _record(self, item: Received) -> None:
+        with self._lock:
+            self._requests.append(item)
+
+    def _next_scenario(self, api: str, model: str) -> str:
+        if model.startswith(_MODEL_PREFIX):
+            return model[len(_MODEL_PREFIX):]
+        with self._lock:
+            q = self._queues[api]
+            return q.popleft() if q else "text"
+
+
+def _check_applies(api: str, name: str) -> None:
+    if api not in _WIRES:
+        raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
+    if api not in SCENARIOS[name].apis:
+        raise ValueError(f"scenario {name!r} does not exist on {api}; it is for "
+                         f"{sorted(SCENARIOS[name].apis)}")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "toolstream-emulator/1"
+    emulator: VendorEmulator  # set on the per-server subclass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("emulator: " + format, *args)
+
+    def do_GET(self) -> None:
+        self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, {"error": {"message": "request body is not JSON",
+                                            "type": "invalid_request_error"}})
+            return
+        if not isinstance(body, dict):
+            body = {}
+        route = _route("POST", self.path, body)
+        if route is None:
+            self._send_json(404, {"error": {"message": f"no endpoint {self.path}",
+                                            "type": "invalid_request_error"}})
+            return
+        emu = self.emulator
+        emu._record(Received(route.api, self.path, body))
+        wire = _WIRES[route.api]
+        rejected: Reply | None = wire.check_history(body)
+        if rejected is not None:
+            self._send_json(rejected.status, rejected.body)
+            return
+        name = emu._next_scenario(route.api, route.model)
+        try:
+            _check_applies(route.api, name)
+        except ValueError as exc:
+            self._send_json(400, _bad_request(route.api, str(exc)))
+            return
+        script = build_script(name, scenario_rng(emu.seed, route.api, name))
+        rng = scenario_rng(emu.seed, route.api, name + "/wire")
+        model = route.model or "emulated-model"
+        if route.stream:
+            rendered: Rendered = wire.render_stream(script, rng, model, body)
+            self._send_stream(rendered, name)
+        else:
+            reply: Reply = wire.render_complete(script, rng, model, body)
+            if reply.body is None:
+                self._drop()
+            else:
+                self._send_json(reply.status, reply.body)
+
+    # -- writing -------------------------------------------------------------------
+    def _send_json(self, status: int, body: dict[str, Any] | None) -> None:
+        data = dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_stream(self, rendered: Rendered, scenario: str) -> None:
+        soft = rendered.drop and self.emulator.soft_drop
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("x-toolstream-scenario", scenario)
+        if soft:
+            self.send_header(DROPPED_HEADER, "dropped")
+        for key, value in rendered.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            for frame in rendered.frames:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            self.wfile.flush()
+            if rendered.drop and not soft:
+                self._drop()
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            logger.debug("client went away during %s", scenario)
+            self.close_connection = True
+
+    def _drop(self) -> None:
+        """Close the socket abruptly (RST), like a proxy cutting the stream."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _bad_request(api: str, message: str) -> dict[str, Any]:
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    if api == "gemini":
+        return {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+    return {"error": {"message": message, "type": "invalid_request_error", "param": "model",
+                      "code": None}}

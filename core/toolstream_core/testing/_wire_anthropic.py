@@ -1,0 +1,169 @@
+"""Anthropic Messages wire format (``POST /v1/messages``).
+
+Streamed as ``event: <type>`` + ``data:`` frames: ``message_start``, per
+content block ``content_block_start`` / ``content_block_delta`` (``text_delta``
+or ``input_json_delta``) / ``content_block_stop``, ``ping``, then
+``message_delta`` (``stop_reason``) and ``message_stop``; errors are an
+``event: error`` frame. Blocks are sequential on the real wire, so parallel
+calls are consecutive ``tool_use`` blocks.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ._scenarios import Script, split_text
+from ._wire_common import Rendered, Reply, rand_id, sse
+
+API = "anthropic"
+
+_ERROR_EVENT = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+def _blocks(script: Script, rng: random.Random) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if script.text is not None:
+        blocks.append({"type": "text", "text": script.text})
+    for i, call in enumerate(script.calls):
+        args = call.args_text
+        if script.cut_at is not None and i == len(script.calls) - 1:
+            args = args[: script.cut_at]
+        block = {"type": "tool_use", "id": rand_id(rng, "toolu_01", 22), "name": call.name,
+                 "args": args}
+        blocks.append(block)
+        if script.scenario == "resent_duplicate":
+            blocks.append(dict(block))
+    return blocks
+
+
+def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
+    return {"input_tokens": 20 + len(body.get("messages") or []) * 10,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+            "output_tokens": output}
+
+
+def _stop_reason(script: Script) -> str | None:
+    if script.ending == "length":
+        return "max_tokens"
+    if script.ending == "stop":
+        return "tool_use" if script.calls else "end_turn"
+    return None
+
+
+def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
+    """The streamed answer for ``script``."""
+    msg_id = rand_id(rng, "msg_01", 22)
+    blocks = _blocks(script, rng)
+    frames = [sse({"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": _usage(body, 1)}},
+        "message_start")]
+    last = len(blocks) - 1
+    for idx, block in enumerate(blocks):
+        if block["type"] == "text":
+            frames.append(sse({"type": "content_block_start", "index": idx,
+                               "content_block": {"type": "text", "text": ""}},
+                              "content_block_start"))
+            frames.append(sse({"type": "ping"}, "ping"))
+            for piece in split_text(block["text"], rng, max_piece=8):
+                frames.append(sse({"type": "content_block_delta", "index": idx,
+                                   "delta": {"type": "text_delta", "text": piece}},
+                                  "content_block_delta"))
+        else:
+            frames.append(sse({"type": "content_block_start", "index": idx, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}},
+                "content_block_start"))
+            if idx == 0:
+                frames.append(sse({"type": "ping"}, "ping"))
+            for frag in ["", *split_text(block["args"], rng)]:
+                frames.append(sse({"type": "content_block_delta", "index": idx, "delta": {
+                    "type": "input_json_delta", "partial_json": frag}}, "content_block_delta"))
+        if idx == last and script.ending == "error":
+            frames.append(sse(_ERROR_EVENT, "error"))
+            return Rendered(frames)
+        if idx == last and script.ending == "drop":
+            return Rendered(frames, drop=True)
+        frames.append(sse({"type": "content_block_stop", "index": idx}, "content_block_stop"))
+    if script.ending == "no_finish":
+        return Rendered(frames)
+    output = sum(len(b.get("args", "")) for b in blocks) // 4 + 5
+    frames.append(sse({"type": "message_delta",
+                       "delta": {"stop_reason": _stop_reason(script), "stop_sequence": None},
+                       "usage": _usage(body, output)}, "message_delta"))
+    frames.append(sse({"type": "message_stop"}, "message_stop"))
+    return Rendered(frames)
+
+
+def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
+    """The non-streamed ``message``; a call cut by max_tokens is left out (no partial input)."""
+    if script.ending == "drop":
+        return Reply(200, None)
+    if script.ending == "error":
+        return Reply(529, _ERROR_EVENT)
+    msg_id = rand_id(rng, "msg_01", 22)
+    content: list[dict[str, Any]] = []
+    for block in _blocks(script, rng):
+        if block["type"] == "text":
+            content.append(block)
+        elif script.ending != "length":
+            content.append({"type": "tool_use", "id": block["id"], "name": block["name"],
+                            "input": _loads(block["args"])})
+    output = sum(len(b.get("args", "")) for b in _blocks(script, rng)) // 4 + 5
+    return Reply(200, {"id": msg_id, "type": "message", "role": "assistant", "model": model,
+                       "content": content, "stop_reason": _stop_reason(script),
+                       "stop_sequence": None, "usage": _usage(body, output)})
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text) if text.strip() else {}
+
+
+def _blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+
+
+def check_history(body: dict[str, Any]) -> Reply | None:
+    """Anthropic's 400 when tool_use ids lack tool_result blocks in the very next message."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            continue
+        results = [b.get("tool_use_id") for b in _blocks_of(msg, "tool_result")]
+        if results:
+            prev = messages[i - 1] if i > 0 and isinstance(messages[i - 1], dict) else {}
+            used = {b.get("id") for b in _blocks_of(prev, "tool_use")}
+            stray = [r for r in results if r not in used]
+            if stray:
+                return _error(
+                    f"messages.{i}.content.0: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {', '.join(map(str, stray))}. Each `tool_result` block must have "
+                    "a corresponding `tool_use` block in the previous message.")
+        if msg.get("role") != "assistant":
+            continue
+        uses = [b.get("id") for b in _blocks_of(msg, "tool_use")]
+        if not uses:
+            continue
+        nxt = messages[i + 1] if i + 1 < len(messages) and isinstance(messages[i + 1], dict) \
+            else {}
+        answered = {b.get("tool_use_id") for b in _blocks_of(nxt, "tool_result")}
+        missing = [u for u in uses if u not in answered]
+        if missing:
+            return _error(
+                f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
+                "have a corresponding `tool_result` block in the next message.")
+    return None
+
+
+def _error(message: str) -> Reply:
+    return Reply(400, {"type": "error",
+                       "error": {"type": "invalid_request_error", "message": message},
+                       "request_id": "req_toolstream_emulator"})

@@ -1,0 +1,195 @@
+"""Gemini wire format (``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``).
+
+Streamed as ``data: {GenerateContentResponse}`` frames (CRLF-separated, as
+Google sends them). Arguments are structured: a ``functionCall`` part carries
+the whole ``args`` object, except in ``partialArgs`` mode (Gemini 3
+``streamFunctionCallArguments``), where string values arrive by ``jsonPath``
+with ``willContinue`` and an empty ``functionCall`` ends the call. Errors are a
+``data: {"error": {...}}`` frame.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from ._scenarios import CallSpec, Script, split_text
+from ._wire_common import Rendered, Reply, rand_id, sse
+
+API = "gemini"
+
+_ERROR = {"error": {"code": 500, "message": "An internal error has occurred. Please retry or "
+                    "report in https://developers.generativeai.google/guide/troubleshooting",
+                    "status": "INTERNAL"}}
+
+
+def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
+    prompt = 20 + len(body.get("contents") or []) * 10
+    return {"promptTokenCount": prompt, "candidatesTokenCount": output,
+            "totalTokenCount": prompt + output}
+
+
+class _Chunks:
+    def __init__(self, rng: random.Random, model: str, body: dict[str, Any]) -> None:
+        self.model = model
+        self.rid = rand_id(rng, "", 23)
+        self.body = body
+
+    def chunk(self, parts: list[dict[str, Any]] | None, finish: str | None = None,
+              output: int | None = None) -> bytes:
+        cand: dict[str, Any] = {"content": {"parts": parts if parts is not None
+                                            else [{"text": ""}], "role": "model"},
+                                "index": 0}
+        if finish:
+            cand["finishReason"] = finish
+        obj: dict[str, Any] = {"candidates": [cand]}
+        if output is not None:
+            obj["usageMetadata"] = _usage(self.body, output)
+        obj["modelVersion"] = self.model
+        obj["responseId"] = self.rid
+        return sse(obj, crlf=True)
+
+
+def _call_part(call: CallSpec, call_id: str | None) -> dict[str, Any]:
+    fc: dict[str, Any] = {"name": call.name, "args": call.arguments}
+    if call_id is not None:
+        fc["id"] = call_id
+    return {"functionCall": fc}
+
+
+def _partial_parts(call: CallSpec, rng: random.Random, cut_at: int | None) -> list[dict[str, Any]]:
+    """functionCall parts of one call in partialArgs mode, values cut at random.
+
+    With ``cut_at`` the call stops where its JSON text would be cut (only string
+    values are streamed, so the cut falls in the value it lands in).
+    """
+    parts: list[dict[str, Any]] = [{"functionCall": {"name": call.name, "willContinue": True}}]
+    sent = 0
+    for key, value in call.arguments.items():
+        prefix = json.dumps({key: ""}, separators=(",", ":"))[:-2]  # '{"key":"'
+        prefix = ("," if sent else "{") + prefix[1:]
+        if cut_at is not None and sent + len(prefix) + len(value) >= cut_at:
+            value = value[: max(0, cut_at - sent - len(prefix))]
+            for piece in split_text(value, rng, max_piece=4):
+                parts.append({"functionCall": {"partialArgs": [
+                    {"jsonPath": f"$.{key}", "stringValue": piece, "willContinue": True}],
+                    "willContinue": True}})
+            return parts
+        for piece in split_text(value, rng, max_piece=6):
+            parts.append({"functionCall": {"partialArgs": [
+                {"jsonPath": f"$.{key}", "stringValue": piece, "willContinue": True}],
+                "willContinue": True}})
+        parts.append({"functionCall": {"partialArgs": [
+            {"jsonPath": f"$.{key}", "stringValue": ""}], "willContinue": True}})
+        sent += len(prefix) + len(json.dumps(value, ensure_ascii=False)) - 1
+    parts.append({"functionCall": {}})
+    return parts
+
+
+def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
+    """The streamed answer for ``script``."""
+    ch = _Chunks(rng, model, body)
+    frames: list[bytes] = []
+    output = sum(len(c.args_text) for c in script.calls) // 4 + 5
+    name = script.scenario
+    if script.text is not None:
+        pieces = split_text(script.text, rng, max_piece=12)
+        for piece in pieces[:-1]:
+            frames.append(ch.chunk([{"text": piece}]))
+        frames.append(ch.chunk([{"text": pieces[-1]}], "STOP", output))
+        return Rendered(frames)
+    if name in ("partial_args", "truncated_length", "error_event"):
+        call = script.calls[0]
+        parts = _partial_parts(call, rng, script.cut_at)
+        for part in parts[:-1]:
+            frames.append(ch.chunk([part]))
+        if script.ending == "stop":
+            frames.append(ch.chunk([parts[-1]], "STOP", output))
+        elif script.ending == "length":
+            frames.append(ch.chunk([parts[-1]]))
+            frames.append(ch.chunk(None, "MAX_TOKENS", output))
+        else:
+            frames.append(ch.chunk([parts[-1]]))
+            frames.append(sse(_ERROR, crlf=True))
+        return Rendered(frames)
+    ids = [rand_id(rng, "", 8).lower() for _ in script.calls]
+    if name == "parallel_calls":
+        parts = [_call_part(c, i) for c, i in zip(script.calls, ids, strict=True)]
+        frames.append(ch.chunk(parts, "STOP", output))
+        return Rendered(frames)
+    if name == "resent_duplicate":
+        part = _call_part(script.calls[0], ids[0])
+        frames.append(ch.chunk([part]))
+        frames.append(ch.chunk([part], "STOP", output))
+        return Rendered(frames)
+    part = _call_part(script.calls[0], ids[0])
+    if script.ending == "stop":
+        frames.append(ch.chunk([part], "STOP", output))
+        return Rendered(frames)
+    frames.append(ch.chunk([part]))
+    return Rendered(frames, drop=script.ending == "drop")
+
+
+def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
+    """The non-streamed ``GenerateContentResponse``; a cut call is left out."""
+    if script.ending == "drop":
+        return Reply(200, None)
+    if script.ending == "error":
+        return Reply(500, _ERROR)
+    ch = _Chunks(rng, model, body)
+    parts: list[dict[str, Any]] = []
+    if script.text is not None:
+        parts.append({"text": script.text})
+    if script.ending != "length":
+        for call in script.calls:
+            parts.append(_call_part(call, rand_id(rng, "", 8).lower()))
+        if script.scenario == "resent_duplicate":
+            parts.append(dict(parts[-1]))
+    finish = {"stop": "STOP", "length": "MAX_TOKENS"}.get(script.ending)
+    cand: dict[str, Any] = {"content": {"parts": parts or [{"text": ""}], "role": "model"},
+                            "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    output = sum(len(c.args_text) for c in script.calls) // 4 + 5
+    return Reply(200, {"candidates": [cand], "usageMetadata": _usage(body, output),
+                       "modelVersion": ch.model, "responseId": ch.rid})
+
+
+def _count(content: dict[str, Any], *keys: str) -> int:
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return 0
+    return sum(1 for p in parts if isinstance(p, dict) and any(k in p for k in keys))
+
+
+_CALL = ("functionCall", "function_call")
+_RESPONSE = ("functionResponse", "function_response")
+
+
+def check_history(body: dict[str, Any]) -> Reply | None:
+    """Gemini's 400 INVALID_ARGUMENT when function calls and responses do not pair up."""
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        return None
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict):
+            continue
+        responses = _count(content, *_RESPONSE)
+        prev = contents[i - 1] if i > 0 and isinstance(contents[i - 1], dict) else {}
+        if responses and not _count(prev, *_CALL):
+            return _error("Please ensure that function response turn comes immediately after "
+                          "a function call turn.")
+        calls = _count(content, *_CALL)
+        if not calls:
+            continue
+        nxt = contents[i + 1] if i + 1 < len(contents) and isinstance(contents[i + 1], dict) \
+            else {}
+        if _count(nxt, *_RESPONSE) != calls:
+            return _error("Please ensure that the number of function response parts is equal "
+                          "to the number of function call parts of the function call turn.")
+    return None
+
+
+def _error(message: str) -> Reply:
+    return Reply(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})

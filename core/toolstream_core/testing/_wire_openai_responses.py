@@ -1,0 +1,225 @@
+"""OpenAI Responses wire format (``POST /v1/responses``).
+
+Streamed as ``event: <type>`` + ``data: {...}`` frames with a running
+``sequence_number``: ``response.created``, ``response.in_progress``, per output
+item ``output_item.added`` / deltas / ``*.done`` / ``output_item.done``, then
+``response.completed`` (or ``response.incomplete`` with
+``incomplete_details.reason = max_output_tokens``, or ``error`` +
+``response.failed``), as in recorded OpenAI streams.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ._scenarios import Script, split_text
+from ._wire_common import CREATED, Rendered, Reply, rand_id, sse
+
+API = "openai-responses"
+
+_ERROR = {
+    "type": "server_error",
+    "code": "server_error",
+    "message": "The server had an error while processing your request. Sorry about that!",
+    "param": None,
+}
+
+
+def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
+    inp = body.get("input")
+    prompt = 20 + (len(inp) * 10 if isinstance(inp, list) else 10)
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": output,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + output,
+    }
+
+
+def _response(
+    rid: str, model: str, body: dict[str, Any], status: str, output: list[dict[str, Any]],
+    *, usage: dict[str, Any] | None = None, incomplete: str | None = None,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "object": "response",
+        "created_at": CREATED,
+        "status": status,
+        "background": False,
+        "error": error,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "max_tool_calls": None,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": body.get("parallel_tool_calls", True),
+        "previous_response_id": body.get("previous_response_id"),
+        "reasoning": {"effort": None, "summary": None},
+        "service_tier": "default",
+        "store": body.get("store", True),
+        "temperature": body.get("temperature", 1.0),
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": body.get("tool_choice", "auto"),
+        "tools": body.get("tools") or [],
+        "top_logprobs": 0,
+        "top_p": body.get("top_p", 1.0),
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": body.get("metadata") or {},
+    }
+
+
+class _Seq:
+    def __init__(self) -> None:
+        self.n = 0
+        self.frames: list[bytes] = []
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        self.frames.append(sse({"type": kind, "sequence_number": self.n, **fields}, kind))
+        self.n += 1
+
+
+def _plan(script: Script, rng: random.Random) -> tuple[str, list[dict[str, Any]]]:
+    """Response id and the output items (function calls carry their streamed text)."""
+    rid = rand_id(rng, "resp_", 48)
+    items: list[dict[str, Any]] = []
+    if script.text is not None:
+        items.append({"id": rand_id(rng, "msg_", 48), "type": "message", "role": "assistant",
+                      "text": script.text})
+    for i, call in enumerate(script.calls):
+        args = call.args_text
+        if script.cut_at is not None and i == len(script.calls) - 1:
+            args = args[: script.cut_at]
+        item = {"id": rand_id(rng, "fc_", 48), "type": "function_call",
+                "call_id": rand_id(rng, "call_", 24), "name": call.name, "arguments": args}
+        items.append(item)
+        if script.scenario == "resent_duplicate":
+            items.append({**item, "id": rand_id(rng, "fc_", 48)})
+    return rid, items
+
+
+def _final_item(item: dict[str, Any], status: str) -> dict[str, Any]:
+    if item["type"] == "message":
+        return {"id": item["id"], "type": "message", "status": status, "role": "assistant",
+                "content": [{"type": "output_text", "text": item["text"], "annotations": [],
+                             "logprobs": []}]}
+    return {"id": item["id"], "type": "function_call", "status": status,
+            "arguments": item["arguments"], "call_id": item["call_id"], "name": item["name"]}
+
+
+def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
+    """The streamed answer for ``script``."""
+    rid, items = _plan(script, rng)
+    s = _Seq()
+    s.emit("response.created", response=_response(rid, model, body, "in_progress", []))
+    s.emit("response.in_progress", response=_response(rid, model, body, "in_progress", []))
+    done_items: list[dict[str, Any]] = []
+    last = len(items) - 1
+    for idx, item in enumerate(items):
+        cut_here = idx == last and script.ending in ("length", "error", "drop")
+        if item["type"] == "message":
+            _stream_message(s, item, idx, rng)
+            done_items.append(_final_item(item, "completed"))
+            continue
+        s.emit("response.output_item.added", output_index=idx,
+               item={**_final_item(item, "in_progress"), "arguments": ""})
+        for frag in split_text(item["arguments"], rng):
+            s.emit("response.function_call_arguments.delta", item_id=item["id"],
+                   output_index=idx, delta=frag)
+        if cut_here and script.ending in ("error", "drop"):
+            break
+        status = "incomplete" if cut_here else "completed"
+        s.emit("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
+               name=item["name"], arguments=item["arguments"])
+        final = _final_item(item, status)
+        s.emit("response.output_item.done", output_index=idx, item=final)
+        done_items.append(final)
+
+    output = sum(len(i.get("arguments", "")) for i in items) // 4 + 5
+    usage = _usage(body, output)
+    if script.ending == "stop":
+        s.emit("response.completed",
+               response=_response(rid, model, body, "completed", done_items, usage=usage))
+    elif script.ending == "length":
+        s.emit("response.incomplete",
+               response=_response(rid, model, body, "incomplete", done_items, usage=usage,
+                                  incomplete="max_output_tokens"))
+    elif script.ending == "error":
+        s.emit("error", error=dict(_ERROR))
+        failed = {"code": "server_error", "message": _ERROR["message"]}
+        s.emit("response.failed",
+               response=_response(rid, model, body, "failed", done_items, usage=usage,
+                                  error=failed))
+    return Rendered(s.frames, drop=script.ending == "drop")
+
+
+def _stream_message(s: _Seq, item: dict[str, Any], idx: int, rng: random.Random) -> None:
+    s.emit("response.output_item.added", output_index=idx,
+           item={"id": item["id"], "type": "message", "status": "in_progress",
+                 "role": "assistant", "content": []})
+    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    s.emit("response.content_part.added", item_id=item["id"], output_index=idx,
+           content_index=0, part=part)
+    for piece in split_text(item["text"], rng, max_piece=8):
+        s.emit("response.output_text.delta", item_id=item["id"], output_index=idx,
+               content_index=0, delta=piece, logprobs=[])
+    s.emit("response.output_text.done", item_id=item["id"], output_index=idx,
+           content_index=0, text=item["text"], logprobs=[])
+    s.emit("response.content_part.done", item_id=item["id"], output_index=idx,
+           content_index=0, part={**part, "text": item["text"]})
+    s.emit("response.output_item.done", output_index=idx, item=_final_item(item, "completed"))
+
+
+def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
+    """The non-streamed ``response`` object for ``script``."""
+    if script.ending == "drop":
+        return Reply(200, None)
+    if script.ending == "error":
+        return Reply(500, {"error": dict(_ERROR)})
+    rid, items = _plan(script, rng)
+    status = {"stop": "completed", "length": "incomplete"}.get(script.ending, "in_progress")
+    output = [_final_item(i, "incomplete" if status == "incomplete" and i is items[-1]
+                          else "completed") for i in items]
+    usage = _usage(body, sum(len(i.get("arguments", "")) for i in items) // 4 + 5)
+    return Reply(200, _response(rid, model, body, status, output, usage=usage,
+                                incomplete="max_output_tokens" if status == "incomplete"
+                                else None))
+
+
+_CALL_TYPES = {"function_call": "function_call_output",
+               "custom_tool_call": "custom_tool_call_output"}
+
+
+def check_history(body: dict[str, Any]) -> Reply | None:
+    """OpenAI's 400 for a function call in ``input`` without its output item (and vice versa)."""
+    items = body.get("input")
+    if not isinstance(items, list):
+        return None
+    calls: dict[str, str] = {}
+    answered: set[str] = set()
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        call_id = item.get("call_id")
+        if kind in _CALL_TYPES and isinstance(call_id, str):
+            calls[call_id] = kind
+        elif kind in _CALL_TYPES.values() and isinstance(call_id, str):
+            if call_id not in calls and not body.get("previous_response_id"):
+                return _error(f"No tool call found for function call output with call_id "
+                              f"{call_id}.")
+            answered.add(call_id)
+    for call_id in calls:
+        if call_id not in answered:
+            return _error(f"No tool output found for function call {call_id}.")
+    return None
+
+
+def _error(message: str) -> Reply:
+    return Reply(400, {"error": {"message": message, "type": "invalid_request_error",
+                                 "param": "input", "code": None}})

@@ -1,0 +1,355 @@
+"""The vendor emulator through the real SDKs: every scenario on every API it exists on.
+
+The observations here are made with a deliberately naive per-vendor collector
+(concatenate fragments by the vendor's key), independent of toolstream_core, so
+the emulator's wire format is checked on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from toolstream_core.testing import API_NAMES, SCENARIOS, TOOLS, VendorEmulator
+from toolstream_core.testing._clients import stream_sdk
+from toolstream_core.testing._scenarios import build_script, scenario_rng, split_text
+
+CASES = [(api, name) for name, sc in SCENARIOS.items() for api in API_NAMES if api in sc.apis]
+NORMAL_END = {"openai-chat": {"tool_calls", "stop"}, "openai-responses": {"response.completed"},
+              "anthropic": {"tool_use", "end_turn"}, "gemini": {"STOP"}}
+LENGTH_END = {"openai-chat": "length", "openai-responses": "response.incomplete",
+              "anthropic": "max_tokens", "gemini": "MAX_TOKENS"}
+
+
+@dataclass
+class Seen:
+    """Calls as (key, id, name, raw text), the last finish signal, and odd facts."""
+
+    calls: dict[Any, list[Any]] = field(default_factory=dict)
+    finish: str | None = None
+    indexes: list[Any] = field(default_factory=list)
+    text: str = ""
+
+
+def _get(obj: Any, name: str) -> Any:
+    return getattr(obj, name, None)
+
+
+def collect(api: str, events: list[Any]) -> Seen:
+    seen = Seen()
+    for ev in events:
+        if api == "openai-chat":
+            for choice in ev.choices:
+                seen.text += choice.delta.content or ""
+                for tc in choice.delta.tool_calls or []:
+                    seen.indexes.append(tc.index)
+                    key = tc.index if tc.index is not None else len(seen.calls) - (
+                        0 if tc.id else 1)
+                    entry = seen.calls.setdefault(key, [key, None, None, ""])
+                    entry[1] = entry[1] or tc.id or None
+                    entry[2] = entry[2] or (tc.function.name if tc.function else None) or None
+                    entry[3] += (tc.function.arguments if tc.function else None) or ""
+                seen.finish = choice.finish_reason or seen.finish
+        elif api == "openai-responses":
+            if ev.type == "response.output_item.added" and ev.item.type == "function_call":
+                seen.calls[ev.item.id] = [ev.output_index, ev.item.call_id, ev.item.name, ""]
+            elif ev.type == "response.function_call_arguments.delta":
+                seen.calls[ev.item_id][3] += ev.delta
+            elif ev.type == "response.output_text.delta":
+                seen.text += ev.delta
+            elif ev.type in ("response.completed", "response.incomplete", "response.failed"):
+                seen.finish = ev.type
+        elif api == "anthropic":
+            if ev.type == "content_block_start" and ev.content_block.type == "tool_use":
+                seen.calls[ev.index] = [ev.index, ev.content_block.id, ev.content_block.name, ""]
+            elif ev.type == "content_block_delta" and ev.delta.type == "input_json_delta":
+                seen.calls[ev.index][3] += ev.delta.partial_json
+            elif ev.type == "content_block_delta" and ev.delta.type == "text_delta":
+                seen.text += ev.delta.text
+            elif ev.type == "message_delta":
+                seen.finish = ev.delta.stop_reason
+        elif api == "gemini":
+            for cand in ev.candidates or []:
+                for part in (cand.content.parts if cand.content else None) or []:
+                    fc = part.function_call
+                    seen.text += part.text or ""
+                    if fc is None:
+                        continue
+                    if fc.name:
+                        args = json.dumps(fc.args, ensure_ascii=False, separators=(",", ":")) \
+                            if fc.args is not None else ""
+                        seen.calls[len(seen.calls)] = [len(seen.calls), fc.id, fc.name, args,
+                                                       {}]
+                    for pa in fc.partial_args or []:
+                        last = seen.calls[len(seen.calls) - 1][4]
+                        last[pa.json_path] = last.get(pa.json_path, "") + (pa.string_value or "")
+                if cand.finish_reason:
+                    seen.finish = cand.finish_reason.value
+    return seen
+
+
+def _gemini_args(entry: list[Any]) -> dict[str, Any]:
+    if entry[3]:
+        return dict(json.loads(entry[3]))
+    return {path.removeprefix("$."): value for path, value in entry[4].items()}
+
+
+@pytest.mark.parametrize(("api", "name"), CASES, ids=[f"{a}-{n}" for a, n in CASES])
+def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> None:
+    result = stream_sdk(api, base_url=emu.base_url, model=f"scenario:{name}")
+    seen = collect(api, result.events)
+    script = build_script(name, scenario_rng(0, api, name))
+    calls = list(seen.calls.values())
+
+    if script.ending == "drop":
+        assert isinstance(result.error, httpx.RemoteProtocolError), result.error
+    elif script.ending == "error":
+        # the SDK raises its own API error class on the vendor's error event
+        assert result.error is not None and type(result.error).__module__.split(".")[0] in {
+            "openai", "anthropic", "google"}, result.error
+    else:
+        assert result.error is None, result.error
+
+    if script.ending == "stop":
+        assert seen.finish in NORMAL_END[api]
+    elif script.ending == "length":
+        assert seen.finish == LENGTH_END[api]
+    else:
+        assert seen.finish is None
+
+    if name == "text":
+        assert calls == [] and seen.text == script.text
+        return
+    if name == "resent_duplicate":
+        want = script.calls[0]
+        if api == "openai-chat":
+            assert len(calls) == 1 and calls[0][3] == want.args_text * 2
+        else:
+            assert len(calls) == 2 and calls[0][1] == calls[1][1] and calls[0][1]
+            for c in calls:
+                got = _gemini_args(c) if api == "gemini" else json.loads(c[3])
+                assert (c[2], got) == (want.name, want.arguments)
+        return
+    if script.ending in ("length", "error"):
+        assert [c[2] for c in calls] == [script.calls[-1].name]
+        cut = script.calls[-1].args_text[: script.cut_at]
+        if api == "gemini":  # partialArgs: the string values sent so far are a prefix
+            sent = _gemini_args(calls[0])
+            full = script.calls[-1].arguments
+            assert sent and all(full[k].startswith(v) for k, v in sent.items())
+            assert sent != full
+        else:
+            assert calls[0][3] == cut
+        if name == "truncated_length" and api != "gemini":
+            assert calls[0][3] == '{"path":"/tmp/a'
+        return
+    assert [c[2] for c in calls] == [c.name for c in script.calls]
+    for c, want in zip(calls, script.calls, strict=True):
+        got = _gemini_args(c) if api == "gemini" else json.loads(c[3] or "{}")
+        assert got == want.arguments
+        if api != "gemini":
+            assert c[3] == want.args_text  # the exact text, not just the value
+        if api != "gemini" or name != "partial_args":
+            assert c[1], "every call carries an id"
+    if name == "missing_index":
+        assert seen.indexes and all(i is None for i in seen.indexes)
+    if name == "parallel_calls":
+        assert calls[0][1] != calls[1][1]
+
+
+def test_chat_variants_put_identity_where_the_scenario_says(emu: VendorEmulator) -> None:
+    rep = stream_sdk("openai-chat", base_url=emu.base_url, model="scenario:id_name_repeated")
+    deltas = [tc for ev in rep.events for ch in ev.choices for tc in ch.delta.tool_calls or []]
+    assert len(deltas) > 2 and all(tc.id and tc.function.name == "write_file" for tc in deltas)
+    empty = stream_sdk("openai-chat", base_url=emu.base_url, model="scenario:empty_id_later")
+    deltas = [tc for ev in empty.events for ch in ev.choices for tc in ch.delta.tool_calls or []]
+    assert deltas[0].id and all(tc.id == "" and tc.function.name == "" for tc in deltas[1:])
+    par = stream_sdk("openai-chat", base_url=emu.base_url, model="scenario:parallel_calls")
+    order = [tc.index for ev in par.events for ch in ev.choices for tc in ch.delta.tool_calls or []]
+    fragments = order[2:]
+    switches = sum(1 for a, b in itertools.pairwise(fragments) if a != b)
+    assert switches >= 2, f"fragments are not interleaved: {order}"
+
+
+def test_same_seed_same_bytes_other_seed_other_cuts() -> None:
+    def raw(seed: int) -> list[str]:
+        with VendorEmulator(seed=seed) as e:
+            res = stream_sdk("anthropic", base_url=e.base_url, model="scenario:single_call")
+        return [ev.delta.partial_json for ev in res.events
+                if ev.type == "content_block_delta" and ev.delta.type == "input_json_delta"]
+
+    a, b, c = raw(0), raw(0), raw(1)
+    assert a == b
+    assert "".join(a) == "".join(c) and a != c
+
+
+def test_cutter_cuts_inside_escapes_strings_and_next_to_multibyte() -> None:
+    text = json.dumps({"path": "/tmp/x", "content": "naïve \U0001f680 \"q\"\n 世"},
+                      ensure_ascii=True, separators=(",", ":"))
+    for seed in range(30):
+        pieces = split_text(text, random.Random(seed))
+        assert "".join(pieces) == text and all(pieces)
+        bounds = {sum(len(p) for p in pieces[:i]) for i in range(1, len(pieces))}
+        esc = text.index("\\u")
+        assert any(esc < b < esc + 6 for b in bounds), "no cut inside a \\uXXXX escape"
+        start = text.index('"/tmp/x"') + 1
+        assert any(start < b < start + 6 for b in bounds), "no cut inside a string value"
+
+
+def test_queue_then_default_text_and_model_override(emu: VendorEmulator) -> None:
+    emu.clear()
+    emu.queue("anthropic", "no_args", "single_call")
+    first = collect("anthropic", stream_sdk("anthropic", base_url=emu.base_url,
+                                            model="claude").events)
+    override = collect("anthropic", stream_sdk("anthropic", base_url=emu.base_url,
+                                               model="scenario:parallel_calls").events)
+    second = collect("anthropic", stream_sdk("anthropic", base_url=emu.base_url,
+                                             model="claude").events)
+    third = collect("anthropic", stream_sdk("anthropic", base_url=emu.base_url,
+                                            model="claude").events)
+    assert [c[2] for c in first.calls.values()] == ["get_time"]
+    assert [c[2] for c in override.calls.values()] == ["get_weather", "get_weather"]
+    assert [c[2] for c in second.calls.values()] == ["write_file"]
+    assert third.calls == {} and third.text
+    reqs = emu.requests
+    assert [r.api for r in reqs] == ["anthropic"] * 4
+    _api, path, body = reqs[0]
+    assert path == "/v1/messages" and body["model"] == "claude" and body["stream"] is True
+    assert [t["name"] for t in body["tools"]] == list(TOOLS)
+
+
+def test_queue_rejects_scenarios_an_api_does_not_have(emu: VendorEmulator) -> None:
+    with pytest.raises(ValueError, match="openai-chat"):
+        emu.queue("anthropic", "missing_index")
+    with pytest.raises(ValueError, match="unknown scenario"):
+        emu.queue("gemini", "nope")
+    with pytest.raises(ValueError, match="unknown API"):
+        emu.queue("cohere", "text")
+
+
+def test_soft_drop_ends_cleanly_with_marker() -> None:
+    with VendorEmulator(soft_drop=True) as e:
+        r = httpx.post(e.base_url + "/v1/messages", json={
+            "model": "scenario:dropped_connection", "stream": True, "max_tokens": 5,
+            "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 200 and r.headers["x-toolstream-transport"] == "dropped"
+    assert b"message_stop" not in r.content and b"input_json_delta" in r.content
+
+
+def test_non_streaming_answers(emu: VendorEmulator) -> None:
+    import anthropic
+    import openai
+    from google import genai
+    from google.genai import types
+
+    oc = openai.OpenAI(base_url=emu.base_url + "/v1", api_key="t", max_retries=0)
+    chat = oc.chat.completions.create(model="scenario:resent_duplicate",
+                                      messages=[{"role": "user", "content": "x"}])
+    tc = chat.choices[0].message.tool_calls[0]  # type: ignore[index]
+    assert tc.function.arguments == '{"city":"Paris"}' * 2  # type: ignore[union-attr]
+    resp = oc.responses.create(model="scenario:truncated_length", input="x")
+    assert resp.status == "incomplete" and resp.incomplete_details is not None
+    assert resp.incomplete_details.reason == "max_output_tokens"
+    ac = anthropic.Anthropic(base_url=emu.base_url, api_key="t", max_retries=0)
+    msg = ac.messages.create(model="scenario:parallel_calls", max_tokens=5,
+                             messages=[{"role": "user", "content": "x"}])
+    assert [b.input for b in msg.content] == [{"city": "Paris"}, {"city": "Tokyo"}]  # type: ignore[union-attr]
+    assert msg.stop_reason == "tool_use"
+    gc = genai.Client(api_key="t", http_options=types.HttpOptions(base_url=emu.base_url))
+    g = gc.models.generate_content(model="scenario:no_args", contents="x")
+    assert g.function_calls and g.function_calls[0].name == "get_time"
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.post(emu.base_url + "/v1/chat/completions",
+                   json={"model": "scenario:dropped_connection", "messages": []})
+    with pytest.raises(openai.InternalServerError):
+        oc.chat.completions.create(model="scenario:error_event",
+                                   messages=[{"role": "user", "content": "x"}])
+
+
+# -- unpaired tool calls get the vendor's 400 --------------------------------------------------
+
+CHAT_CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "call_a", "type": "function", "function": {"name": "get_time", "arguments": "{}"}},
+    {"id": "call_b", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]}
+
+
+def _post(emu: VendorEmulator, path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(emu.base_url + path, json=body, timeout=10)
+
+
+def test_openai_chat_unpaired_tool_call_is_400(emu: VendorEmulator) -> None:
+    user = {"role": "user", "content": "hi"}
+    one = {"role": "tool", "tool_call_id": "call_a", "content": "ok"}
+    two = {"role": "tool", "tool_call_id": "call_b", "content": "ok"}
+    bad = _post(emu, "/v1/chat/completions", {"model": "m", "messages": [user, CHAT_CALL, one]})
+    assert bad.status_code == 400
+    err = bad.json()["error"]
+    assert err["type"] == "invalid_request_error" and "call_b" in err["message"]
+    assert err["message"].startswith("An assistant message with 'tool_calls' must be followed")
+    stray = _post(emu, "/v1/chat/completions", {"model": "m", "messages": [user, one]})
+    assert stray.status_code == 400 and "role 'tool'" in stray.json()["error"]["message"]
+    good = _post(emu, "/v1/chat/completions",
+                 {"model": "m", "messages": [user, CHAT_CALL, two, one, user]})
+    assert good.status_code == 200
+
+
+def test_openai_responses_unpaired_function_call_is_400(emu: VendorEmulator) -> None:
+    call = {"type": "function_call", "call_id": "call_a", "name": "get_time", "arguments": "{}"}
+    out = {"type": "function_call_output", "call_id": "call_a", "output": "ok"}
+    bad = _post(emu, "/v1/responses", {"model": "m", "input": [call]})
+    assert bad.status_code == 400 and "call_a" in bad.json()["error"]["message"]
+    assert _post(emu, "/v1/responses", {"model": "m", "input": [call, out]}).status_code == 200
+    orphan = {**out, "call_id": "call_z"}
+    assert _post(emu, "/v1/responses", {"model": "m", "input": [orphan]}).status_code == 400
+
+
+def test_anthropic_unpaired_tool_use_is_400(emu: VendorEmulator) -> None:
+    use = {"role": "assistant", "content": [
+        {"type": "text", "text": "ok"},
+        {"type": "tool_use", "id": "toolu_a", "name": "get_time", "input": {}},
+        {"type": "tool_use", "id": "toolu_b", "name": "get_time", "input": {}}]}
+    res_a = {"type": "tool_result", "tool_use_id": "toolu_a", "content": "ok"}
+    res_b = {"type": "tool_result", "tool_use_id": "toolu_b", "content": "x", "is_error": True}
+    user = {"role": "user", "content": "hi"}
+    base = {"model": "m", "max_tokens": 5}
+    bad = _post(emu, "/v1/messages", {**base, "messages": [
+        user, use, {"role": "user", "content": [res_a]}]})
+    assert bad.status_code == 400
+    body = bad.json()
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert "`tool_use` ids were found without `tool_result` blocks immediately after: toolu_b" \
+        in body["error"]["message"]
+    late = _post(emu, "/v1/messages", {**base, "messages": [
+        user, use, user, {"role": "user", "content": [res_a, res_b]}]})
+    assert late.status_code == 400
+    good = _post(emu, "/v1/messages", {**base, "messages": [
+        user, use, {"role": "user", "content": [res_b, res_a, {"type": "text", "text": "go"}]}]})
+    assert good.status_code == 200
+
+
+def test_gemini_unpaired_function_call_is_400(emu: VendorEmulator) -> None:
+    path = "/v1beta/models/gemini-x:generateContent"
+    user = {"role": "user", "parts": [{"text": "hi"}]}
+    calls = {"role": "model", "parts": [{"functionCall": {"name": "get_time", "args": {}}},
+                                        {"functionCall": {"name": "get_time", "args": {}}}]}
+    one = {"role": "user", "parts": [{"functionResponse": {"name": "get_time",
+                                                            "response": {"ok": 1}}}]}
+    two = {"role": "user", "parts": one["parts"] * 2}
+    bad = _post(emu, path, {"contents": [user, calls, one]})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert "number of function response parts" in bad.json()["error"]["message"]
+    assert _post(emu, path, {"contents": [user, calls, two]}).status_code == 200
+    assert _post(emu, path, {"contents": [user, one]}).status_code == 400
+
+
+def test_unknown_path_and_scenario_on_wrong_api(emu: VendorEmulator) -> None:
+    assert _post(emu, "/v2/nothing", {}).status_code == 404
+    wrong = _post(emu, "/v1/messages", {"model": "scenario:missing_index", "max_tokens": 5,
+                                        "messages": [{"role": "user", "content": "x"}]})
+    assert wrong.status_code == 400 and wrong.json()["type"] == "error"
