@@ -5,6 +5,7 @@ Converting SDK objects with ``model_dump`` per chunk would cost more than the as
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 __all__ = ["field", "field2", "text_of"]
@@ -30,6 +31,8 @@ def field2(obj: Any, wire: str, sdk: str) -> Any:
 
 def text_of(value: Any) -> str | None:
     """Enum members (google-genai ``FinishReason``) and plain strings as their string value."""
+    if isinstance(value, enum.Enum):  # str-mixin enums would otherwise print as Class.MEMBER
+        value = value.value
     if value is None or isinstance(value, str):
         return value
     inner = getattr(value, "value", None)

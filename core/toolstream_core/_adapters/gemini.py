@@ -155,8 +155,8 @@ class GeminiAdapter:
                 builder = PartialArgs(dict(args) if isinstance(args, dict) else None)
                 self._builders[key] = builder
                 sink.set_value(key, builder.root, count=False)
-            else:
-                sink.set_value(key, args if args is not None else {}, count=args is not None)
+            elif args is not None:  # no args at all is a no-argument call: raw stays None
+                sink.set_value(key, args)
         elif partial or args is not None:
             opened = self._open.get(ci)
             if opened is None:
