@@ -10,7 +10,6 @@ collects the outcomes into one JSON-ready document, and lays the table out.
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -60,26 +59,23 @@ class Case:
 
 
 def find_cassette_dir(explicit: str | None = None) -> Path:
-    """Where the bundled cassettes are.
+    """Where the cassettes are: ``--cassettes``, else the project's default lookup.
 
-    In order: ``--cassettes``, ``$TOOLSTREAM_CASSETTES``, a copy shipped inside
-    the package (``toolstream_core/_cassettes``), the repository's ``cassettes/``.
+    The default (`toolstream_core.testing._recording.default_cassette_dir`) is
+    ``$TOOLSTREAM_CASSETTES``, a copy shipped inside the package, then the
+    repository's ``cassettes/``.
     """
-    here = Path(__file__).resolve().parent
-    candidates = [
-        Path(explicit) if explicit else None,
-        Path(os.environ[CASSETTES_ENV]) if os.environ.get(CASSETTES_ENV) else None,
-        here / "_cassettes",
-        here.parent.parent / "cassettes",
-    ]
-    for candidate in candidates:
-        if candidate is not None and candidate.is_dir():
-            return candidate
-        if candidate is not None and candidate is candidates[0]:
-            raise DemoError(f"{candidate}: no such cassette directory")
-    raise DemoError(
-        f"no cassette directory found: pass --cassettes DIR or set ${CASSETTES_ENV}"
-    )
+    if explicit:
+        root = Path(explicit)
+    else:
+        from toolstream_core.testing._recording import default_cassette_dir
+
+        root = default_cassette_dir()
+    if not root.is_dir():
+        raise DemoError(
+            f"{root}: no cassette directory (pass --cassettes DIR or set ${CASSETTES_ENV})"
+        )
+    return root
 
 
 def find_cases(
@@ -113,9 +109,9 @@ def _stream_interaction(path: Path) -> tuple[int, dict[str, Any]]:
     interactions = read_cassette(path)
     for index, interaction in enumerate(interactions):
         status = (interaction.get("response") or {}).get("status") or {}
-        if isinstance(status, dict) and isinstance(status.get("code"), int):
-            if status["code"] >= 400:
-                continue
+        code = status.get("code") if isinstance(status, dict) else None
+        if isinstance(code, int) and code >= 400:
+            continue
         body = response_body(interaction.get("response") or {})
         if body.strip():
             return index, interaction
@@ -160,9 +156,17 @@ def run_demo(
 def _row(case: Case, index: int, outcomes: dict[str, Outcome]) -> dict[str, Any]:
     ts = outcomes.get("toolstream")
     rejected = [c for c in ts.calls if c.verdict in (REJECT, DROP)] if ts else []
+    known_ids = {c.id for c in ts.calls if c.id} if ts else set()
     flagged = {
         engine: [c.name or "?" for c in outcome.calls if c.verdict == RUN
-                 and _matches_any(c, rejected)]
+                 and _matches_any(c, rejected, known_ids)]
+        for engine, outcome in outcomes.items()
+        if engine != "toolstream"
+    }
+    committed = sum(1 for c in ts.calls if c.verdict == COMMIT) if ts else 0
+    extra = {
+        engine: max(0, sum(1 for c in outcome.calls if c.verdict == RUN)
+                    - committed - len(flagged[engine]))
         for engine, outcome in outcomes.items()
         if engine != "toolstream"
     }
@@ -176,18 +180,20 @@ def _row(case: Case, index: int, outcomes: dict[str, Outcome]) -> dict[str, Any]
         "raw_arguments": ts.extra.get("raw_arguments") if ts else None,
         "engines": {engine: outcome.as_dict() for engine, outcome in outcomes.items()},
         "runs_what_toolstream_rejects": flagged,
+        "runs_beyond_toolstream": extra,
     }
 
 
-def _matches_any(call: Any, rejected: Sequence[Any]) -> bool:
-    """Is a peer's call one toolstream rejected? By id when both have one, else by name."""
-    for other in rejected:
-        if call.id and other.id:
-            if call.id == other.id:
-                return True
-        elif call.name == other.name:
-            return True
-    return False
+def _matches_any(call: Any, rejected: Sequence[Any], known_ids: set[str]) -> bool:
+    """Is a peer's call one toolstream rejected?
+
+    By id when the vendor sent one both sides kept; a call whose id toolstream never
+    saw (a framework-made id, e.g. LangChain's for Gemini) matches by tool name.
+    A call without a name is no tool's call and matches nothing.
+    """
+    if call.id and call.id in known_ids:
+        return any(call.id == other.id for other in rejected)
+    return bool(call.name) and any(call.name == other.name for other in rejected)
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -197,11 +203,19 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for engine in ENGINES
         if engine != "toolstream"
     }
+    extra = {
+        engine: sum(r["runs_beyond_toolstream"].get(engine, 0) for r in rows)
+        for engine in unsafe
+    }
     return {
         "scenarios": len(rows),
         "toolstream_committed": sum(1 for c in ts_calls if c["verdict"] == COMMIT),
         "toolstream_rejected": sum(1 for c in ts_calls if c["verdict"] in (REJECT, DROP)),
+        "toolstream_error_results": sum(
+            len(r["engines"].get("toolstream", {}).get("error_results", [])) for r in rows
+        ),
         "peer_runs_of_rejected_calls": unsafe,
+        "peer_runs_beyond_committed": extra,
     }
 
 
@@ -245,32 +259,58 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
+_MAX_GROUPS = 4  # per cell; the JSON document always has every call
+
+
+def _wrap2(text: str, width: int) -> list[str]:
+    """At most two lines of ``text``, the second clipped."""
+    pieces = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    if len(pieces) > 2:
+        pieces = [pieces[0], _clip(" ".join(pieces[1:]), width)]
+    return pieces
+
+
+def _call_lines(call: dict[str, Any], count: int, flagged: set[str],
+                width: int) -> list[tuple[str, str]]:
+    """One call (or ``count`` identical ones): verdict and name, then arguments or reason."""
+    name = call["name"] or "(no name)"
+    verdict = call["verdict"]
+    if verdict == RUN:
+        word, colour, detail = "RUNS", "r" if name in flagged else "", compact(call["arguments"])
+    elif verdict == INVALID:
+        word, colour, detail = "invalid", "y", call["reason"] or "?"
+    elif verdict == COMMIT:
+        word, colour, detail = "COMMITS", "g", compact(call["arguments"])
+    else:
+        word, colour, detail = "REJECTS", "y", call["reason"] or "?"
+    times = f" x{count}" if count > 1 else ""
+    head = f"{word} {name}{times}"
+    # A long (e.g. wrongly concatenated) name is the point: wrap it, do not hide it.
+    heads = [head] if len(head) <= width else [word + times, *_wrap2(name, width)]
+    return [(h, colour) for h in heads] + [(p, colour) for p in _wrap2(detail, width)]
+
+
 def _cell_lines(engine: str, outcome: dict[str, Any], row: dict[str, Any], width: int,
                 style: Style) -> list[str]:
-    """One engine's cell: a line per call (verdict + name), then its arguments, clipped."""
+    """One engine's cell: each call's verdict, name and arguments; repeats grouped."""
     if outcome["status"] == "unavailable":
         return [(style.dim(line)) for line in textwrap.wrap(outcome["error"] or "n/a", width)]
     lines: list[tuple[str, str]] = []  # (text, colour)
     flagged = set(row["runs_what_toolstream_rejects"].get(engine, []))
     if outcome["status"] == "raised":
-        lines.append((_clip("raises " + (outcome["error"] or "?").split(":")[0], width), "y"))
+        lines.append(("raises", "y"))
+        lines.append((_clip((outcome["error"] or "?").split(":")[0], width), "y"))
+    groups: list[tuple[dict[str, Any], int]] = []
     for call in outcome["calls"]:
-        name = call["name"] or "?"
-        verdict = call["verdict"]
-        if verdict == RUN:
-            colour = "r" if name in flagged else ""
-            lines.append((_clip(f"RUNS {name}", width), colour))
-            args = _clip(compact(call["arguments"]), 3 * width)
-            lines.extend((piece, colour) for piece in textwrap.wrap(args, width)[:2])
-        elif verdict == INVALID:
-            lines.append((_clip(f"invalid {name}", width), "y"))
-        elif verdict == COMMIT:
-            lines.append((_clip(f"COMMITS {name}", width), "g"))
-            args = _clip(compact(call["arguments"]), 2 * width)
-            lines.extend((piece, "g") for piece in textwrap.wrap(args, width)[:2])
+        if groups and groups[-1][0] == call:
+            groups[-1] = (call, groups[-1][1] + 1)
         else:
-            lines.append((_clip(f"REJECTS {name}", width), "y"))
-            lines.append((_clip(call["reason"] or "?", width), "y"))
+            groups.append((call, 1))
+    for call, count in groups[:_MAX_GROUPS]:
+        lines.extend(_call_lines(call, count, flagged, width))
+    hidden = sum(count for _, count in groups[_MAX_GROUPS:])
+    if hidden:
+        lines.append((f"+{hidden} more call(s)", "d"))
     if not lines:
         lines.append(("no tool call", "d"))
     paint = {"r": style.red, "g": style.green, "y": style.yellow, "d": style.dim}
@@ -296,7 +336,7 @@ def _pad(text: str, width: int) -> str:
 def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
     """The demo as a table that fits ``total_width`` columns."""
     engines = list(doc["engines"])
-    first = 17
+    first = 16
     gap = 2
     col = max(12, (total_width - first - gap * len(engines)) // max(1, len(engines)))
     out: list[str] = []
@@ -309,13 +349,14 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
         if row["scenario"] != current:
             current = row["scenario"]
             out.append("")
-            title = style.bold(current)
-            if row.get("description"):
-                title += " — " + _clip(row["description"], total_width - len(current) - 3)
-            out.append(title)
-            out.append(header)
+            title = current + (" — " + row["description"] if row.get("description") else "")
+            wrapped = textwrap.wrap(title, total_width, subsequent_indent="  ")
+            out.append(style.bold(current) + wrapped[0][len(current):])
+            out.extend(wrapped[1:])
+            out.append(header.rstrip())
             out.append(style.dim(rule))
-        labels = [row["api"], style.dim(_clip(f"finish: {row['finish_reason']}", first))]
+        stop = row["finish_reason"] if row["finish_reason"] is not None else "(none)"
+        labels = [row["api"], style.dim(_clip(f"stop: {stop}", first))]
         cells = [
             _cell_lines(e, row["engines"][e], row, col, style) for e in engines
         ]
@@ -330,13 +371,19 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
     out.append("")
     out.append(
         f"toolstream: {summary['toolstream_committed']} committed, "
-        f"{summary['toolstream_rejected']} rejected (each answered by one error result)."
+        f"{summary['toolstream_rejected']} rejected, "
+        f"{summary['toolstream_error_results']} error result(s) pairing them."
     )
     for engine, count in summary["peer_runs_of_rejected_calls"].items():
         if engine in doc["engines"]:
-            mark = style.red(str(count)) if count else str(count)
-            out.append(f"{doc['engines'][engine]} would run {mark} of the calls toolstream "
-                       f"rejects.")
-    out.append(style.dim("RUNS = handed to the tool runner; invalid = set aside, its id left "
-                         "unanswered."))
+            more = summary["peer_runs_beyond_committed"].get(engine, 0)
+            out.append(
+                f"{doc['engines'][engine]} would run "
+                f"{style.red(str(count)) if count else count} call(s) toolstream rejects"
+                + (f", and {style.red(str(more))} more (repeats, nameless calls)" if more else "")
+                + "."
+            )
+    out.append(style.dim("RUNS: handed to the tool runner. invalid: set aside, its id left "
+                         "unanswered. raises: the"))
+    out.append(style.dim("stream ends in an exception; nothing runs and no id is answered."))
     return "\n".join(out) + "\n"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -269,16 +270,21 @@ def _json_schema_types(schema: Any) -> Any:
 def replaying(target: Target) -> Iterator[None]:
     """Serve the target's recorded response to whatever client asks, offline.
 
-    Matching on method and path only: the recorded host/port (an ephemeral
-    emulator port, or a vendor host) and the query (`?alt=sse`, a scrubbed key)
-    do not matter, and every engine's request body differs slightly anyway.
+    Uses the project's replay configuration (`toolstream_core.testing._recording`):
+    ``record_mode="none"``, matching on method, host and path (the engines ask the
+    recorded URL, since the base URL is derived from it), and a response recorded
+    as a dropped connection replayed as one: its body, then the transport error
+    httpx raises when the peer closes mid-body.
     """
     try:
-        import vcr
-    except ImportError as exc:  # pragma: no cover - vcrpy is in every extra that runs this
+        from toolstream_core.testing._recording import replay_vcr, replaying_drops
+    except ImportError as exc:  # vcrpy missing
         raise EngineUnavailable("record") from exc
-    player = vcr.VCR(record_mode="none", match_on=("method", "path"))
-    with player.use_cassette(str(target.cassette)):
+    try:
+        player = replay_vcr()
+    except ImportError as exc:
+        raise EngineUnavailable("record") from exc
+    with replaying_drops(), player.use_cassette(str(target.cassette)):
         yield
 
 
@@ -287,8 +293,14 @@ def run_engine(engine: str, target: Target) -> Outcome:
     runner = _RUNNERS[engine]
     label = _label(engine, target.api)
     try:
-        with replaying(target):
-            return runner(target, label)
+        with replaying(target), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outcome = runner(target, label)
+        if caught:
+            # Framework warnings (e.g. "unexpected tool content block") are part of what
+            # the user would see; keep them in the document instead of on stderr.
+            outcome.extra["warnings"] = sorted({str(w.message)[:200] for w in caught})
+        return outcome
     except EngineUnavailable as exc:
         return Outcome(
             engine,
@@ -456,7 +468,7 @@ def _toolstream(target: Target, label: str) -> Outcome:
         calls=calls,
         error=None if error is None else _exc_text(error),
         extra={
-            "finish_reason": turn.finish_reason,
+            "finish_reason": _text(turn.finish_reason),
             "complete": bool(turn.complete),
             "raw_arguments": raw,
             "error_results": [
@@ -534,31 +546,56 @@ def _llamaindex(target: Target, label: str) -> Outcome:
     return Outcome("llamaindex", label, "ok", calls=calls)
 
 
+# LlamaIndex refuses model names it has no context-window entry for (an emulator's
+# "scenario:..." or a new vendor model). The replayed response does not depend on the
+# requested name (OpenAI and Anthropic carry it in the body, which is not matched), so a
+# known name stands in; stream parsing is the same for every model of these families.
+_LLAMAINDEX_STAND_IN = {
+    "openai-chat": "gpt-4o-mini",
+    "openai-responses": "gpt-4o-mini",
+    "anthropic": "claude-sonnet-4-5",
+}
+
+
+def _llamaindex_model(api: str, model: str) -> str:
+    try:
+        if api == "anthropic":
+            from llama_index.llms.anthropic.utils import anthropic_modelname_to_contextsize
+
+            anthropic_modelname_to_contextsize(model)
+        else:
+            from llama_index.llms.openai.utils import openai_modelname_to_contextsize
+
+            openai_modelname_to_contextsize(model)
+    except ValueError:
+        return _LLAMAINDEX_STAND_IN[api]
+    return model
+
+
 def _llamaindex_llm(target: Target) -> Any:
     extra = "llamaindex"
-    if target.api == "openai-chat":
-        openai_llm = _need(extra, lambda: __import__("llama_index.llms.openai",
-                                                     fromlist=["x"]).OpenAI)
-        return openai_llm(
-            model=target.model, api_base=target.base_url, api_key=_DEMO_KEY, max_retries=0
-        )
-    if target.api == "openai-responses":
-        responses_llm = _need(extra, lambda: __import__("llama_index.llms.openai",
-                                                        fromlist=["x"]).OpenAIResponses)
-        return responses_llm(
-            model=target.model, api_base=target.base_url, api_key=_DEMO_KEY, max_retries=0
+    if target.api == "gemini":
+        google_llm = _need(extra, lambda: __import__("llama_index.llms.google_genai",
+                                                     fromlist=["x"]).GoogleGenAI)
+        # Both limits given so the constructor does not fetch model metadata (a GET the
+        # recorded exchange does not hold); the model is in the URL path, so it is kept.
+        return google_llm(
+            model=target.model, api_key=_DEMO_KEY, http_options=_gemini_http_options(target),
+            max_tokens=_MAX_TOKENS, context_window=1_000_000,
         )
     if target.api == "anthropic":
         anthropic_llm = _need(extra, lambda: __import__("llama_index.llms.anthropic",
                                                         fromlist=["x"]).Anthropic)
         return anthropic_llm(
-            model=target.model, base_url=target.base_url, api_key=_DEMO_KEY, max_retries=0,
-            max_tokens=_MAX_TOKENS,
+            model=_llamaindex_model(target.api, target.model), base_url=target.base_url,
+            api_key=_DEMO_KEY, max_retries=0, max_tokens=_MAX_TOKENS,
         )
-    google_llm = _need(extra, lambda: __import__("llama_index.llms.google_genai",
-                                                 fromlist=["x"]).GoogleGenAI)
-    return google_llm(
-        model=target.model, api_key=_DEMO_KEY, http_options=_gemini_http_options(target)
+    name = "OpenAI" if target.api == "openai-chat" else "OpenAIResponses"
+    openai_llm = _need(extra, lambda: getattr(__import__("llama_index.llms.openai",
+                                                         fromlist=["x"]), name))
+    return openai_llm(
+        model=_llamaindex_model(target.api, target.model), api_base=target.base_url,
+        api_key=_DEMO_KEY, max_retries=0,
     )
 
 
@@ -616,6 +653,11 @@ def _sdk(target: Target, label: str) -> Outcome:
         for fc in chunk.function_calls or []:
             calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
     return Outcome("sdk", label, "ok", calls=calls)
+
+
+def _text(value: Any) -> Any:
+    """An SDK enum (google-genai's ``FinishReason.STOP``) as its wire string."""
+    return getattr(value, "value", value)
 
 
 def _loaded(name: str | None, call_id: str | None, text: str | None, parsed: Any) -> CallView:

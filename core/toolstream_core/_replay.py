@@ -30,6 +30,11 @@ PROVIDERS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "g
 
 STREAM_SUFFIXES: tuple[str, ...] = (".jsonl", ".yaml", ".yml")
 
+DROPPED_HEADER = "x-toolstream-transport"
+"""Response header (value ``dropped``) with which the emulator marks a cassette body that
+ended because the connection dropped: vcrpy cannot store a broken body, so the marker
+stands for it (same name as `toolstream_core.testing.DROPPED_HEADER`)."""
+
 
 class SourceError(Exception):
     """A recording that cannot be read or understood (the CLI's exit code 3)."""
@@ -258,6 +263,10 @@ def _load_cassette(path: Path, data: bytes) -> list[StreamSource]:
         else:
             events, complete, notes_body = decode_body(body, content_type)
             notes.extend(notes_body)
+            marker = header_value(response.get("headers"), DROPPED_HEADER)
+            if marker is not None and marker.lower() == "dropped":
+                complete = False
+                notes.append(f"recorded as a dropped connection ({DROPPED_HEADER}: dropped)")
         sources.append(
             StreamSource(
                 origin=str(path),
