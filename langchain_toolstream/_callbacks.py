@@ -1,0 +1,203 @@
+"""``ToolstreamCallbackHandler``: tool-call progress for a UI, per model run, without executing.
+
+Two sources, one stream of events:
+
+- runs of a gated model (``with_toolstream`` / ``ToolstreamMiddleware``) push the core's own
+  events (``CallOpened``, ``ArgumentsDelta``, ``CallCommitted``, ``CallRejected``), judged on the
+  vendor's raw stream;
+- runs of a plain chat model are observed through ``on_llm_new_token(chunk=...)``: the handler
+  converts LangChain's chunks back to vendor events and runs its own assembler per ``run_id``.
+  That view is lossy (see ``_convert``) and is for display only: it never changes a result.
+
+The handler can also ask a gated run to stop (``cancel()``): the run ends at the next chunk
+with every open call cancelled and paired, and the HTTP stream is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGenerationChunk, LLMResult
+from toolstream_core import (
+    ArgumentsDelta,
+    AssembleConfig,
+    Assembler,
+    AssemblerEvent,
+    CallCommitted,
+    CallOpened,
+    CallRejected,
+)
+
+from ._convert import ChunkConverter
+from ._tools import registry_from_tools, to_config
+
+__all__ = ["RunStats", "ToolstreamCallbackHandler"]
+
+_log = logging.getLogger("langchain_toolstream")
+
+EventCallback = Callable[[UUID, AssemblerEvent], None]
+
+
+@dataclass
+class RunStats:
+    """What one model run did with tool calls (numbers a dashboard or a log line wants)."""
+
+    gated: bool = False
+    opened: int = 0
+    committed: int = 0
+    rejected: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    started_at: float = field(default_factory=time.monotonic)
+    first_commit_s: float | None = None
+    finished: bool = False
+    bytes_by_call: dict[Any, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def argument_bytes(self) -> int:
+        """UTF-8 bytes of arguments received, over every call of the run."""
+        return sum(self.bytes_by_call.values())
+
+
+class _Observed:
+    """An ungated run: LangChain chunks -> chat events -> a display-only assembler."""
+
+    __slots__ = ("assembler", "converter")
+
+    def __init__(self, assembler: Assembler) -> None:
+        self.assembler = assembler
+        self.converter = ChunkConverter()
+
+
+class ToolstreamCallbackHandler(BaseCallbackHandler):
+    """Observe streamed tool calls per run; optionally cancel the runs in flight.
+
+    ``on_event(run_id, event)`` receives every core event as it happens. ``stats[run_id]``
+    keeps per-run counters. ``cancel()`` asks every gated run in flight to stop.
+    """
+
+    run_inline = True  # events must reach the UI in stream order, also from async runs
+    raise_error = False
+
+    def __init__(
+        self,
+        on_event: EventCallback | None = None,
+        *,
+        tools: Any = None,
+        config: AssembleConfig | Any = None,
+    ) -> None:
+        self.on_event = on_event
+        self.stats: dict[UUID, RunStats] = {}
+        self._tools = registry_from_tools(tools)
+        self._config = to_config(config)
+        self._lock = threading.Lock()
+        self._active: set[UUID] = set()
+        self._cancelled: dict[UUID, str] = {}
+        self._observed: dict[UUID, _Observed] = {}
+
+    # -- cancellation --------------------------------------------------------------------------
+
+    def cancel(self, run_id: UUID | None = None, reason: str = "cancelled by the user") -> None:
+        """Stop ``run_id`` (default: every model run in flight) at its next chunk."""
+        with self._lock:
+            targets = [run_id] if run_id is not None else list(self._active)
+            for target in targets:
+                self._cancelled[target] = reason
+
+    def cancel_requested(self, run_id: UUID) -> bool:
+        with self._lock:
+            return run_id in self._cancelled
+
+    # -- gated runs ----------------------------------------------------------------------------
+
+    def on_toolstream_start(self, *, run_id: UUID) -> None:
+        """Called by the gated model when it starts: its events come from the raw stream."""
+        with self._lock:
+            self.stats.setdefault(run_id, RunStats()).gated = True
+            self._observed.pop(run_id, None)
+
+    def on_toolstream_event(
+        self, event: AssemblerEvent, *, run_id: UUID, parent_run_id: UUID | None = None
+    ) -> None:
+        """Called by the gated model with the core's event (judged on the raw vendor stream)."""
+        with self._lock:
+            stats = self.stats.setdefault(run_id, RunStats())
+            stats.gated = True
+            self._observed.pop(run_id, None)
+        self._record(run_id, stats, event)
+
+    # -- every run -----------------------------------------------------------------------------
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        with self._lock:
+            self._active.add(run_id)
+            self.stats.setdefault(run_id, RunStats())
+
+    def on_llm_new_token(
+        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if not isinstance(chunk, ChatGenerationChunk):
+            return
+        with self._lock:
+            stats = self.stats.setdefault(run_id, RunStats())
+            if stats.gated:
+                return
+            observed = self._observed.get(run_id)
+            if observed is None:
+                observed = self._observed[run_id] = _Observed(self._new_assembler(run_id, stats))
+        for event in observed.converter.events(chunk):
+            observed.assembler.feed(event)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, transport_complete=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, transport_complete=False)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _new_assembler(self, run_id: UUID, stats: RunStats) -> Assembler:
+        def forward(event: AssemblerEvent) -> None:
+            self._record(run_id, stats, event)
+
+        return Assembler(tools=self._tools, config=self._config, provider="openai-chat",
+                         on_event=forward)
+
+    def _end(self, run_id: UUID, *, transport_complete: bool) -> None:
+        with self._lock:
+            self._active.discard(run_id)
+            self._cancelled.pop(run_id, None)
+            observed = self._observed.pop(run_id, None)
+            stats = self.stats.get(run_id)
+        if observed is not None:
+            observed.assembler.finish(transport_complete=transport_complete)
+        if stats is not None:
+            stats.finished = True
+
+    def _record(self, run_id: UUID, stats: RunStats, event: AssemblerEvent) -> None:
+        if isinstance(event, CallOpened):
+            stats.opened += 1
+        elif isinstance(event, ArgumentsDelta):
+            stats.bytes_by_call[event.key] = event.total_bytes
+        elif isinstance(event, CallCommitted):
+            stats.committed += 1
+            if stats.first_commit_s is None:
+                stats.first_commit_s = time.monotonic() - stats.started_at
+        elif isinstance(event, CallRejected):
+            stats.rejected += 1
+            reason = str(event.call.reason) if event.call.reason else "unknown"
+            stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
+        if self.on_event is not None:
+            try:
+                self.on_event(run_id, event)
+            except Exception:  # a UI bug must not break the model call
+                _log.exception("toolstream: on_event callback failed")

@@ -1,0 +1,382 @@
+"""``with_toolstream(model)``: a chat model whose tool calls are only the ones proven complete.
+
+It is a real ``BaseChatModel``, so it goes wherever the wrapped model went (LCEL, LangGraph
+``ToolNode`` graphs, ``create_agent``) and keeps every streaming behaviour: text streams chunk by
+chunk; only the tool-call parts wait for the vendor's completion signal. See ``_gate`` for what
+happens to each chunk and ``_tap`` for how the vendor's own events are reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.chat_models import (
+    agenerate_from_stream,
+    generate_from_stream,
+)
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableBinding
+from pydantic import ConfigDict, Field
+from toolstream_core import AssembleConfig, Turn
+
+from ._callbacks import ToolstreamCallbackHandler
+from ._gate import GateRun, OnStreamError
+from ._messages import finalize_message
+from ._rebind import rebind
+from ._tools import Registry, merge_registries, registry_from_bound_tools, registry_from_tools, to_config
+
+__all__ = ["ToolstreamChatModel", "with_toolstream"]
+
+_log = logging.getLogger("langchain_toolstream")
+
+
+class ToolstreamChatModel(BaseChatModel):
+    """A chat model wrapper that gates streamed tool calls through ``toolstream_core``.
+
+    The final ``AIMessage.tool_calls`` holds only committed calls, with arguments from one
+    strict parse; every other call is in ``invalid_tool_calls`` with ``error`` set to the
+    reason, and ``response_metadata["toolstream"]`` records the decision (see
+    ``error_tool_messages`` to pair the rejected ids).
+    """
+
+    chat_model: BaseChatModel
+    """The model being gated (``ChatOpenAI``, ``ChatAnthropic``, ``ChatGoogleGenerativeAI``...)."""
+
+    tool_registry: Any = None
+    """``name -> JSON Schema | ToolSpec`` the gate validates against. ``None``: the tools bound
+    with ``bind_tools`` (if any) are the registry."""
+
+    toolstream_config: Any = Field(default_factory=AssembleConfig)
+    """The ``AssembleConfig`` policy (``agent_stream_assemble:``)."""
+
+    on_stream_error: OnStreamError = "raise"
+    """When the stream fails after a tool call started: ``"raise"`` the error (default, what a
+    chat model does), or ``"pair"``: return the partial message with every call rejected, so an
+    agent can answer each id and let the model retry."""
+
+    on_turn: Callable[[Turn], None] | None = Field(default=None, exclude=True)
+    """Called with the core's ``Turn`` after every model call, cancelled ones included."""
+
+    bound_registry: Any = Field(default=None, exclude=True)
+    """Set by ``bind_tools``: the registry derived from the bound tools."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    # -- identity: the wrapper reports the wrapped model ---------------------------------------
+
+    @property
+    def _llm_type(self) -> str:
+        return f"toolstream-{self.chat_model._llm_type}"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"chat_model": self.chat_model._identifying_params, "gate": "toolstream"}
+
+    @property
+    def model_name(self) -> str | None:
+        """The wrapped model's name, for code that inspects ``model_name`` / ``model``."""
+        name = getattr(self.chat_model, "model_name", None) or getattr(self.chat_model, "model", None)
+        return name if isinstance(name, str) else None
+
+    def _resolve_model_profile(self) -> Any:
+        return self.chat_model.profile
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        return self.chat_model._get_ls_params(stop=stop, **kwargs)
+
+    def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Any = None) -> int:
+        return self.chat_model.get_num_tokens_from_messages(messages, tools=tools)
+
+    def get_token_ids(self, text: str) -> list[int]:
+        return self.chat_model.get_token_ids(text)
+
+    # -- binding -------------------------------------------------------------------------------
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | Any],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind through the wrapped model's own ``bind_tools``; the result stays gated."""
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        bound = self.chat_model.bind_tools(tools, **kwargs)
+        gated = self.model_copy(update={"bound_registry": registry_from_tools(list(tools))})
+        return rebind(bound, self.chat_model, gated)
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
+        """The wrapped model's structured output, with its model step gated."""
+        runnable = self.chat_model.with_structured_output(schema, include_raw=include_raw, **kwargs)
+        return rebind(runnable, self.chat_model, self, registry_from_bound_tools)
+
+    # -- the gate ------------------------------------------------------------------------------
+
+    def _registry(self, kwargs: Mapping[str, Any]) -> Registry | None:
+        bound = self.bound_registry
+        if bound is None and kwargs.get("tools"):
+            bound = registry_from_bound_tools(kwargs["tools"])
+        return merge_registries(self.tool_registry, bound)
+
+    def _new_run(self, kwargs: Mapping[str, Any]) -> GateRun:
+        return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config)
+
+    def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
+        inner = self.chat_model
+        return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
+
+    def _report(self, run: GateRun) -> None:
+        if self.on_turn is not None and run.turn is not None:
+            try:
+                self.on_turn(run.turn)
+            except Exception:  # an observer must never change the result
+                _log.exception("toolstream: on_turn callback failed")
+
+    def _give_up(self, run: GateRun, error: BaseException) -> bool:
+        """Whether ``error`` must propagate rather than end the turn with paired calls."""
+        return self.on_stream_error == "raise" or not run.has_calls
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        run = self._new_run(kwargs)
+        handlers = _handlers(run_manager)
+        for handler in handlers:
+            handler.on_toolstream_start(run_id=run_manager.run_id)  # type: ignore[union-attr]
+        if self._streaming_off(kwargs):
+            yield from self._one_shot(run, handlers, run_manager, messages, stop, **kwargs)
+            return
+        source = run.model._stream(messages, stop=stop, **kwargs)
+        error: Exception | None = None
+        try:
+            for chunk in source:
+                out = run.observe(chunk)
+                _dispatch(run, handlers, run_manager)
+                if out is not None:
+                    yield out
+                if _cancel_requested(handlers, run_manager):
+                    run.cancel("cancelled by the caller")
+                    break
+        except GeneratorExit:
+            run.cancel("the consumer stopped reading the stream")
+            _dispatch(run, handlers, run_manager)
+            self._report(run)
+            raise
+        except Exception as exc:
+            error = exc
+        finally:
+            _close(source)
+        run.finish(error)
+        _dispatch(run, handlers, run_manager)
+        self._report(run)
+        if error is not None and self._give_up(run, error):
+            raise error
+        yield run.final_chunk()
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        run = self._new_run(kwargs)
+        handlers = _handlers(run_manager)
+        for handler in handlers:
+            handler.on_toolstream_start(run_id=run_manager.run_id)  # type: ignore[union-attr]
+        if self._streaming_off(kwargs):
+            for out in await self._aone_shot(run, handlers, run_manager, messages, stop, **kwargs):
+                yield out
+            return
+        source = run.model._astream(messages, stop=stop, **kwargs)
+        error: Exception | None = None
+        try:
+            async for chunk in source:
+                out = run.observe(chunk)
+                _dispatch(run, handlers, run_manager)
+                if out is not None:
+                    yield out
+                if _cancel_requested(handlers, run_manager):
+                    run.cancel("cancelled by the caller")
+                    break
+        except (GeneratorExit, asyncio.CancelledError):
+            run.cancel("the model call was cancelled mid-stream")
+            _dispatch(run, handlers, run_manager)
+            self._report(run)
+            await _aclose(source)
+            raise
+        except Exception as exc:
+            error = exc
+        await _aclose(source)
+        run.finish(error)
+        _dispatch(run, handlers, run_manager)
+        self._report(run)
+        if error is not None and self._give_up(run, error):
+            raise error
+        yield run.final_chunk()
+
+    def _one_shot(
+        self,
+        run: GateRun,
+        handlers: list[ToolstreamCallbackHandler],
+        run_manager: CallbackManagerForLLMRun | None,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The wrapped model does not stream: gate its complete answer (one event set)."""
+        result = run.model._generate(messages, stop=stop, **kwargs)
+        yield from self._gate_result(run, handlers, run_manager, result)
+
+    async def _aone_shot(
+        self,
+        run: GateRun,
+        handlers: list[ToolstreamCallbackHandler],
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        **kwargs: Any,
+    ) -> list[ChatGenerationChunk]:
+        result = await run.model._agenerate(messages, stop=stop, **kwargs)
+        return list(self._gate_result(run, handlers, run_manager, result))
+
+    def _gate_result(
+        self,
+        run: GateRun,
+        handlers: list[ToolstreamCallbackHandler],
+        run_manager: Any,
+        result: ChatResult,
+    ) -> Iterator[ChatGenerationChunk]:
+        message = result.generations[0].message
+        if isinstance(message, AIMessage):
+            out = run.observe_message(message)
+            _dispatch(run, handlers, run_manager)
+            if out is not None:
+                yield out
+        run.finish(None)
+        _dispatch(run, handlers, run_manager)
+        self._report(run)
+        yield run.final_chunk()
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
+
+    # Every invoke path (plain, v1 streaming callbacks, v2 protocol events) ends here; the
+    # rejected calls go into ``invalid_tool_calls`` now, where aggregation cannot undo it.
+    def _generate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
+        return _finalize(super()._generate_with_cache(*args, **kwargs))
+
+    async def _agenerate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
+        return _finalize(await super()._agenerate_with_cache(*args, **kwargs))
+
+
+def _finalize(result: ChatResult) -> ChatResult:
+    for generation in result.generations:
+        generation.message = finalize_message(generation.message)
+    return result
+
+
+def _handlers(run_manager: Any) -> list[ToolstreamCallbackHandler]:
+    if run_manager is None:
+        return []
+    return [h for h in run_manager.handlers if isinstance(h, ToolstreamCallbackHandler)]
+
+
+def _dispatch(run: GateRun, handlers: list[ToolstreamCallbackHandler], run_manager: Any) -> None:
+    events = run.drain_events()
+    if not events or not handlers:
+        return
+    run_id = run_manager.run_id
+    for handler in handlers:
+        for event in events:
+            handler.on_toolstream_event(event, run_id=run_id, parent_run_id=run_manager.parent_run_id)
+
+
+def _cancel_requested(handlers: list[ToolstreamCallbackHandler], run_manager: Any) -> bool:
+    return any(h.cancel_requested(run_manager.run_id) for h in handlers)
+
+
+def _close(source: Any) -> None:
+    close = getattr(source, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:
+            _log.debug("toolstream: closing the inner stream failed", exc_info=True)
+
+
+async def _aclose(source: Any) -> None:
+    close = getattr(source, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:
+            _log.debug("toolstream: closing the inner stream failed", exc_info=True)
+
+
+def with_toolstream(
+    model: BaseChatModel | RunnableBinding[Any, Any],
+    *,
+    tools: Any = None,
+    config: AssembleConfig | Mapping[str, Any] | str | Path | None = None,
+    on_stream_error: OnStreamError = "raise",
+    on_turn: Callable[[Turn], None] | None = None,
+) -> Any:
+    """Gate ``model``'s streamed tool calls.
+
+    ``tools``: the registry (``name -> JSON Schema | ToolSpec``) or the tools themselves
+    (LangChain tools, pydantic classes, functions, tool dicts); by default the tools bound with
+    ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or YAML holding the
+    ``agent_stream_assemble:`` section. A model already bound with tools
+    (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound.
+    """
+    if isinstance(model, RunnableBinding) and isinstance(model.bound, BaseChatModel):
+        inner = with_toolstream(model.bound, tools=tools, config=config,
+                                on_stream_error=on_stream_error, on_turn=on_turn)
+        if tools is None and model.kwargs.get("tools"):
+            inner = inner.model_copy(
+                update={"bound_registry": registry_from_bound_tools(model.kwargs["tools"])}
+            )
+        return model.model_copy(update={"bound": inner})
+    if isinstance(model, ToolstreamChatModel):
+        return model
+    if not isinstance(model, BaseChatModel):
+        raise TypeError(f"with_toolstream: expected a chat model, got {type(model).__name__}")
+    return ToolstreamChatModel(
+        chat_model=model,
+        tool_registry=registry_from_tools(tools),
+        toolstream_config=to_config(config),
+        on_stream_error=on_stream_error,
+        on_turn=on_turn,
+    )
+

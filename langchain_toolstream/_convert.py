@@ -1,0 +1,143 @@
+"""LangChain message chunks -> OpenAI-chat-shaped events the core can assemble.
+
+This is the *fallback* view, used where the vendor's own events are out of reach: chat models
+whose SDK stream the gate cannot tap (integrations other than ChatOpenAI, ChatAnthropic and
+ChatGoogleGenerativeAI), and ``ToolstreamCallbackHandler`` observing a model it does not wrap.
+It is lossy and says so: LangChain has already dropped what it could not convert (an OpenAI
+delta without ``index``, Anthropic's ``message_stop``, Gemini ``partialArgs``), so a call
+assembled here is only as good as LangChain's chunks. The gated path (``_tap``) never uses it
+for a model it can tap.
+
+Every family is mapped onto Chat Completions deltas because that is the one vocabulary that
+can say everything a ``ToolCallChunk`` holds (index, id, name, argument fragment) plus a finish
+reason; the vendor's finish signal is translated to the chat finish reason that means the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+
+__all__ = ["ChunkConverter", "finish_reason_of", "message_to_events"]
+
+# Vendor stop signals -> the Chat Completions finish reason with the same meaning. Anything not
+# listed is passed through verbatim, which the core treats as an abnormal end (never a commit).
+_ANTHROPIC = {
+    "tool_use": "tool_calls",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+_GEMINI = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+}
+_RESPONSES = {"completed": "stop", "incomplete": "length", "failed": "error"}
+
+
+def finish_reason_of(metadata: Mapping[str, Any]) -> str | None:
+    """The chat-style finish reason hidden in a chunk's ``response_metadata``, if any."""
+    if metadata.get("stop_reason"):
+        reason = str(metadata["stop_reason"])
+        return _ANTHROPIC.get(reason, reason)
+    finish = metadata.get("finish_reason")
+    if finish:
+        text = str(getattr(finish, "value", finish))
+        if text in _GEMINI or text.isupper():
+            return _GEMINI.get(text, text.lower())
+        return text
+    status = metadata.get("status")
+    if isinstance(status, str) and status in _RESPONSES:
+        return _RESPONSES[status]
+    return None
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+class ChunkConverter:
+    """Per-stream state: one converter per model run."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self._opened: set[Any] = set()
+
+    def events(self, chunk: ChatGenerationChunk | BaseMessage) -> list[dict[str, Any]]:
+        """The chat events one LangChain chunk stands for (usually zero or one)."""
+        message = chunk.message if isinstance(chunk, ChatGenerationChunk) else chunk
+        out: list[dict[str, Any]] = []
+        calls = []
+        for tcc in getattr(message, "tool_call_chunks", None) or []:
+            entry: dict[str, Any] = {"type": "function", "function": {}}
+            index = tcc.get("index")
+            if isinstance(index, int):
+                entry["index"] = index
+            if tcc.get("id"):
+                entry["id"] = tcc["id"]
+            if tcc.get("name"):
+                entry["function"]["name"] = tcc["name"]
+            entry["function"]["arguments"] = tcc.get("args") or ""
+            calls.append(entry)
+        if calls:
+            out.append(_chat_chunk({"tool_calls": calls}))
+        metadata = dict(getattr(message, "response_metadata", None) or {})
+        if isinstance(chunk, ChatGenerationChunk) and chunk.generation_info:
+            metadata.update(chunk.generation_info)
+        finish = finish_reason_of(metadata)
+        if finish and self.finish_reason is None:
+            self.finish_reason = finish
+            out.append(_chat_chunk({}, finish))
+        return out
+
+
+def message_to_events(message: AIMessage) -> list[dict[str, Any]]:
+    """A complete (non-streamed) AIMessage as one chat chunk plus its finish reason.
+
+    Arguments come from the vendor's raw text where LangChain kept it (``invalid_tool_calls``
+    and ``additional_kwargs["tool_calls"]``); a parsed ``tool_calls`` entry is re-serialised,
+    which is faithful for non-streamed responses because LangChain parses those strictly.
+    """
+    import json
+
+    raw = {
+        tc.get("id"): tc.get("function", {}).get("arguments")
+        for tc in message.additional_kwargs.get("tool_calls") or []
+        if isinstance(tc, Mapping)
+    }
+    calls: list[dict[str, Any]] = []
+    for position, tc in enumerate(message.tool_calls):
+        args = raw.get(tc.get("id"))
+        calls.append({
+            "index": position,
+            "id": tc.get("id"),
+            "type": "function",
+            "function": {"name": tc["name"], "arguments": args if isinstance(args, str)
+                         else json.dumps(tc["args"])},
+        })
+    for offset, itc in enumerate(message.invalid_tool_calls):
+        calls.append({
+            "index": len(message.tool_calls) + offset,
+            "id": itc.get("id"),
+            "type": "function",
+            "function": {"name": itc.get("name"), "arguments": itc.get("args") or ""},
+        })
+    events = [_chat_chunk({"role": "assistant", "tool_calls": calls} if calls else {})]
+    finish = finish_reason_of(message.response_metadata or {})
+    if finish:
+        events.append(_chat_chunk({}, finish))
+    return events

@@ -1,0 +1,365 @@
+"""One gated model call: vendor events into the core, LangChain chunks out, minus the guesses.
+
+A ``GateRun`` sits between the wrapped integration and whoever consumes its chunks:
+
+- it feeds the core ``Assembler`` the vendor's own events (through ``_tap``), or LangChain's
+  chunks converted back (``_convert``) for models it cannot tap;
+- it passes text, reasoning, usage and metadata through chunk by chunk, so streaming UIs and
+  LangGraph's ``stream_mode="messages"`` still see every token;
+- it *withholds* everything that describes a client tool call (``tool_call_chunks``,
+  Anthropic ``tool_use`` / ``input_json_delta`` blocks, Responses ``function_call`` blocks,
+  ``additional_kwargs["tool_calls"|"function_call"]``), because LangChain aggregates those with
+  ``parse_partial_json`` and would turn ``{"path":"/tmp/a`` into a runnable call;
+- at the end it emits one last chunk holding the committed calls (arguments from the core's
+  strict parse), the vendor blocks of the calls that still belong in the history, and a
+  machine-readable record in ``response_metadata["toolstream"]``.
+
+So *any* aggregation of the chunks (``generate_from_stream``, ``chunk + chunk``, LangGraph's
+message streaming) yields ``tool_calls`` = committed calls only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.utils._merge import merge_lists
+from toolstream_core import (
+    AssembleConfig,
+    Assembler,
+    AssemblerEvent,
+    CallOpened,
+    ToolCall,
+    Turn,
+)
+
+from ._convert import ChunkConverter, message_to_events
+from ._tap import static_provider, tap_model
+
+__all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
+
+_log = logging.getLogger("langchain_toolstream")
+
+RECORD_KEY = "toolstream"
+RECORD_VERSION = 1
+OnStreamError = Literal["raise", "pair"]
+
+# Content blocks that describe a client tool call, per integration.
+_TOOL_BLOCK_TYPES = frozenset({
+    "tool_use",            # ChatAnthropic: block start (id, name, input)
+    "input_json_delta",    # ChatAnthropic: argument fragment
+    "function_call",       # ChatOpenAI Responses: item start and argument deltas
+    "custom_tool_call",    # ChatOpenAI Responses: free-form tool input
+    "tool_call_chunk",     # output_version="v1"
+    "tool_call",
+    "invalid_tool_call",
+})
+_DROP_KWARGS = ("tool_calls", "function_call")
+_GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
+
+
+def history_args(raw: str | None) -> str:
+    """The argument text a rejected call keeps in the conversation history.
+
+    The raw text when it is a JSON object (the model's own words, useful to it on retry);
+    ``"{}"`` otherwise, because OpenAI-compatible servers (vLLM, SGLang, proxies) parse
+    historical ``arguments`` and answer 400 to a truncated string, poisoning every retry.
+    """
+    if raw:
+        try:
+            if isinstance(json.loads(raw), dict):
+                return raw
+        except (ValueError, RecursionError):
+            pass
+    return "{}"
+
+
+class GateRun:
+    """State of one gated call. Not thread-safe; one per ``_stream``/``_astream`` call."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        tools: Mapping[str, Any] | None,
+        config: AssembleConfig,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
+    ) -> None:
+        self._tools = tools
+        self._config = config
+        self._on_event = on_event
+        self.events: list[AssemblerEvent] = []
+        self._assembler: Assembler | None = None
+        self._provider: str | None = static_provider(model)
+        self._raw_state: Literal["none", "open", "ok", "error"] = "none"
+        self._converter = ChunkConverter()
+        self._shadow: list[dict[str, Any]] = []  # converted chunks, used only if the tap saw nothing
+        self._withheld: list[dict[str, Any]] = []
+        self._signatures: dict[str, Any] = {}
+        self._lc_ids: list[str] = []
+        self._content_is_list = False
+        self._opened = 0
+        self.turn: Turn | None = None
+        self.error: BaseException | None = None
+        tapped = tap_model(model, self)
+        self.mode: Literal["tap", "chunks", "message"] = "tap" if tapped is not None else "chunks"
+        self.model: BaseChatModel = tapped if tapped is not None else model
+        if self.mode == "chunks":
+            self._provider = "openai-chat"  # converted chunks speak Chat Completions
+
+    # -- the core ------------------------------------------------------------------------------
+
+    def _emit(self, event: AssemblerEvent) -> None:
+        if isinstance(event, CallOpened):
+            self._opened += 1
+        self.events.append(event)
+
+    def _core(self) -> Assembler:
+        if self._assembler is None:
+            provider: Any = self._provider
+            self._assembler = Assembler(
+                tools=self._tools, config=self._config, provider=provider, on_event=self._emit
+            )
+        return self._assembler
+
+    def drain_events(self) -> list[AssemblerEvent]:
+        """Core events since the last drain (for callbacks); cleared on read."""
+        events, self.events = self.events, []
+        return events
+
+    # -- RawSink (called by the tap) -------------------------------------------------------------
+
+    def raw_start(self, provider: str) -> None:
+        if self._raw_state != "none":
+            _log.warning("toolstream: a second vendor stream in one model call; fed to the same turn")
+        if self._assembler is None:
+            self._provider = provider
+        self._raw_state = "open"
+
+    def raw_event(self, event: Any) -> None:
+        if self.turn is None:
+            self._core().feed(event)
+
+    def raw_end(self, error: BaseException | None) -> None:
+        if self._raw_state == "open":
+            self._raw_state = "error" if error is not None else "ok"
+
+    # -- LangChain chunks ------------------------------------------------------------------------
+
+    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+        """Feed the fallback view, withhold tool-call parts, return what may stream on."""
+        events = self._converter.events(chunk)
+        if self.mode == "chunks":
+            for event in events:
+                self._core().feed(event)
+        elif self._raw_state == "none":
+            self._shadow.extend(events)
+        return self._sanitize(chunk)
+
+    def observe_message(self, message: AIMessage) -> ChatGenerationChunk | None:
+        """A non-streamed answer: one complete event set, judged on LangChain's message."""
+        self.mode = "message"
+        self._provider = "openai-chat"
+        for event in message_to_events(message):
+            self._core().feed(event)
+        calls = [*message.tool_calls, *message.invalid_tool_calls]
+        chunk = AIMessageChunk(
+            content=message.content,
+            additional_kwargs=dict(message.additional_kwargs),
+            response_metadata=dict(message.response_metadata),
+            usage_metadata=message.usage_metadata,
+            id=message.id,
+            tool_call_chunks=[
+                make_tool_call_chunk(name=c.get("name"), args=None, id=c.get("id"), index=i)
+                for i, c in enumerate(calls)
+            ],
+        )
+        return self._sanitize(ChatGenerationChunk(message=chunk))
+
+    def _sanitize(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+        message = chunk.message
+        if not isinstance(message, AIMessageChunk):
+            return chunk
+        had_tool_parts = bool(message.tool_call_chunks)
+        for tcc in message.tool_call_chunks:
+            if tcc.get("id") and tcc.get("name") and tcc["id"] not in self._lc_ids:
+                self._lc_ids.append(str(tcc["id"]))
+        content: Any = message.content
+        if isinstance(content, list):
+            self._content_is_list = True
+            kept = []
+            for block in content:
+                if isinstance(block, dict) and block.get("type") in _TOOL_BLOCK_TYPES:
+                    self._withheld.append(dict(block))
+                    had_tool_parts = True
+                else:
+                    kept.append(block)
+            content = kept
+        kwargs = dict(message.additional_kwargs)
+        for key in _DROP_KWARGS:
+            if kwargs.pop(key, None) is not None:
+                had_tool_parts = True
+        signatures = kwargs.pop(_GEMINI_SIGNATURES, None)
+        if isinstance(signatures, Mapping):
+            self._signatures.update(signatures)
+            had_tool_parts = True
+        if not had_tool_parts and message.chunk_position is None:
+            return chunk
+        clean = AIMessageChunk(
+            content=content,
+            additional_kwargs=kwargs,
+            response_metadata=dict(message.response_metadata),
+            usage_metadata=message.usage_metadata,
+            id=message.id,
+            name=message.name,
+        )
+        if had_tool_parts and _is_empty(clean) and not chunk.generation_info:
+            return None
+        return ChatGenerationChunk(message=clean, generation_info=chunk.generation_info)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def cancel(self, reason: str) -> Turn:
+        """Stop: every call not yet decided is cancelled (and will be paired)."""
+        if self.turn is None:
+            core = self._core()
+            core.cancel(reason)
+            self.turn = core.finish(transport_complete=False)
+        return self.turn
+
+    def finish(self, error: BaseException | None = None) -> Turn:
+        """Decide the turn. ``error`` is what ended the stream, if it did not end cleanly."""
+        if self.turn is not None:
+            return self.turn
+        self.error = error
+        if self.mode == "tap" and self._raw_state == "none" and self._shadow:
+            # The integration reached the vendor by a path the tap does not know: judge on the
+            # converted chunks rather than on nothing (the turn still needs proof to commit).
+            _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
+            self._provider = "openai-chat"
+            for event in self._shadow:
+                self._core().feed(event)
+            self._raw_state = "ok"
+        if self.mode == "tap" and self._raw_state != "none":
+            transport_complete = error is None and self._raw_state == "ok"
+        else:
+            transport_complete = error is None
+        self.turn = self._core().finish(transport_complete=transport_complete, error=error)
+        return self.turn
+
+    @property
+    def has_calls(self) -> bool:
+        """Whether the stream had started any client tool call (decides ``on_stream_error``)."""
+        return bool(self._withheld or self._lc_ids or self._opened)
+
+    def final_chunk(self) -> ChatGenerationChunk:
+        """The last chunk: committed calls, history blocks, and the record."""
+        turn = self.turn if self.turn is not None else self.finish()
+        ids = _id_map(turn, self._lc_ids) if turn.provider == "gemini" else {}
+        committed = turn.committed
+        chunks = [
+            make_tool_call_chunk(
+                name=call.name,
+                args=json.dumps(call.arguments, ensure_ascii=False),
+                id=call.id,
+                index=position,
+            )
+            for position, call in enumerate(committed)
+        ]
+        kwargs: dict[str, Any] = {}
+        if self._signatures:
+            kwargs[_GEMINI_SIGNATURES] = {ids.get(k, k): v for k, v in self._signatures.items()}
+        content: Any = _history_blocks(self._withheld, turn) if self._content_is_list else ""
+        message = AIMessageChunk(
+            content=content,
+            additional_kwargs=kwargs,
+            tool_call_chunks=chunks,
+            response_metadata={RECORD_KEY: build_record(turn, self.mode, self.error)},
+            chunk_position="last",
+        )
+        return ChatGenerationChunk(message=message)
+
+
+def _is_empty(message: AIMessageChunk) -> bool:
+    metadata = {k: v for k, v in message.response_metadata.items() if k != "model_provider"}
+    return not message.content and not message.usage_metadata and not metadata \
+        and not message.additional_kwargs
+
+
+def _id_map(turn: Turn, lc_ids: list[str]) -> dict[str, str]:
+    """Gemini: LangChain invents an id per call; map them to the core's, by position."""
+    calls = sorted((*turn.calls, *turn.dropped), key=lambda c: (c.index is None, c.index or 0))
+    if len(calls) != len(lc_ids):
+        return {}
+    return {lc: call.id for lc, call in zip(lc_ids, calls, strict=True) if call.id}
+
+
+def _call_key(block: Mapping[str, Any]) -> str | None:
+    for key in ("call_id", "id"):
+        value = block.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _history_blocks(withheld: list[dict[str, Any]], turn: Turn) -> list[Any]:
+    """The withheld vendor blocks, merged, minus dropped calls, with history-safe arguments."""
+    merged = merge_lists([], withheld) or []
+    by_id: dict[str, ToolCall] = {c.id: c for c in turn.calls if c.id}
+    dropped = {c.id for c in turn.dropped if c.id}
+    out: list[Any] = []
+    for block in merged:
+        if not isinstance(block, dict):
+            out.append(block)
+            continue
+        key = _call_key(block)
+        if key in dropped:
+            continue
+        call = by_id.get(key) if key else None
+        block = dict(block)
+        if call is not None:
+            text = (json.dumps(call.arguments, ensure_ascii=False) if call.committed
+                    else history_args(call.raw_arguments))
+            if block.get("type") == "function_call":
+                block["arguments"] = text
+            elif block.get("type") == "tool_use" and "partial_json" in block:
+                block["partial_json"] = text
+        out.append(block)
+    return out
+
+
+def build_record(turn: Turn, mode: str, error: BaseException | None) -> dict[str, Any]:
+    """The JSON-safe summary kept on the message: enough to pair, audit and retry."""
+    results = {r.tool_call_id: r for r in turn.error_results()}
+    rejected = []
+    for call in turn.rejected:
+        result = results.get(call.id or "")
+        rejected.append({
+            "id": call.id,
+            "name": call.name,
+            "reason": str(call.reason) if call.reason else None,
+            "detail": call.detail,
+            "args": history_args(call.raw_arguments),
+            "content": result.content if result is not None else None,
+            "state": str(call.state),
+        })
+    return {
+        "version": RECORD_VERSION,
+        "mode": mode,
+        "provider": turn.provider,
+        "complete": turn.complete,
+        "finish_reason": turn.finish_reason,
+        "error": f"{type(error).__name__}: {error}" if error is not None else None,
+        "committed": [{"id": c.id, "name": c.name} for c in turn.committed],
+        "rejected": rejected,
+        "dropped": [{"id": c.id, "name": c.name, "reason": str(c.reason) if c.reason else None}
+                    for c in turn.dropped],
+        "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
+        "anomalies": len(turn.anomalies),
+    }

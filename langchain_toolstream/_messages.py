@@ -1,0 +1,104 @@
+"""Messages out of a gated turn: the final AIMessage and the error ToolMessages that pair it.
+
+The record the gate leaves in ``response_metadata["toolstream"]`` is the source of truth: it
+survives chunk aggregation, checkpointing (it is plain JSON) and copying, so pairing can be
+done later, by a different process, from the message alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.tool import invalid_tool_call
+
+from ._gate import RECORD_KEY
+
+__all__ = ["error_tool_messages", "finalize_message", "gated", "record_of"]
+
+_UNGATED_TEXT = (
+    "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
+    "Nothing was executed; you may retry the call with complete, valid arguments."
+)
+
+
+def record_of(message: BaseMessage) -> Mapping[str, Any] | None:
+    """The gate's record on ``message``, or ``None`` if the message did not pass the gate."""
+    record = (getattr(message, "response_metadata", None) or {}).get(RECORD_KEY)
+    return record if isinstance(record, Mapping) else None
+
+
+def gated(message: BaseMessage) -> bool:
+    return record_of(message) is not None
+
+
+def finalize_message(message: BaseMessage) -> BaseMessage:
+    """Put the rejected calls into ``invalid_tool_calls`` with ``error`` = the reason.
+
+    Chunk aggregation cannot carry them (LangChain re-derives ``invalid_tool_calls`` from
+    ``tool_call_chunks`` with ``parse_partial_json``, the repair the gate exists to prevent), so
+    the streamed chunks never hold rejected calls and this step rebuilds them from the record.
+    Idempotent.
+    """
+    record = record_of(message)
+    if record is None or not isinstance(message, AIMessage):
+        return message
+    rejected = [
+        invalid_tool_call(
+            name=entry.get("name"),
+            args=entry.get("args"),
+            id=entry.get("id"),
+            error=entry.get("reason"),
+        )
+        for entry in record.get("rejected") or []
+    ]
+    known = {entry.get("id") for entry in record.get("rejected") or []}
+    kept = [c for c in message.invalid_tool_calls if c.get("id") not in known]
+    committed = {entry.get("id") for entry in record.get("committed") or []}
+    tool_calls = [c for c in message.tool_calls if c.get("id") in committed]
+    if tool_calls == message.tool_calls and kept + rejected == message.invalid_tool_calls:
+        return message
+    return message.model_copy(
+        update={"invalid_tool_calls": kept + rejected, "tool_calls": tool_calls}
+    )
+
+
+def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:
+    """One ``ToolMessage(status="error")`` per rejected call of ``ai_message``, in order.
+
+    Append them right after the AIMessage and the history is legal again for every vendor:
+    each ``tool_call_id`` the model emitted is answered, and the content tells the model what
+    went wrong so it can retry. For a message that did not pass the gate, the
+    ``invalid_tool_calls`` LangChain itself found are paired the same way.
+    """
+    record = record_of(ai_message)
+    if record is not None:
+        return [
+            ToolMessage(
+                content=entry.get("content") or "",
+                tool_call_id=entry["id"],
+                name=entry.get("name"),
+                status="error",
+                artifact={RECORD_KEY: {"reason": entry.get("reason"), "state": entry.get("state")}},
+            )
+            for entry in record.get("rejected") or []
+            if entry.get("id")
+        ]
+    messages = []
+    for call in getattr(ai_message, "invalid_tool_calls", None) or []:
+        if not call.get("id"):
+            continue
+        messages.append(
+            ToolMessage(
+                content=_UNGATED_TEXT.format(
+                    name=call.get("name") or "unknown", id=call["id"],
+                    error=call.get("error") or "invalid arguments",
+                ),
+                tool_call_id=call["id"],
+                name=call.get("name"),
+                status="error",
+                artifact={RECORD_KEY: {"reason": call.get("error"), "state": "failed"}},
+            )
+        )
+    return messages

@@ -1,0 +1,210 @@
+"""``ToolstreamMiddleware``: the gate inside ``langchain.agents.create_agent``.
+
+One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the agent loop:
+
+1. ``wrap_model_call``: the model runs through ``with_toolstream`` (always streamed, so the gate
+   judges the vendor's own events even when the agent calls ``invoke``); the AIMessage carries
+   only committed calls in ``tool_calls``.
+2. In the same model turn, every rejected call is answered by one ``ToolMessage(status="error")``
+   with its real id and the reason, so the next request to the vendor is legal. If nothing was
+   committed the agent goes back to the model (bounded by ``max_retries``) instead of ending,
+   so the model can retry; a cancelled turn ends the loop.
+3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
+   slipped in by other code or another middleware is refused, not run).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.types import Command
+from toolstream_core import AssembleConfig
+
+from ._chat_model import ToolstreamChatModel, with_toolstream
+from ._messages import error_tool_messages, record_of
+from ._tools import registry_from_tools, to_config
+
+__all__ = ["ToolstreamMiddleware"]
+
+_log = logging.getLogger("langchain_toolstream")
+
+_NOT_COMMITTED = (
+    "Tool call {name!r} (id {id}) was not run: the call was not committed by the toolstream "
+    "gate (it did not come complete and valid from the model's stream). [not_committed]"
+)
+
+
+class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
+    """Run only committed tool calls; pair every rejected call in the same turn."""
+
+    def __init__(
+        self,
+        *,
+        tools: Any = None,
+        config: AssembleConfig | Mapping[str, Any] | str | Path | None = None,
+        max_retries: int = 2,
+        pair_stream_errors: bool = True,
+        guard_tool_calls: bool = True,
+    ) -> None:
+        """Configure the gate for an agent.
+
+        ``tools``: the registry to validate against (default: the agent's tools, as bound).
+        ``config``: ``AssembleConfig`` or its mapping / YAML. ``max_retries``: how many
+        consecutive model turns with no committed call send the agent back to the model
+        before it stops. ``pair_stream_errors``: a stream that fails after a tool call
+        started ends the turn with every call paired (instead of raising); a failure before
+        any call still raises, for retry middleware to handle. ``guard_tool_calls``: refuse to
+        run a call the gate did not commit.
+        """
+        super().__init__()
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self._registry = registry_from_tools(tools)
+        self._config = to_config(config)
+        self.max_retries = max_retries
+        self._pair_errors = pair_stream_errors
+        self._guard = guard_tool_calls
+
+    # -- model calls ---------------------------------------------------------------------------
+
+    def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        model = request.model
+        if isinstance(model, ToolstreamChatModel):
+            return request
+        gated = with_toolstream(
+            model,
+            tools=self._registry,
+            config=self._config,
+            on_stream_error="pair" if self._pair_errors else "raise",
+        )
+        return request.override(model=gated)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        return self._pair(request, handler(self._gate(request)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> Any:
+        return self._pair(request, await handler(self._gate(request)))
+
+    def _pair(self, request: ModelRequest[Any], response: Any) -> Any:
+        result = _messages_of(response)
+        out: list[BaseMessage] = []
+        retry = False
+        for message in result:
+            out.append(message)
+            if not isinstance(message, AIMessage):
+                continue
+            errors = error_tool_messages(message)
+            out.extend(errors)
+            if errors and not message.tool_calls and self._may_retry(request, message):
+                retry = True
+        if len(out) == len(result):
+            return response
+        paired = ModelResponse(result=out, structured_response=_structured(response))
+        if retry:
+            return ExtendedModelResponse(model_response=paired,
+                                         command=Command(update={"jump_to": "model"}))
+        return paired
+
+    def _may_retry(self, request: ModelRequest[Any], message: AIMessage) -> bool:
+        record = record_of(message) or {}
+        reasons = {entry.get("reason") for entry in record.get("rejected") or []}
+        if reasons == {"cancelled"}:
+            return False  # the user stopped this turn: do not start another
+        used = _failed_turns_before(request.messages)
+        if used >= self.max_retries:
+            _log.info("toolstream: %d model turns without a committed call; not retrying", used + 1)
+            return False
+        return True
+
+    # -- tool calls ----------------------------------------------------------------------------
+
+    def _refusal(self, request: Any) -> ToolMessage | None:
+        if not self._guard:
+            return None
+        call = request.tool_call
+        call_id = call.get("id")
+        owner = _owner_of(request.state, call_id)
+        if owner is None:
+            return None
+        record = record_of(owner)
+        if record is None:
+            return None  # not produced through the gate (e.g. history passed in by the caller)
+        committed = {entry.get("id") for entry in record.get("committed") or []}
+        if call_id in committed:
+            return None
+        _log.warning("toolstream: refusing to run %s (%s): not committed", call.get("name"), call_id)
+        return ToolMessage(
+            content=_NOT_COMMITTED.format(name=call.get("name"), id=call_id),
+            tool_call_id=call_id or "",
+            name=call.get("name"),
+            status="error",
+            artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
+        )
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        refusal = self._refusal(request)
+        return refusal if refusal is not None else handler(request)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        refusal = self._refusal(request)
+        return refusal if refusal is not None else await handler(request)
+
+
+def _messages_of(response: Any) -> list[BaseMessage]:
+    if isinstance(response, AIMessage):
+        return [response]
+    if isinstance(response, ExtendedModelResponse):
+        return list(response.model_response.result)
+    return list(getattr(response, "result", None) or [])
+
+
+def _structured(response: Any) -> Any:
+    if isinstance(response, ExtendedModelResponse):
+        return response.model_response.structured_response
+    return getattr(response, "structured_response", None)
+
+
+def _failed_turns_before(messages: Sequence[BaseMessage]) -> int:
+    """Consecutive gated model turns, ending at the last one, that committed nothing."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            continue
+        if not isinstance(message, AIMessage):
+            break
+        record = record_of(message)
+        if record is None or message.tool_calls or not record.get("rejected"):
+            break
+        count += 1
+    return count
+
+
+def _owner_of(state: Any, call_id: str | None) -> AIMessage | None:
+    """The AIMessage in ``state`` that holds ``call_id`` among its ``tool_calls``."""
+    if call_id is None:
+        return None
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    if not messages:
+        return None
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+            return message
+    return None

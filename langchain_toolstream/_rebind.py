@@ -1,0 +1,68 @@
+"""Re-point a runnable built around the wrapped model at the gated one.
+
+Why: ``bind_tools`` and ``with_structured_output`` are implemented by each integration (they
+know its tool format, its ``response_format`` and ``strict`` rules). The wrapper lets the
+integration build the runnable, then swaps every use of the raw model inside it for the gated
+model, so the integration's formatting is kept and every model call still passes the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableBinding
+from pydantic import BaseModel
+
+__all__ = ["rebind"]
+
+RegistryFn = Callable[[Sequence[Any] | None], Any]
+
+
+def rebind(node: Any, inner: Any, gated: Any, registry_fn: RegistryFn | None = None) -> Any:
+    """``node`` with ``inner`` replaced by ``gated``; raises if ``inner`` was never found."""
+    found: list[bool] = []
+    result = _walk(node, inner, gated, registry_fn, found)
+    if not found:
+        raise TypeError(
+            f"toolstream: {type(inner).__name__} built a runnable that does not call the model "
+            "directly; cannot gate it"
+        )
+    return result
+
+
+def _target(kwargs: dict[str, Any], gated: Any, registry_fn: RegistryFn | None) -> Any:
+    if registry_fn is None or not kwargs.get("tools"):
+        return gated
+    registry = registry_fn(kwargs["tools"])
+    if registry is None:
+        return gated
+    return gated.model_copy(update={"bound_registry": registry})
+
+
+def _walk(node: Any, inner: Any, gated: Any, registry_fn: RegistryFn | None,
+          found: list[bool]) -> Any:
+    if node is inner:
+        found.append(True)
+        return gated
+    if isinstance(node, RunnableBinding) and node.bound is inner:
+        found.append(True)
+        return node.model_copy(update={"bound": _target(dict(node.kwargs), gated, registry_fn)})
+    if isinstance(node, (list, tuple)):
+        items = [_walk(v, inner, gated, registry_fn, found) for v in node]
+        changed = any(a is not b for a, b in zip(items, node, strict=True))
+        return type(node)(items) if changed else node
+    if isinstance(node, dict):
+        values = {k: _walk(v, inner, gated, registry_fn, found) for k, v in node.items()}
+        changed = any(values[k] is not node[k] for k in node)
+        return values if changed else node
+    if isinstance(node, Runnable) and isinstance(node, BaseModel):
+        updates: dict[str, Any] = {}
+        for name in type(node).model_fields:
+            value = getattr(node, name, None)
+            if isinstance(value, (Runnable, list, tuple, dict)):
+                new = _walk(value, inner, gated, registry_fn, found)
+                if new is not value:
+                    updates[name] = new
+        return node.model_copy(update=updates) if updates else node
+    return node

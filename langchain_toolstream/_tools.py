@@ -1,0 +1,104 @@
+"""Turn what LangChain binds (tools, schemas, vendor tool dicts) into the core's registry.
+
+Why: the gate validates committed arguments against the same JSON Schema the vendor was shown,
+and rejects calls to tools that were never offered. Deriving the registry from the bound tools
+keeps the two in step without the user writing the schemas twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from toolstream_core import AssembleConfig, ToolSpec
+
+__all__ = ["Registry", "merge_registries", "registry_from_bound_tools", "registry_from_tools",
+           "to_config"]
+
+_log = logging.getLogger("langchain_toolstream")
+
+Registry = dict[str, Any]
+"""``name -> JSON Schema dict | ToolSpec``, what ``toolstream_core.Assembler(tools=...)`` takes."""
+
+
+def _schema_of_dict(tool: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """Name and parameter schema of an already formatted tool dict, or ``None`` (built-ins)."""
+    function = tool.get("function")
+    if tool.get("type") == "function" and isinstance(function, Mapping) and function.get("name"):
+        return str(function["name"]), dict(function.get("parameters") or {"type": "object"})
+    if tool.get("type") == "function" and tool.get("name"):  # Responses-style flat function tool
+        return str(tool["name"]), dict(tool.get("parameters") or {"type": "object"})
+    if tool.get("name") and isinstance(tool.get("input_schema"), Mapping):  # Anthropic
+        return str(tool["name"]), dict(tool["input_schema"])
+    if tool.get("type") == "custom" and tool.get("name"):  # free-form input tools
+        return str(tool["name"]), None
+    return None
+
+
+def registry_from_tools(tools: Any) -> Registry | None:
+    """Registry from a user's ``tools=``: a mapping, or a sequence of anything LangChain binds.
+
+    A mapping is taken as-is (``name -> schema | ToolSpec``). In a sequence, ``ToolSpec``
+    entries are kept, formatted tool dicts are read, and tools / pydantic classes / callables
+    go through ``convert_to_openai_tool``. Vendor built-ins (web search, ...) are not client
+    tools and are skipped: their calls are server calls the gate never runs.
+    """
+    if tools is None:
+        return None
+    if isinstance(tools, Mapping):
+        return dict(tools)
+    registry: Registry = {}
+    for tool in tools:
+        if isinstance(tool, ToolSpec):
+            registry[tool.name] = tool
+            continue
+        if isinstance(tool, Mapping):
+            found = _schema_of_dict(tool)
+            if found is not None:
+                registry[found[0]] = found[1]
+                continue
+        try:
+            formatted = convert_to_openai_tool(tool)
+        except Exception:  # a vendor built-in or a format LangChain itself cannot convert
+            _log.debug("toolstream: %r is not a client tool; not in the registry", tool)
+            continue
+        found = _schema_of_dict(formatted)
+        if found is not None:
+            registry[found[0]] = found[1]
+    return registry
+
+
+def registry_from_bound_tools(tools: Sequence[Any] | None) -> Registry | None:
+    """Registry from the ``tools`` kwarg an integration's ``bind_tools`` produced."""
+    if not tools:
+        return None
+    return registry_from_tools(list(tools))
+
+
+def merge_registries(explicit: Registry | None, bound: Registry | None) -> Registry | None:
+    """The user's explicit registry wins; otherwise the bound tools; ``None`` means no check."""
+    if explicit is not None:
+        return explicit
+    return bound
+
+
+def to_config(config: AssembleConfig | Mapping[str, Any] | str | Path | None) -> AssembleConfig:
+    """Accept the config in every form a user is likely to have at hand."""
+    if config is None:
+        return AssembleConfig()
+    if isinstance(config, AssembleConfig):
+        return config
+    if isinstance(config, Mapping):
+        return AssembleConfig.from_mapping(dict(config))
+    if isinstance(config, (str, Path)):
+        return AssembleConfig.from_yaml(config)
+    raise TypeError(f"config: expected AssembleConfig, a mapping or YAML, got {type(config)!r}")
+
+
+def tool_names(tools: Iterable[Any]) -> list[str]:
+    """Names of the client tools in ``tools`` (for messages and logs)."""
+    registry = registry_from_tools(list(tools)) or {}
+    return sorted(registry)
