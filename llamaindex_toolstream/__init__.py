@@ -1,0 +1,20 @@
+"""LlamaIndex shim for toolstream: run a streamed tool call only once it is proven complete.
+
+- :class:`ToolstreamLLM` wraps a function-calling LLM (OpenAI chat and Responses, Anthropic,
+  Google GenAI); ``get_tool_calls_from_response`` hands out committed calls only.
+- :class:`ToolstreamFunctionAgent` is a drop-in ``FunctionAgent`` (standalone or inside
+  ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
+- :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's
+  event stream into call-progress events for a UI; they never execute anything.
+"""
+
+from __future__ import annotations
+
+from ._llm import ToolstreamLLM, error_tool_messages
+from ._tools import REJECTED_TOOL_NAME
+
+__all__ = [
+    "REJECTED_TOOL_NAME",
+    "ToolstreamLLM",
+    "error_tool_messages",
+]

@@ -1,0 +1,335 @@
+"""``ToolstreamLLM``: a ``FunctionCallingLLM`` that hands out committed tool calls only.
+
+It wraps the user's LLM (OpenAI chat, OpenAI Responses, Anthropic, Google GenAI) and passes
+every stream through unchanged, while feeding the vendor events behind each ``ChatResponse``
+to the core ``Assembler``. ``get_tool_calls_from_response`` then answers from the core's
+verdict instead of LlamaIndex's ``parse_partial_json`` repair: nothing while the stream is
+open (an O(1) answer, so an agent may ask on every chunk), and after the end only calls that
+are complete, proven finished by the vendor, strictly parsed and valid for the tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseAsyncGen,
+    ChatResponseGen,
+    CompletionResponse,
+    CompletionResponseAsyncGen,
+    CompletionResponseGen,
+    LLMMetadata,
+    MessageRole,
+)
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.llms.llm import LLM, ToolSelection
+from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, ToolSpec, Turn
+from toolstream_core._models import PROVIDERS, Provider
+
+from ._message import call_id, call_name
+from ._nonstream import events_for_response
+from ._providers import detect_llm_provider
+from ._session import StreamSession, session_of
+from ._taps import install_anthropic_tap, tap_sink
+from ._tools import ToolsArg, registry_from_tools
+
+if TYPE_CHECKING:
+    from llama_index.core.tools.types import BaseTool
+
+__all__ = ["ToolstreamLLM", "error_tool_messages"]
+
+logger = logging.getLogger(__name__)
+
+Registry = dict[str, Mapping[str, Any] | ToolSpec]
+
+
+def _config_of(config: AssembleConfig | Mapping[str, Any] | None) -> AssembleConfig:
+    if config is None:
+        return AssembleConfig()
+    if isinstance(config, AssembleConfig):
+        return config
+    return AssembleConfig.from_mapping(dict(config))
+
+
+class ToolstreamLLM(FunctionCallingLLM):
+    """Wrap a function-calling LLM so its tool calls are run only once proven complete.
+
+    ``tools``: a fixed registry (LlamaIndex tools, callables, or ``name -> JSON Schema``);
+    by default each ``*_chat_with_tools`` call uses the tools it was given, so unknown names
+    and schema violations are rejected before anything runs. ``config``: an
+    ``AssembleConfig`` (or its mapping). ``provider``: the wire, when the class is an
+    OpenAI-compatible subclass this package cannot recognise. ``on_event``: a callback for
+    UI progress events (never a reason to execute anything).
+    """
+
+    llm: LLM = Field(description="The wrapped function-calling LLM.")
+    provider: str | None = Field(default=None, description="Vendor wire of the wrapped LLM.")
+
+    _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
+    _registry: Registry | None = PrivateAttr(default=None)
+    _stream_llm: Any = PrivateAttr(default=None)
+    _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        tools: ToolsArg | None = None,
+        config: AssembleConfig | Mapping[str, Any] | None = None,
+        provider: Provider | None = None,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(llm, ToolstreamLLM):
+            raise TypeError("llm is already a ToolstreamLLM; wrap the vendor LLM once")
+        if not isinstance(llm, FunctionCallingLLM):
+            raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
+        detected = provider or detect_llm_provider(llm)
+        if detected is None or detected not in PROVIDERS:
+            raise ValueError(
+                f"cannot tell which vendor wire {type(llm).__name__} speaks; pass provider= "
+                f"one of {', '.join(PROVIDERS)}"
+            )
+        kwargs.setdefault("callback_manager", llm.callback_manager)
+        super().__init__(llm=llm, provider=detected, **kwargs)
+        self._config = _config_of(config)
+        self._registry = registry_from_tools(tools)
+        self._on_event = on_event
+        self._stream_llm = llm
+        if detected == "anthropic":
+            tapped = install_anthropic_tap(llm)
+            if tapped is not None:
+                self._stream_llm = tapped
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ToolstreamLLM"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.llm.metadata
+
+    @property
+    def config(self) -> AssembleConfig:
+        return self._config
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def _session(self, tools: Sequence[BaseTool] | None) -> StreamSession:
+        registry = self._registry if self._registry is not None else registry_from_tools(tools)
+        return StreamSession(
+            provider=self.provider,  # type: ignore[arg-type]
+            tools=registry,
+            config=self._config,
+            on_event=self._on_event,
+            tapped=self._stream_llm is not self.llm,
+        )
+
+    def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
+        """A non-streamed response: replay it to the core as the events it stands for."""
+        events = events_for_response(session.provider, response.raw)
+        session.absorb_whole(response, events)
+        return response
+
+    def _wrap_sync(self, gen: ChatResponseGen, session: StreamSession) -> ChatResponseGen:
+        def wrapped() -> Generator[ChatResponse, None, None]:
+            try:
+                for response in gen:
+                    session.absorb(response)
+                    yield response
+            except GeneratorExit:
+                session.cancel("the consumer closed the stream before it ended")
+                raise
+            except Exception as exc:
+                session.finish(transport_complete=False, error=exc)
+                raise
+            session.finish(transport_complete=True)
+
+        return wrapped()
+
+    def _wrap_async(self, gen: ChatResponseAsyncGen, session: StreamSession) -> ChatResponseAsyncGen:
+        async def wrapped() -> AsyncGenerator[ChatResponse, None]:
+            try:
+                async for response in gen:
+                    session.absorb(response)
+                    yield response
+            except (asyncio.CancelledError, GeneratorExit):
+                session.cancel("the run was cancelled before the response ended")
+                raise
+            except Exception as exc:
+                session.finish(transport_complete=False, error=exc)
+                raise
+            session.finish(transport_complete=True)
+
+        return wrapped()
+
+    # -- chat --------------------------------------------------------------------------------
+
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self._decide_whole(self.llm.chat(messages, **kwargs), self._session(None))
+
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self._decide_whole(await self.llm.achat(messages, **kwargs), self._session(None))
+
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        session = self._session(None)
+        with tap_sink(session.tap):
+            gen = self._stream_llm.stream_chat(messages, **kwargs)
+        return self._wrap_sync(gen, session)
+
+    async def astream_chat(
+        self, messages: Sequence[ChatMessage], **kwargs: Any
+    ) -> ChatResponseAsyncGen:
+        session = self._session(None)
+        with tap_sink(session.tap):
+            gen = await self._stream_llm.astream_chat(messages, **kwargs)
+        return self._wrap_async(gen, session)
+
+    # -- chat with tools ---------------------------------------------------------------------
+
+    def chat_with_tools(self, tools: Sequence[BaseTool], user_msg: str | ChatMessage | None = None,
+                        chat_history: list[ChatMessage] | None = None, verbose: bool = False,
+                        allow_parallel_tool_calls: bool = False, tool_required: bool = False,
+                        **kwargs: Any) -> ChatResponse:
+        response = self.llm.chat_with_tools(  # type: ignore[attr-defined]
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
+        return self._decide_whole(response, self._session(tools))
+
+    async def achat_with_tools(self, tools: Sequence[BaseTool],
+                               user_msg: str | ChatMessage | None = None,
+                               chat_history: list[ChatMessage] | None = None,
+                               verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                               tool_required: bool = False, **kwargs: Any) -> ChatResponse:
+        response = await self.llm.achat_with_tools(  # type: ignore[attr-defined]
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
+        return self._decide_whole(response, self._session(tools))
+
+    def stream_chat_with_tools(self, tools: Sequence[BaseTool],
+                               user_msg: str | ChatMessage | None = None,
+                               chat_history: list[ChatMessage] | None = None,
+                               verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                               tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
+        session = self._session(tools)
+        with tap_sink(session.tap):
+            gen = self._stream_llm.stream_chat_with_tools(
+                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+                **kwargs)
+        return self._wrap_sync(gen, session)
+
+    async def astream_chat_with_tools(self, tools: Sequence[BaseTool],
+                                      user_msg: str | ChatMessage | None = None,
+                                      chat_history: list[ChatMessage] | None = None,
+                                      verbose: bool = False,
+                                      allow_parallel_tool_calls: bool = False,
+                                      tool_required: bool = False,
+                                      **kwargs: Any) -> ChatResponseAsyncGen:
+        session = self._session(tools)
+        with tap_sink(session.tap):
+            gen = await self._stream_llm.astream_chat_with_tools(
+                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+                **kwargs)
+        return self._wrap_async(gen, session)
+
+    def _prepare_chat_with_tools(self, tools: Sequence[BaseTool],
+                                 user_msg: str | ChatMessage | None = None,
+                                 chat_history: list[ChatMessage] | None = None,
+                                 verbose: bool = False, allow_parallel_tool_calls: bool = False,
+                                 tool_required: bool = False, **kwargs: Any) -> dict[str, Any]:
+        return self.llm._prepare_chat_with_tools_compat(  # type: ignore[attr-defined, no-any-return]
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
+
+    # -- the verdict -------------------------------------------------------------------------
+
+    def session_for(self, response: ChatResponse) -> StreamSession | None:
+        """The session behind ``response``; a foreign whole response gets one on demand."""
+        session = session_of(response)
+        if session is None and response.raw is not None:
+            events = events_for_response(self.provider, response.raw)  # type: ignore[arg-type]
+            if events is not None:
+                session = self._session(None)
+                session.absorb_whole(response, events)
+        return session
+
+    def turn_of(self, response: ChatResponse) -> Turn | None:
+        """The core's decided ``Turn`` for ``response``; ``None`` while its stream is open."""
+        session = session_of(response)
+        return session.turn if session is not None else None
+
+    def get_tool_calls_from_response(
+        self,
+        response: ChatResponse,
+        error_on_no_tool_call: bool = True,
+        **kwargs: Any,
+    ) -> list[ToolSelection]:
+        """Committed calls only, with strictly parsed arguments; ``[]`` while streaming."""
+        session = session_of(response)
+        if session is None:
+            session = self.session_for(response)
+        selections: list[ToolSelection] = []
+        if session is not None and session.turn is not None:
+            turn = session.turn
+            seen: set[str] = set()
+            for call in turn.committed:
+                ident = call_id(call, turn)
+                if ident in seen:
+                    continue
+                seen.add(ident)
+                selections.append(ToolSelection(tool_id=ident, tool_name=call_name(call),
+                                                tool_kwargs=call.arguments))
+        if not selections and error_on_no_tool_call:
+            raise ValueError("Expected at least one committed tool call, but got 0.")
+        return selections
+
+    def error_results_from_response(self, response: ChatResponse) -> list[ErrorResult]:
+        """One error result per rejected call of ``response`` (empty while streaming)."""
+        session = session_of(response)
+        return session.error_results() if session is not None else []
+
+    # -- completion passthrough --------------------------------------------------------------
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return self.llm.complete(prompt, formatted=formatted, **kwargs)
+
+    async def acomplete(self, prompt: str, formatted: bool = False,
+                        **kwargs: Any) -> CompletionResponse:
+        return await self.llm.acomplete(prompt, formatted=formatted, **kwargs)
+
+    def stream_complete(self, prompt: str, formatted: bool = False,
+                        **kwargs: Any) -> CompletionResponseGen:
+        return self.llm.stream_complete(prompt, formatted=formatted, **kwargs)
+
+    async def astream_complete(self, prompt: str, formatted: bool = False,
+                               **kwargs: Any) -> CompletionResponseAsyncGen:
+        return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)
+
+
+def error_tool_messages(response: ChatResponse) -> list[ChatMessage]:
+    """``role="tool"`` messages answering every rejected call of ``response``.
+
+    For callers that drive ``ToolstreamLLM`` themselves: append these after the assistant
+    message so the next request pairs every call id.
+    """
+    session = session_of(response)
+    if session is None:
+        return []
+    return [
+        ChatMessage(role=MessageRole.TOOL, content=result.content,
+                    additional_kwargs={"tool_call_id": result.tool_call_id,
+                                       "name": result.name or "", "is_error": True,
+                                       "toolstream_reason": result.reason.value})
+        for result in session.error_results()
+    ]

@@ -1,0 +1,66 @@
+"""The assistant message that goes into memory, made to agree with the core's verdict.
+
+LlamaIndex builds the assistant message from its own accumulation (``parse_partial_json``,
+merge-by-last-index, one block per Gemini part), so its tool-call blocks can hold merged,
+repaired or phantom calls. The next request sends that message back to the vendor, and every
+call id in it must be answered exactly once; so the tool-call blocks are replaced by the
+calls the core saw: committed calls with their strictly parsed arguments, rejected calls with
+``{}`` (their error result explains why; the raw text is never echoed back), and calls the
+config drops (``drop_with_protocol_repair``) removed.
+"""
+
+from __future__ import annotations
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from toolstream_core import CallState, ToolCall, Turn
+
+__all__ = ["FALLBACK_NAME", "call_id", "call_name", "rebuild_message"]
+
+#: Used where a call arrived without a name, so the call and its error result still agree.
+FALLBACK_NAME = "unknown_tool"
+
+
+def call_name(call: ToolCall) -> str:
+    return call.name or FALLBACK_NAME
+
+
+def call_id(call: ToolCall, turn: Turn) -> str:
+    """The id the history uses for ``call``: the vendor's, else the core's synthesized one."""
+    if call.id:
+        return call.id
+    for rejected, result in zip(turn.rejected, turn.error_results(), strict=False):
+        if rejected is call:
+            return result.tool_call_id
+    return f"toolstream_{call.index if call.index is not None else 0}"
+
+
+def _blocks_for(turn: Turn) -> list[ToolCallBlock]:
+    blocks: list[ToolCallBlock] = []
+    seen: set[str] = set()
+    for call in turn.calls:
+        ident = call_id(call, turn)
+        if ident in seen:  # a re-sent call the core folded into one: one block, one result
+            continue
+        seen.add(ident)
+        kwargs = call.arguments if call.state is CallState.committed else {}
+        blocks.append(ToolCallBlock(tool_call_id=ident, tool_name=call_name(call),
+                                    tool_kwargs=kwargs if isinstance(kwargs, dict) else {}))
+    return blocks
+
+
+def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "") -> ChatMessage:
+    """``message`` with its tool-call blocks replaced by ``turn``'s calls.
+
+    ``text`` is the streamed text seen so far; it is restored where the integration's last
+    chunk carries only that chunk's blocks (the Responses class on a cut stream).
+    """
+    had_calls = any(isinstance(b, ToolCallBlock) for b in message.blocks)
+    if not turn.calls and not had_calls and not turn.dropped:
+        return message
+    kept = [b for b in message.blocks if not isinstance(b, ToolCallBlock)]
+    if text and not any(isinstance(b, TextBlock) and b.text for b in kept):
+        kept = [b for b in kept if not isinstance(b, TextBlock)]
+        kept.insert(0, TextBlock(text=text))
+    additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
+    return ChatMessage(role=message.role, blocks=[*kept, *_blocks_for(turn)],
+                       additional_kwargs=additional)

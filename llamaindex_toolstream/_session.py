@@ -1,0 +1,179 @@
+"""One streamed LLM response and the core ``Assembler`` that decides its tool calls.
+
+A session is attached to every ``ChatResponse`` of its stream, so the agent (or any caller)
+can ask "what did this response commit?" in O(1): while the stream is open the answer is
+"nothing yet"; the core parses arguments once, after the stream has ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from toolstream_core import (
+    AssembleConfig,
+    Assembler,
+    AssemblerEvent,
+    ErrorResult,
+    ToolCall,
+    ToolSpec,
+    Turn,
+)
+from toolstream_core._models import Provider
+
+from ._message import rebuild_message
+
+__all__ = ["StreamSession", "session_of"]
+
+logger = logging.getLogger(__name__)
+
+_ATTR = "_toolstream_session"
+
+# google-genai's LlamaIndex class raises this for any finishReason other than STOP before it
+# yields the chunk; the reason is the vendor's verbatim, so it is given back to the core.
+_GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
+
+
+def session_of(response: ChatResponse) -> StreamSession | None:
+    """The session that produced ``response``, if a ``ToolstreamLLM`` did."""
+    session = response.__dict__.get(_ATTR)
+    return session if isinstance(session, StreamSession) else None
+
+
+class StreamSession:
+    """Feeds one response's vendor events to an ``Assembler`` and remembers the verdict."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider | None,
+        tools: Mapping[str, Mapping[str, Any] | ToolSpec] | None,
+        config: AssembleConfig,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
+        tapped: bool = False,
+    ) -> None:
+        self.provider = provider
+        self.config = config
+        self.tapped = tapped
+        self._forward = on_event
+        self._assembler = Assembler(tools=tools, config=config, provider=provider,
+                                    on_event=self._on_event)
+        self._tap_buffer: list[Any] = []
+        self._pending: list[AssemblerEvent] = []
+        self._text: list[str] = []
+        self.turn: Turn | None = None
+        self.last: ChatResponse | None = None
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _on_event(self, event: AssemblerEvent) -> None:
+        self._pending.append(event)
+        if self._forward is not None:
+            try:
+                self._forward(event)
+            except Exception:  # a UI callback must never break the stream
+                logger.exception("toolstream: on_event callback failed")
+
+    def drain_events(self) -> list[AssemblerEvent]:
+        """UI events since the last call (opened, argument bytes, committed, rejected)."""
+        events, self._pending = self._pending, []
+        return events
+
+    def tap(self, event: Any) -> None:
+        """Sink for the SDK tap: events arrive here as LlamaIndex reads them."""
+        self._tap_buffer.append(event)
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def _flush_tap(self) -> None:
+        buffered, self._tap_buffer = self._tap_buffer, []
+        for event in buffered:
+            self._assembler.feed(event)
+
+    def absorb(self, response: ChatResponse) -> None:
+        """Take one streamed ``ChatResponse``: feed its vendor event(s), attach the session."""
+        if self.turn is not None:
+            return
+        if self.tapped:
+            self._flush_tap()
+        else:
+            raw = response.raw
+            if raw is not None:
+                self._assembler.feed(self._normalise(raw))
+        if response.delta:
+            self._text.append(response.delta)
+        response.__dict__[_ATTR] = self
+        self.last = response
+
+    def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
+        """A non-streamed response: its events, a complete transport, and the verdict."""
+        if events is None:
+            logger.warning("toolstream: cannot read the %s response; its tool calls are rejected",
+                           self.provider)
+        else:
+            for event in events:
+                self._assembler.feed(event)
+        response.__dict__[_ATTR] = self
+        self.last = response
+        self.finish(transport_complete=events is not None)
+
+    def _normalise(self, raw: Any) -> Any:
+        # google_genai keeps the top candidate (model_dump, plus usage) as ``raw``, not the
+        # GenerateContentResponse, so it is put back into the response's shape.
+        if self.provider == "gemini" and isinstance(raw, Mapping) and "candidates" not in raw:
+            return {"candidates": [dict(raw)]}
+        return raw
+
+    # -- ending ------------------------------------------------------------------------------
+
+    def finish(self, *, transport_complete: bool = True,
+               error: BaseException | None = None) -> Turn:
+        """Decide every call (idempotent) and fix up the last message's tool-call blocks."""
+        if self.turn is not None:
+            return self.turn
+        if self.tapped:
+            self._flush_tap()
+        if error is not None and self.provider == "gemini":
+            match = _GEMINI_EARLY.search(str(error))
+            if match:
+                # Not a transport failure: the vendor ended the turn with this reason.
+                self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                transport_complete, error = True, None
+        self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
+        if self.last is not None:
+            self.last.message = self.final_message(self.last.message)
+        return self.turn
+
+    def cancel(self, reason: str) -> Turn:
+        """The consumer stopped (task cancelled, stream closed): no open call may commit."""
+        if self.turn is None:
+            if self.tapped:
+                self._flush_tap()
+            self._assembler.cancel(reason)
+        return self.finish(transport_complete=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.turn is not None
+
+    # -- results -----------------------------------------------------------------------------
+
+    def error_results(self) -> list[ErrorResult]:
+        return self.turn.error_results() if self.turn is not None else []
+
+    def result_for(self, call: ToolCall) -> ErrorResult | None:
+        """The error result paired with a rejected ``call`` (same order as ``rejected``)."""
+        if self.turn is None:
+            return None
+        for rejected, result in zip(self.turn.rejected, self.turn.error_results(), strict=False):
+            if rejected is call:
+                return result
+        return None
+
+    def final_message(self, message: ChatMessage) -> ChatMessage:
+        assert self.turn is not None
+        return rebuild_message(message, self.turn, text="".join(self._text))
+
