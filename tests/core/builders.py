@@ -1,0 +1,609 @@
+"""Synthetic vendor streams for the core tests: wire dicts and the SDKs' own objects.
+
+Each builder takes a list of calls ``(id, name, arguments_text[, cuts])`` and returns the list
+of events one vendor would send for them: the arguments cut into fragments at the given
+code-point offsets, the calls' steps interleaved by a *schedule*, and a chosen ending. The
+shapes follow the real recordings in ``../shared/streams`` (checked by
+``test_rules.py::test_builders_match_real_stream_shapes``) so a test that passes on a built
+stream says something about a real one.
+
+A *schedule* is a sequence of call positions: each occurrence emits that call's next step
+(open, one fragment, close). Steps left over when the schedule runs out follow in call order,
+so ``None`` means "one call after another" and ``round_robin`` interleaves.
+
+Endings: ``"finish"`` (the vendor's normal end), ``"truncated"`` (length / max_tokens /
+``response.incomplete`` / ``MAX_TOKENS``), ``"none"`` (the stream just stops), ``"error"`` (an
+error event or error object). ``finish_reason=`` overrides the value sent for ``"finish"`` and
+``"truncated"`` so any value of the completion table can be sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "PROVIDERS",
+    "Call",
+    "Ending",
+    "anthropic",
+    "as_calls",
+    "build",
+    "fragments",
+    "gemini",
+    "openai_chat",
+    "openai_responses",
+    "responses_server_item",
+    "round_robin",
+    "run",
+    "snapshot",
+    "to_sdk",
+]
+
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+Ending = Literal["finish", "truncated", "none", "error"]
+
+_CHAT_BASE = {
+    "id": "chatcmpl-builder0001",
+    "object": "chat.completion.chunk",
+    "created": 1782321900,
+    "model": "gpt-4o-2024-08-06",
+    "system_fingerprint": "fp_builder",
+}
+_RESPONSE_ID = "resp_builder0001"
+_MESSAGE_ID = "msg_builder0001"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call to stream: identity, the exact argument text, and where to cut it."""
+
+    id: str | None
+    name: str | None
+    arguments: str
+    cuts: tuple[int, ...] | None = None
+
+    def fragments(self) -> list[str]:
+        return fragments(self.arguments, self.cuts)
+
+
+CallLike = Call | tuple[Any, ...]
+
+
+def as_calls(calls: Iterable[CallLike]) -> list[Call]:
+    """Accept ``Call`` objects or plain tuples ``(id, name, args[, cuts])``."""
+    out: list[Call] = []
+    for call in calls:
+        if isinstance(call, Call):
+            out.append(call)
+        else:
+            cid, name, args, *rest = call
+            cuts = tuple(rest[0]) if rest and rest[0] is not None else None
+            out.append(Call(cid, name, args, cuts))
+    return out
+
+
+def fragments(text: str, cuts: Iterable[int] | None) -> list[str]:
+    """Cut ``text`` at the given offsets (sorted, de-duplicated, clipped); ``None``: one piece.
+
+    An empty text is one empty fragment, as vendors send ``"arguments": ""``.
+    """
+    if cuts is None:
+        return [text]
+    points = sorted({c for c in cuts if 0 < c < len(text)})
+    pieces: list[str] = []
+    start = 0
+    for point in [*points, len(text)]:
+        pieces.append(text[start:point])
+        start = point
+    return pieces
+
+
+def round_robin(step_counts: Sequence[int]) -> list[int]:
+    """A schedule taking one step from each call in turn."""
+    schedule: list[int] = []
+    left = list(step_counts)
+    while any(left):
+        for position, remaining in enumerate(left):
+            if remaining:
+                schedule.append(position)
+                left[position] -= 1
+    return schedule
+
+
+def _ordered(steps: Sequence[Sequence[Any]], schedule: Sequence[int] | None) -> Iterator[tuple[int, int, Any]]:
+    """Yield ``(call position, step number, step)`` in schedule order, then the leftovers."""
+    taken = [0] * len(steps)
+    for position in schedule or ():
+        if 0 <= position < len(steps) and taken[position] < len(steps[position]):
+            yield position, taken[position], steps[position][taken[position]]
+            taken[position] += 1
+    for position, call_steps in enumerate(steps):
+        while taken[position] < len(call_steps):
+            yield position, taken[position], call_steps[taken[position]]
+            taken[position] += 1
+
+
+# -- OpenAI Chat Completions ----------------------------------------------------------------
+
+
+def openai_chat(
+    calls: Iterable[CallLike],
+    *,
+    schedule: Sequence[int] | None = None,
+    ending: Ending = "finish",
+    finish_reason: str | None = None,
+    choice: int = 0,
+    indexes: Sequence[int | None] | None = None,
+    omit_index: bool = False,
+    identity: Literal["first", "every", "blank"] = "first",
+    args_on_open: bool = False,
+    null_arguments: bool = False,
+    finish_in_last_chunk: bool = False,
+    role_chunk: bool = True,
+    usage_chunk: bool = False,
+) -> list[dict[str, Any]]:
+    """``chat.completion.chunk`` dicts, one tool-call delta per chunk.
+
+    ``identity``: id/type/name on the opening delta only (OpenAI), on ``every`` delta
+    (OpenRouter/Novita), or ``blank`` — ``""`` id and name on later deltas (some proxies).
+    ``indexes`` overrides each call's ``index`` (e.g. ``[0, 0]``: a server reusing index 0);
+    ``omit_index`` drops the key entirely. ``args_on_open`` puts the first fragment in the
+    opening delta instead of ``""``; ``null_arguments`` sends ``"arguments": null`` there.
+    ``finish_in_last_chunk`` puts ``finish_reason`` on the last tool-call chunk.
+    """
+    call_list = as_calls(calls)
+    steps: list[list[dict[str, Any]]] = []
+    for position, call in enumerate(call_list):
+        index = indexes[position] if indexes is not None else position
+        frags = call.fragments()
+        opener: dict[str, Any] = {"id": call.id, "type": "function", "function": {"name": call.name}}
+        if args_on_open:
+            opener["function"]["arguments"] = frags.pop(0)
+        else:
+            opener["function"]["arguments"] = None if null_arguments else ""
+        call_steps = [opener]
+        for frag in frags:
+            delta: dict[str, Any] = {"function": {"arguments": frag}}
+            if identity == "every":
+                delta = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": frag}}
+            elif identity == "blank":
+                delta = {"id": "", "type": "function", "function": {"name": "", "arguments": frag}}
+            call_steps.append(delta)
+        for delta in call_steps:
+            if not omit_index and index is not None:
+                delta["index"] = index
+        steps.append(call_steps)
+
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        return {
+            **_CHAT_BASE,
+            "choices": [{"index": choice, "delta": delta, "logprobs": None, "finish_reason": reason}],
+        }
+
+    reason = finish_reason or {"finish": "tool_calls", "truncated": "length"}.get(ending)
+    events: list[dict[str, Any]] = []
+    if role_chunk:
+        events.append(chunk({"role": "assistant", "content": None}))
+    ordered = list(_ordered(steps, schedule))
+    for number, (_, _, delta) in enumerate(ordered):
+        last = number == len(ordered) - 1
+        put_reason = reason if (last and finish_in_last_chunk and ending in ("finish", "truncated")) else None
+        events.append(chunk({"tool_calls": [delta]}, put_reason))
+    if ending in ("finish", "truncated") and not (finish_in_last_chunk and ordered):
+        events.append(chunk({}, reason))
+    elif ending == "error":
+        events.append({**chunk({"role": "assistant", "content": ""}), "error": {"code": 502, "message": "upstream"}})
+    if usage_chunk:
+        events.append(
+            {**_CHAT_BASE, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        )
+    return events
+
+
+# -- OpenAI Responses -----------------------------------------------------------------------
+
+
+def _response(status: str, output: list[dict[str, Any]], incomplete: str | None = None) -> dict[str, Any]:
+    return {
+        "id": _RESPONSE_ID,
+        "object": "response",
+        "created_at": 1782321708,
+        "status": status,
+        "error": {"code": "server_error", "message": "failed"} if status == "failed" else None,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "model": "gpt-5-2025-08-07",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+
+
+def openai_responses(
+    calls: Iterable[CallLike],
+    *,
+    schedule: Sequence[int] | None = None,
+    ending: Ending = "finish",
+    finish_reason: str | None = None,
+    incomplete_reason: str = "max_output_tokens",
+    kinds: Sequence[Literal["function", "custom"]] | None = None,
+    deltas: bool = True,
+    done_arguments: Mapping[int, str] | None = None,
+    arguments_done_event: bool = True,
+    first_output_index: int = 0,
+) -> list[dict[str, Any]]:
+    """Responses stream events: ``output_item.added``, argument deltas, done events, terminal.
+
+    ``deltas=False`` is a no-delta server (LM Studio): the arguments only arrive in the done
+    events. ``done_arguments`` replaces the text the done events carry for some calls (to
+    contradict the deltas). ``finish_reason`` picks the terminal event for ``"finish"`` /
+    ``"truncated"`` by status: ``completed``, ``incomplete``, ``failed`` or ``cancelled``.
+    """
+    call_list = as_calls(calls)
+    seq = iter(range(10**9))
+    steps: list[list[dict[str, Any]]] = []
+    finished_items: list[dict[str, Any]] = []
+    for position, call in enumerate(call_list):
+        kind = kinds[position] if kinds is not None else "function"
+        output_index = first_output_index + position
+        item_id = f"{'ctc' if kind == 'custom' else 'fc'}_builder{position:04d}"
+        field = "arguments" if kind == "function" else "input"
+        item_type = "function_call" if kind == "function" else "custom_tool_call"
+        delta_type = (
+            "response.function_call_arguments.delta" if kind == "function" else "response.custom_tool_call_input.delta"
+        )
+        done_type = (
+            "response.function_call_arguments.done" if kind == "function" else "response.custom_tool_call_input.done"
+        )
+        final_text = (done_arguments or {}).get(position, call.arguments)
+        added: dict[str, Any] = {"id": item_id, "type": item_type, field: "", "call_id": call.id, "name": call.name}
+        if kind == "function":  # the recorded custom_tool_call items only carry status when done
+            added["status"] = "in_progress"
+        done_item = {**added, "status": "completed", field: final_text}
+        finished_items.append(done_item)
+        call_steps: list[dict[str, Any]] = [
+            {"type": "response.output_item.added", "item": added, "output_index": output_index}
+        ]
+        if deltas:
+            for frag in call.fragments():
+                call_steps.append(
+                    {"type": delta_type, "item_id": item_id, "output_index": output_index, "delta": frag}
+                )
+        close: list[dict[str, Any]] = []
+        if arguments_done_event:
+            done = {"type": done_type, "item_id": item_id, "output_index": output_index, field: final_text}
+            if kind == "function":
+                done["name"] = call.name  # the SDK's type requires it; older servers omit it
+            close.append(done)
+        close.append({"type": "response.output_item.done", "item": done_item, "output_index": output_index})
+        call_steps.append({"__group__": close})
+        steps.append(call_steps)
+
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _response("in_progress", [])},
+        {"type": "response.in_progress", "response": _response("in_progress", [])},
+    ]
+    for _, _, step in _ordered(steps, schedule):
+        events.extend(step.get("__group__", [step]))
+    status = finish_reason or {"finish": "completed", "truncated": "incomplete"}.get(ending)
+    if ending in ("finish", "truncated"):
+        assert status is not None
+        events.append(
+            {
+                "type": f"response.{status}",
+                "response": _response(status, finished_items, incomplete_reason if status == "incomplete" else None),
+            }
+        )
+    elif ending == "error":
+        events.append({"type": "error", "code": "server_error", "message": "The server had an error", "param": None})
+    for event in events:
+        event["sequence_number"] = next(seq)
+    return events
+
+
+def responses_server_item(item: Mapping[str, Any], output_index: int) -> list[dict[str, Any]]:
+    """The added/done pair for a built-in (vendor-executed) Responses item such as web search."""
+    return [
+        {"type": "response.output_item.added", "item": {**item, "status": "in_progress"},
+         "output_index": output_index, "sequence_number": 0},
+        {"type": "response.output_item.done", "item": {**item, "status": "completed"},
+         "output_index": output_index, "sequence_number": 0},
+    ]
+
+
+# -- Anthropic Messages ---------------------------------------------------------------------
+
+
+def _message(content: list[Any] | None = None, stop_reason: str | None = None) -> dict[str, Any]:
+    return {
+        "id": _MESSAGE_ID,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": content or [],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 502, "output_tokens": 4},
+    }
+
+
+def anthropic(
+    calls: Iterable[CallLike],
+    *,
+    schedule: Sequence[int] | None = None,
+    ending: Ending = "finish",
+    finish_reason: str | None = None,
+    block_types: Sequence[str] | None = None,
+    text_block: bool = False,
+    start_inputs: Mapping[int, Any] | None = None,
+    in_message_start: bool = False,
+    message_stop: bool = True,
+) -> list[dict[str, Any]]:
+    """Messages stream events; a text block first when ``text_block``.
+
+    Each call is a ``content_block_start`` with the ``input: {}`` placeholder, its
+    ``input_json_delta`` fragments and a ``content_block_stop``. ``block_types`` sets each
+    call's block type (``server_tool_use``, ``mcp_tool_use``); ``start_inputs`` replaces the
+    placeholder with a complete ``input`` for some calls (then no deltas are sent for them).
+    ``in_message_start`` puts every call, complete, inside ``message_start.message.content``
+    (programmatic tool calling). ``message_stop=False`` keeps the ``message_delta`` but drops
+    the final ``message_stop``.
+    """
+    call_list = as_calls(calls)
+    base = 1 if text_block else 0
+    stop = finish_reason or {"finish": "tool_use", "truncated": "max_tokens"}.get(ending)
+    if in_message_start:
+        content: list[Any] = [
+            {"type": (block_types or ["tool_use"] * len(call_list))[p], "id": c.id, "name": c.name,
+             "input": json.loads(c.arguments) if c.arguments.strip() else {}}
+            for p, c in enumerate(call_list)
+        ]
+        # Programmatic tool calling: the stop reason rides in message_start, no message_delta.
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": _message(content, stop)}]
+    else:
+        events = [{"type": "message_start", "message": _message()}]
+    if text_block:
+        events += [
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me check."}},
+            {"type": "content_block_stop", "index": 0},
+        ]
+    steps: list[list[dict[str, Any]]] = []
+    for position, call in enumerate(() if in_message_start else call_list):
+        index = base + position
+        block_type = block_types[position] if block_types is not None else "tool_use"
+        complete = start_inputs is not None and position in start_inputs
+        start_input = start_inputs[position] if complete and start_inputs is not None else {}
+        block: dict[str, Any] = {"type": block_type, "id": call.id, "name": call.name, "input": start_input}
+        if block_type == "mcp_tool_use":
+            block["server_name"] = "echo"
+        elif block_type == "tool_use":
+            block["caller"] = {"type": "direct"}  # sent by the API since programmatic tool calling
+        call_steps: list[dict[str, Any]] = [{"type": "content_block_start", "index": index, "content_block": block}]
+        if not complete:
+            for frag in call.fragments():
+                call_steps.append(
+                    {"type": "content_block_delta", "index": index,
+                     "delta": {"type": "input_json_delta", "partial_json": frag}}
+                )
+        call_steps.append({"type": "content_block_stop", "index": index})
+        steps.append(call_steps)
+    events.extend(step for _, _, step in _ordered(steps, schedule))
+    if ending in ("finish", "truncated") and in_message_start:
+        if message_stop:
+            events.append({"type": "message_stop"})
+    elif ending in ("finish", "truncated"):
+        events.append(
+            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+             "usage": {"output_tokens": 137}}
+        )
+        if message_stop:
+            events.append({"type": "message_stop"})
+    elif ending == "error":
+        events.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    return events
+
+
+# -- Gemini ---------------------------------------------------------------------------------
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """``(jsonPath, scalar)`` pairs of a JSON value, depth first, in key order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{position}]")
+    else:
+        yield path, value
+
+
+def _partial_args(args: Mapping[str, Any], cuts: tuple[int, ...] | None) -> list[dict[str, Any]]:
+    """One ``partialArgs`` entry per scalar; strings cut at ``cuts`` then closed by ``""``.
+
+    This is the shape Gemini 3 sends with ``streamFunctionCallArguments``: string pieces carry
+    ``willContinue: true`` and a final empty ``stringValue`` ends the string.
+    """
+    items: list[dict[str, Any]] = []
+    for path, value in _leaves(dict(args), "$"):
+        if isinstance(value, str):
+            for piece in fragments(value, cuts):
+                items.append({"jsonPath": path, "stringValue": piece, "willContinue": True})
+            items.append({"jsonPath": path, "stringValue": ""})
+        elif isinstance(value, bool):
+            items.append({"jsonPath": path, "boolValue": value})
+        elif value is None:
+            items.append({"jsonPath": path, "nullValue": "NULL_VALUE"})
+        else:
+            items.append({"jsonPath": path, "numberValue": value})
+    return items
+
+
+def gemini(
+    calls: Iterable[CallLike],
+    *,
+    ending: Ending = "finish",
+    finish_reason: str | None = None,
+    mode: Literal["args", "partial"] = "args",
+    together: bool = False,
+    finish_with_calls: bool = False,
+    terminator: Literal["empty", "last"] = "empty",
+    with_ids: bool = False,
+    schedule: Sequence[int] | None = None,
+) -> list[dict[str, Any]]:
+    """``GenerateContentResponse`` dicts (camelCase, as on the wire).
+
+    ``mode="args"``: each call is one complete ``functionCall`` part with structured ``args``
+    (the argument text is parsed to get them); ``together`` puts every part in one chunk and
+    ``finish_with_calls`` puts ``finishReason`` in that chunk (Gemini 2.5). ``mode="partial"``:
+    ``functionCall{name, willContinue}`` then one chunk per ``partialArgs`` entry (string values
+    cut at the call's ``cuts``), ended by an empty ``functionCall{}`` (``terminator="empty"``)
+    or by dropping ``willContinue`` on the last entry (``"last"``). Gemini never interleaves
+    streaming calls, so ``schedule`` only orders whole calls.
+    """
+    call_list = as_calls(calls)
+    if schedule:
+        order = list(dict.fromkeys(p for p in schedule if 0 <= p < len(call_list)))
+        order += [p for p in range(len(call_list)) if p not in order]
+        call_list = [call_list[p] for p in order]
+    reason = finish_reason or {"finish": "STOP", "truncated": "MAX_TOKENS"}.get(ending)
+
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "builder0001"}
+
+    def function_call(call: Call, **fields: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": call.name, **fields} if call.name is not None else dict(fields)
+        if with_ids and call.id is not None:
+            body["id"] = call.id
+        return {"functionCall": body}
+
+    events: list[dict[str, Any]] = []
+    final_in_chunk = finish_with_calls and ending in ("finish", "truncated")
+    if mode == "args":
+        parts = [
+            function_call(c, args=json.loads(c.arguments) if c.arguments.strip() else {}) for c in call_list
+        ]
+        if together and parts:
+            events.append(chunk(parts, reason if final_in_chunk else None))
+        else:
+            events.extend(chunk([part]) for part in parts)
+            if final_in_chunk and events:
+                events[-1] = chunk([parts[-1]], reason)
+    else:
+        for call in call_list:
+            args = json.loads(call.arguments) if call.arguments.strip() else {}
+            events.append(chunk([function_call(call, willContinue=True)]))
+            items = _partial_args(args, call.cuts)
+            for number, item in enumerate(items):
+                last = number == len(items) - 1
+                body: dict[str, Any] = {"partialArgs": [item]}
+                if not (last and terminator == "last"):
+                    body["willContinue"] = True
+                events.append(chunk([{"functionCall": body}]))
+            if terminator == "empty" or not items:
+                events.append(chunk([{"functionCall": {}}]))
+    if ending in ("finish", "truncated") and not (final_in_chunk and events):
+        events.append(
+            {**chunk([{"text": ""}], reason),
+             "usageMetadata": {"promptTokenCount": 26, "candidatesTokenCount": 23, "totalTokenCount": 49}}
+        )
+    elif ending == "error":
+        events.append({"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}})
+    return events
+
+
+def build(provider: str, calls: Iterable[CallLike], **kwargs: Any) -> list[dict[str, Any]]:
+    """Dispatch to the builder of ``provider`` (one of ``PROVIDERS``)."""
+    builder = {"openai-chat": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
+               "gemini": gemini}[provider]
+    return builder(calls, **kwargs)
+
+
+# -- running a stream ----------------------------------------------------------------------
+
+
+def run(
+    events: Iterable[Any],
+    *,
+    provider: str | None = None,
+    transport_complete: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Feed every event to a fresh ``Assembler`` and return its ``Turn``."""
+    from toolstream_core import Assembler
+
+    assembler = Assembler(provider=provider, **kwargs)  # type: ignore[arg-type]
+    for event in events:
+        assembler.feed(event)
+    return assembler.finish(transport_complete=transport_complete)
+
+
+def snapshot(turn: Any) -> tuple[Any, ...]:
+    """Everything a caller can observe about a Turn except the opaque keys."""
+
+    def call_view(call: Any) -> tuple[Any, ...]:
+        return (call.index, call.id, call.name, call.kind, call.state, call.reason, call.raw_arguments,
+                json.dumps(call.arguments, sort_keys=True) if call.arguments is not None else None)
+
+    return (
+        tuple(call_view(c) for c in turn.calls),
+        tuple(call_view(c) for c in turn.server_calls),
+        tuple(call_view(c) for c in turn.dropped),
+        turn.complete,
+        turn.finish_reason,
+        tuple((r.tool_call_id, r.name, r.reason, r.content) for r in turn.error_results()),
+    )
+
+
+# -- SDK objects ----------------------------------------------------------------------------
+
+
+def to_sdk(provider: str, events: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The same events as the vendor SDK's own types, validated by the SDK's models.
+
+    Raises ``pydantic.ValidationError`` when an event does not fit the SDK's type — the point:
+    a builder shape the SDK rejects is a builder bug. Events the SDK never hands out as objects
+    (Anthropic ``error``: the SDK raises instead; Gemini ``error`` payloads) are refused with
+    ``ValueError`` so a test cannot silently feed dicts on the SDK path.
+    """
+    events = list(events)
+    if provider == "openai-chat":
+        from openai.types.chat import ChatCompletionChunk
+
+        return [ChatCompletionChunk.model_validate(e) for e in events]
+    if provider == "openai-responses":
+        from openai.types.responses import ResponseStreamEvent
+        from pydantic import TypeAdapter
+
+        responses_adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+        return [responses_adapter.validate_python(e) for e in events]
+    if provider == "anthropic":
+        from anthropic.types import RawMessageStreamEvent
+        from anthropic.types.beta import BetaRawMessageStreamEvent
+        from pydantic import TypeAdapter
+
+        plain: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+        beta: TypeAdapter[Any] = TypeAdapter(BetaRawMessageStreamEvent)
+        out: list[Any] = []
+        for event in events:
+            if event.get("type") == "error":
+                raise ValueError("the anthropic SDK raises on an error event; it never yields one")
+            block = event.get("content_block") or {}
+            # mcp_tool_use blocks only exist in the SDK's beta types.
+            out.append((beta if block.get("type") == "mcp_tool_use" else plain).validate_python(event))
+        return out
+    if provider == "gemini":
+        from google.genai.types import GenerateContentResponse
+
+        for event in events:
+            if "error" in event:
+                raise ValueError("google-genai raises on an error payload; it never yields one")
+        return [GenerateContentResponse.model_validate(e) for e in events]
+    raise ValueError(f"unknown provider {provider!r}")
