@@ -145,3 +145,105 @@ def stream_sdk(api: str, *, model: str, base_url: str | None = None, api_key: st
         result.error = exc
     return result
 
+
+
+def _result_texts(turn: Any) -> dict[str, tuple[str, bool]]:
+    """Tool result text per call id: the paired error for rejected calls, a stub otherwise."""
+    texts: dict[str, tuple[str, bool]] = {}
+    for call in turn.calls:
+        if call.id:
+            texts[call.id] = (f"{call.name}: done (emulated tool result)", False)
+    for result in turn.error_results():
+        texts[result.tool_call_id] = (result.content, True)
+    return texts
+
+
+def _unique_calls(turn: Any) -> list[Any]:
+    seen: set[str] = set()
+    calls = []
+    for call in turn.calls:
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            calls.append(call)
+    return calls
+
+
+def followup_sdk(api: str, turn: Any, *, model: str, base_url: str | None = None,
+                 api_key: str = "test", prompt: str = DEFAULT_PROMPT,
+                 tools: Mapping[str, dict[str, Any]] = TOOLS) -> StreamResult:
+    """The next request of an agent loop: the turn's calls, each paired with one result.
+
+    Committed calls get a stub result, rejected ones their ``ErrorResult`` text,
+    so the history is legal for the vendor (the emulator checks it like the
+    real APIs do). Arguments of calls that did not commit are sent as ``{}``.
+    """
+    calls = _unique_calls(turn)
+    texts = _result_texts(turn)
+    result = StreamResult()
+
+    def args_of(call: Any) -> dict[str, Any]:
+        return dict(call.arguments) if call.arguments is not None else {}
+
+    try:
+        if api == "openai-chat":
+            import json
+
+            messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+            messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(args_of(c))}}
+                for c in calls]})
+            messages += [{"role": "tool", "tool_call_id": c.id, "content": texts[c.id][0]}
+                         for c in calls]
+            stream = _client(api, base_url, api_key).chat.completions.create(
+                model=model, messages=messages, tools=openai_chat_tools(tools), stream=True,
+                stream_options={"include_usage": True})
+        elif api == "openai-responses":
+            import json
+
+            items: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+            items += [{"type": "function_call", "call_id": c.id, "name": c.name,
+                       "arguments": json.dumps(args_of(c))} for c in calls]
+            items += [{"type": "function_call_output", "call_id": c.id,
+                       "output": texts[c.id][0]} for c in calls]
+            stream = _client(api, base_url, api_key).responses.create(
+                model=model, input=items, tools=openai_responses_tools(tools), stream=True)
+        elif api == "anthropic":
+            msgs: list[dict[str, Any]] = [
+                {"role": "user", "content": prompt},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": c.id, "name": c.name, "input": args_of(c)}
+                    for c in calls]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": c.id, "content": texts[c.id][0],
+                     "is_error": texts[c.id][1]} for c in calls]},
+            ]
+            stream = _client(api, base_url, api_key).messages.create(
+                model=model, max_tokens=1024, messages=msgs, tools=anthropic_tools(tools),
+                stream=True)
+        elif api == "gemini":
+            from google.genai import types
+
+            contents = [
+                types.Content(role="user", parts=[types.Part(text=prompt)]),
+                types.Content(role="model", parts=[
+                    types.Part(function_call=types.FunctionCall(
+                        name=c.name, args=args_of(c), id=c.id)) for c in calls]),
+                types.Content(role="user", parts=[
+                    types.Part(function_response=types.FunctionResponse(
+                        name=c.name, id=c.id,
+                        response={"error" if texts[c.id][1] else "output": texts[c.id][0]}))
+                    for c in calls]),
+            ]
+            config = types.GenerateContentConfig(
+                tools=gemini_tools(tools),
+                automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+            stream = _client(api, base_url, api_key).models.generate_content_stream(
+                model=model, contents=contents, config=config)
+        else:
+            raise ValueError(f"unknown API {api!r}")
+        for event in stream:
+            result.events.append(event)
+    except Exception as exc:  # the stream's end, as in stream_sdk
+        result.error = exc
+    return result

@@ -109,6 +109,7 @@ class VendorEmulator:
         self._lock = threading.Lock()
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
         self._requests: list[Received] = []
+        self._headers: list[dict[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -165,17 +166,25 @@ class VendorEmulator:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def request_headers(self) -> list[dict[str, str]]:
+        """The HTTP headers of each request in :attr:`requests` (same order), lower-cased names."""
+        with self._lock:
+            return [dict(h) for h in self._headers]
+
     def clear(self) -> None:
         """Forget received requests and queued scenarios."""
         with self._lock:
             self._requests.clear()
+            self._headers.clear()
             for q in self._queues.values():
                 q.clear()
 
     # -- used by the handler -------------------------------------------------------
-    def _record(self, item: Received) -> None:
+    def _record(self, item: Received, headers: dict[str, str]) -> None:
         with self._lock:
             self._requests.append(item)
+            self._headers.append(headers)
 
     def _next_scenario(self, api: str, model: str) -> str:
         if model.startswith(_MODEL_PREFIX):
@@ -200,6 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "toolstream-emulator/1"
     emulator: VendorEmulator  # set on the per-server subclass
 
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """A fixed Date header, so a scenario's response bytes never depend on the clock."""
+        return "Mon, 16 Jun 2025 00:00:00 GMT"
+
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("emulator: " + format, *args)
 
@@ -223,7 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
                                             "type": "invalid_request_error"}})
             return
         emu = self.emulator
-        emu._record(Received(route.api, self.path, body))
+        emu._record(Received(route.api, self.path, body),
+                    {k.lower(): v for k, v in self.headers.items()})
         wire = _WIRES[route.api]
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:

@@ -1,0 +1,92 @@
+"""Record the bundled cassettes: every scenario on every API, through the real SDKs.
+
+Run ``python -m toolstream_core.testing._record_cassettes [OUT_DIR]`` (default:
+the repository's ``cassettes/``). Each cassette ``<api>/<scenario>.yaml`` holds
+the scenario's streamed answer and, when the answer had tool calls, the agent's
+next request (every call paired with one result: a stub for committed calls,
+the ``ErrorResult`` text for rejected ones) with its plain-text answer, so an
+agent loop replayed from the cassette ends cleanly. Requests are recorded under
+the vendor's real host (see :mod:`._recording`), so replay works with the SDKs'
+default base URLs; secrets are scrubbed by the same configuration
+``toolstream record`` uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from ._clients import followup_sdk, stream_sdk
+from ._recording import CASSETTE_DIR, recording_vcr
+from ._scenarios import API_NAMES, SCENARIOS, TOOLS
+from ._server import VendorEmulator
+
+__all__ = ["MODELS", "record_all", "record_one"]
+
+logger = logging.getLogger(__name__)
+
+#: Model names written into the cassettes' requests (realistic; the emulator ignores them).
+MODELS: dict[str, str] = {
+    "openai-chat": "gpt-4.1-mini",
+    "openai-responses": "gpt-4.1-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
+               *, api_key: str = "test-key-not-secret") -> Path:
+    """Record ``scenario`` on ``api`` to ``out`` through the real SDK (via ``emu``)."""
+    from toolstream_core import Assembler
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        out.unlink()
+    model = MODELS[api]
+    emu.queue(api, scenario)
+    with recording_vcr().use_cassette(str(out), record_mode="all"):
+        first = stream_sdk(api, base_url=emu.base_url, model=model, api_key=api_key)
+        assembler = Assembler(tools=TOOLS, provider=api)
+        for event in first.events:
+            assembler.feed(event)
+        dropped = scenario == "dropped_connection"
+        turn = assembler.finish(transport_complete=first.error is None and not dropped,
+                                error=first.error)
+        if turn.calls:
+            followup_sdk(api, turn, base_url=emu.base_url, model=model, api_key=api_key)
+    logger.info("recorded %s", out)
+    return out
+
+
+def record_all(out_dir: Path = CASSETTE_DIR, *, seed: int = 0,
+               apis: Iterable[str] = API_NAMES,
+               scenarios: Iterable[str] | None = None) -> list[Path]:
+    """Record every (api, scenario) pair that exists; returns the files written."""
+    names = list(scenarios) if scenarios is not None else list(SCENARIOS)
+    written: list[Path] = []
+    with VendorEmulator(seed=seed, soft_drop=True) as emu:
+        for api in apis:
+            for name in names:
+                if api not in SCENARIOS[name].apis:
+                    continue
+                written.append(record_one(emu, api, name, out_dir / api / f"{name}.yaml"))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: ``[OUT_DIR]``."""
+    args = sys.argv[1:] if argv is None else argv
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    out = Path(args[0]) if args else CASSETTE_DIR
+    files = record_all(out)
+    logger.info("%d cassettes written under %s", len(files), out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,354 @@
+"""vcrpy configuration for recording and replaying cassettes, with secret scrubbing.
+
+Shared by the cassette recorder, ``toolstream record`` and the pytest plugin, so
+that every cassette the project writes goes through the same scrubbing:
+
+* request headers ``Authorization``, ``Proxy-Authorization``, ``x-api-key``,
+  ``api-key``, ``x-goog-api-key``, ``Cookie``, ``OpenAI-Organization``,
+  ``OpenAI-Project``, ``anthropic-organization-id`` are replaced by
+  ``REDACTED`` (vcrpy ``filter_headers``); the query parameters ``key``,
+  ``api_key``, ``api-key`` are removed (``filter_query_parameters``);
+* response headers ``Set-Cookie``, ``OpenAI-Organization``, ``OpenAI-Project``,
+  ``anthropic-organization-id`` are dropped (``before_record_response``);
+* every value seen in those places is remembered and replaced wherever else it
+  appears (URI, bodies, other headers), and token-shaped strings (``sk-...``,
+  ``sk-ant-...``, ``AIza...``, ``Bearer ...``) are replaced too, as a second net.
+
+Host rewrite: a request to a local server (``127.0.0.1``, ``localhost``, ``::1``:
+the emulator) is recorded under the vendor's real host (``https://api.openai.com``,
+``https://api.anthropic.com``, ``https://generativelanguage.googleapis.com``,
+chosen by the path), so a cassette replays with the SDKs' default base URLs. The
+same rewrite applies when matching, so replaying with the emulator's base URL
+also works.
+
+Dropped connections: vcrpy cannot store a body that broke off, so the emulator's
+``soft_drop`` mode records it as a clean body marked ``x-toolstream-transport:
+dropped``; :func:`replaying_drops` makes replay raise the transport error
+(``RemoteProtocolError``) at the end of such a body, as the live server did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ._server import DROPPED_HEADER
+
+__all__ = [
+    "CASSETTE_DIR",
+    "REDACTED",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_PARAMETERS",
+    "Scrubber",
+    "cassette_path",
+    "default_cassette_dir",
+    "recording_vcr",
+    "replay_vcr",
+    "replaying_drops",
+    "use_cassette",
+    "vendor_host_for_path",
+]
+
+REDACTED = "REDACTED"
+SECRET_HEADERS: tuple[str, ...] = (
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization-id",
+)
+SECRET_QUERY_PARAMETERS: tuple[str, ...] = ("key", "api_key", "api-key")
+RESPONSE_DROP_HEADERS: frozenset[str] = frozenset(
+    {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
+)
+LOCAL_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+#: Replay matches on these only: bodies differ with every agent, the key query is scrubbed.
+MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "port", "path")
+
+#: Environment variable naming a cassette directory to use instead of the bundled one.
+CASSETTES_ENV = "TOOLSTREAM_CASSETTES"
+
+
+def default_cassette_dir() -> Path:
+    """``$TOOLSTREAM_CASSETTES``, else a copy inside the package, else the repo's ``cassettes/``."""
+    env = os.environ.get(CASSETTES_ENV)
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "_cassettes", here.parents[2] / "cassettes"):
+        if candidate.is_dir():
+            return candidate
+    return here.parents[2] / "cassettes"
+
+
+#: ``cassettes/`` at the repository root (the bundled cassettes).
+CASSETTE_DIR = Path(__file__).resolve().parents[3] / "cassettes"
+
+_TOKEN_PATTERNS = re.compile(
+    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"
+    r"|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{12,})"
+)
+
+
+def vendor_host_for_path(path: str) -> str:
+    """The vendor origin that serves ``path`` (for rewriting emulator URLs)."""
+    if path.startswith("/v1/messages"):
+        return "https://api.anthropic.com"
+    if path.startswith(("/v1beta/", "/v1alpha/")) or ":streamGenerateContent" in path \
+            or ":generateContent" in path:
+        return "https://generativelanguage.googleapis.com"
+    return "https://api.openai.com"
+
+
+class Scrubber:
+    """Remembers secret values seen in headers/query and removes them everywhere.
+
+    One instance per VCR configuration: values collected from a request's
+    headers are also scrubbed from the response bodies recorded after it.
+    """
+
+    def __init__(self, *, rewrite_local_hosts: bool = True) -> None:
+        self.rewrite_local_hosts = rewrite_local_hosts
+        self._secrets: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- vcrpy callables ---------------------------------------------------------------
+    def header_replacement(self, key: str, value: str, request: Any) -> str:
+        """``filter_headers`` replacement: remember the value, write ``REDACTED``."""
+        self._remember(value)
+        return REDACTED
+
+    def query_replacement(self, key: str, value: str, request: Any) -> None:
+        """``filter_query_parameters`` replacement: remember the value, drop the parameter."""
+        self._remember(value)
+
+    def before_record_request(self, request: Any) -> Any:
+        """Rewrite a local host to the vendor's; scrub remembered and token-shaped values."""
+        uri = request.uri
+        parts = urlsplit(uri)
+        if self.rewrite_local_hosts and (parts.hostname or "") in LOCAL_HOSTS:
+            vendor = urlsplit(vendor_host_for_path(parts.path))
+            uri = urlunsplit((vendor.scheme, vendor.netloc, parts.path, parts.query, ""))
+            if "host" in request.headers:
+                request.headers["host"] = vendor.netloc
+        request.uri = self.scrub_text(uri)
+        for name in list(request.headers):
+            value = request.headers[name]
+            if isinstance(value, str):
+                request.headers[name] = self.scrub_text(value)
+        body = request.body
+        if isinstance(body, bytes) and body:
+            request.body = self.scrub_bytes(body)
+        elif isinstance(body, str) and body:
+            request.body = self.scrub_text(body)
+        return request
+
+    def before_record_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        """Drop cookie/org headers; scrub remembered and token-shaped values from the rest."""
+        headers = response.get("headers") or {}
+        clean: dict[str, Any] = {}
+        for name, values in headers.items():
+            if name.lower() in RESPONSE_DROP_HEADERS:
+                continue
+            if isinstance(values, list):
+                clean[name] = [self.scrub_text(v) if isinstance(v, str) else v for v in values]
+            else:
+                clean[name] = self.scrub_text(values) if isinstance(values, str) else values
+        response["headers"] = clean
+        body = response.get("body") or {}
+        data = body.get("string")
+        if isinstance(data, bytes):
+            body["string"] = self.scrub_bytes(data)
+        elif isinstance(data, str):
+            body["string"] = self.scrub_text(data)
+        return response
+
+    # -- scrubbing -------------------------------------------------------------------
+    def _remember(self, value: str) -> None:
+        value = value.strip()
+        if not value or value == REDACTED:
+            return
+        with self._lock:
+            self._secrets.add(value)
+            for prefix in ("Bearer ", "bearer ", "Basic "):
+                if value.startswith(prefix) and len(value) > len(prefix):
+                    self._secrets.add(value[len(prefix):])
+            if value.lower().startswith("cookie") or "=" in value:
+                for pair in value.split(";"):
+                    _, _, v = pair.partition("=")
+                    if len(v.strip()) >= 6:
+                        self._secrets.add(v.strip())
+
+    def scrub_text(self, text: str) -> str:
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        for secret in secrets:
+            if len(secret) >= 6:
+                text = text.replace(secret, REDACTED)
+        return _TOKEN_PATTERNS.sub(REDACTED, text)
+
+    def scrub_bytes(self, data: bytes) -> bytes:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            with self._lock:
+                secrets = [s.encode() for s in self._secrets if len(s) >= 6]
+            for secret in secrets:
+                data = data.replace(secret, REDACTED.encode())
+            return data
+        return self.scrub_text(text).encode("utf-8")
+
+
+def recording_vcr(*, rewrite_local_hosts: bool = True, **overrides: Any) -> Any:
+    """A ``vcr.VCR`` that scrubs secrets before anything is written.
+
+    ``overrides`` go to ``vcr.VCR`` (e.g. ``record_mode``). Used by the cassette
+    recorder and by ``toolstream record``.
+    """
+    import vcr
+
+    scrub = Scrubber(rewrite_local_hosts=rewrite_local_hosts)
+    header_repl: Callable[[str, str, Any], str] = scrub.header_replacement
+    query_repl: Callable[[str, str, Any], None] = scrub.query_replacement
+    options: dict[str, Any] = {
+        "serializer": "yaml",
+        "record_mode": "all",
+        "match_on": MATCH_ON,
+        "decode_compressed_response": True,
+        "filter_headers": [(h, header_repl) for h in SECRET_HEADERS],
+        "filter_query_parameters": [(q, query_repl) for q in SECRET_QUERY_PARAMETERS],
+        "before_record_request": scrub.before_record_request,
+        "before_record_response": scrub.before_record_response,
+    }
+    options.update(overrides)
+    return vcr.VCR(**options)
+
+
+def replay_vcr(**overrides: Any) -> Any:
+    """A ``vcr.VCR`` that only replays (``record_mode="none"``): no network, ever."""
+    return recording_vcr(record_mode="none", **overrides)
+
+
+def cassette_path(name: str | Path, root: Path | None = None) -> Path:
+    """``"anthropic/truncated_length"`` -> ``<root>/anthropic/truncated_length.yaml``.
+
+    An existing file path (absolute or relative) is returned as is.
+    """
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return path
+    base = root if root is not None else default_cassette_dir()
+    candidate = base / (str(name) if path.suffix in (".yaml", ".yml") else f"{name}.yaml")
+    if not candidate.exists():
+        raise FileNotFoundError(f"no cassette {name!r} (looked for {candidate})")
+    return candidate
+
+
+_drop_lock = threading.Lock()
+_drop_depth = 0
+_drop_original: Any = None
+
+
+def _marked_dropped(vcr_response: dict[str, Any]) -> bool:
+    for name, values in (vcr_response.get("headers") or {}).items():
+        if name.lower() == DROPPED_HEADER:
+            vals = values if isinstance(values, list) else [values]
+            return any(str(v).lower() == "dropped" for v in vals)
+    return False
+
+
+def _dropping_stream(body: bytes, httpx: Any) -> Any:
+    """A response stream that yields ``body`` and then fails like a cut connection."""
+
+    def fail() -> Exception:
+        return httpx.RemoteProtocolError(
+            "peer closed connection without sending complete message body "
+            "(replayed from a cassette recorded as a dropped connection)"
+        )
+
+    def __iter__(self: Any) -> Iterator[bytes]:
+        if body:
+            yield body
+        raise fail()
+
+    async def __aiter__(self: Any) -> Any:
+        if body:
+            yield body
+        raise fail()
+
+    def close(self: Any) -> None:
+        return None
+
+    async def aclose(self: Any) -> None:
+        return None
+
+    cls = type("DroppedStream", (httpx.SyncByteStream, httpx.AsyncByteStream),
+               {"__iter__": __iter__, "__aiter__": __aiter__, "close": close,
+                "aclose": aclose})
+    return cls()
+
+
+@contextlib.contextmanager
+def replaying_drops() -> Iterator[None]:
+    """While active, cassette bodies marked dropped raise ``RemoteProtocolError`` at their end.
+
+    Wraps vcrpy's httpx response builder (a private function; if a vcrpy
+    release renames it, replay degrades to a clean end of body and the
+    ``x-toolstream-transport`` header stays available to the caller).
+    """
+    global _drop_depth, _drop_original
+    try:
+        from vcr.stubs import httpx_stubs
+    except ImportError:  # pragma: no cover - vcrpy without httpx support
+        yield
+        return
+    with _drop_lock:
+        if _drop_depth == 0 and hasattr(httpx_stubs, "_deserialize_response"):
+            original = httpx_stubs._deserialize_response
+            _drop_original = original
+
+            def deserialize(vcr_response: dict[str, Any], httpx: Any) -> Any:
+                response = original(vcr_response, httpx)
+                if _marked_dropped(vcr_response):
+                    data = vcr_response["body"]["string"]
+                    if isinstance(data, str):
+                        data = data.encode("utf-8")
+                    response.stream = _dropping_stream(data or b"", httpx)
+                return response
+
+            httpx_stubs._deserialize_response = deserialize
+        _drop_depth += 1
+    try:
+        yield
+    finally:
+        with _drop_lock:
+            _drop_depth -= 1
+            if _drop_depth == 0 and _drop_original is not None:
+                httpx_stubs._deserialize_response = _drop_original
+                _drop_original = None
+
+
+@contextlib.contextmanager
+def use_cassette(name: str | Path, *, root: Path | None = None,
+                 allow_playback_repeats: bool = False) -> Iterator[Any]:
+    """Replay one cassette offline (``record_mode="none"``), dropped bodies included.
+
+    ``name`` is ``"<api>/<scenario>"`` (a bundled cassette, or one under
+    ``root``) or a path to a ``.yaml`` file. Yields the vcrpy ``Cassette``.
+    """
+    path = cassette_path(name, root)
+    config = replay_vcr()
+    with replaying_drops(), config.use_cassette(
+        str(path), allow_playback_repeats=allow_playback_repeats
+    ) as cassette:
+        yield cassette
