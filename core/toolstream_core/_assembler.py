@@ -51,6 +51,8 @@ __all__ = ["Assembler"]
 _log = logging.getLogger("toolstream")
 _MAX_ANOMALIES = 64
 _LIVE = (CallState.open, CallState.args_complete)
+_OPEN = CallState.open
+_ARGS_COMPLETE = CallState.args_complete
 
 
 class _Call:
@@ -163,9 +165,11 @@ class Assembler:
         if self._cancelled:
             return
         try:
-            event = unwrap(chunk)
-            if event is None:
-                return
+            event = chunk
+            if chunk.__class__ is not dict or len(chunk) <= 2:  # cheap gate before the envelope check
+                event = unwrap(chunk)
+                if event is None:
+                    return
             adapter = self._adapter
             if adapter is None:
                 provider = detect_provider(event)
@@ -273,11 +277,16 @@ class Assembler:
         if call is None:
             self.anomaly(f"argument fragment for unknown call {key!r} dropped")
             return
-        if not isinstance(fragment, str):
+        if fragment.__class__ is not str and not isinstance(fragment, str):
             self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
             return
-        owner = call.primary or call
-        if call.state.terminal or owner.state.terminal:
+        state = call.state
+        if state is not _OPEN and state is not _ARGS_COMPLETE:
+            return
+        owner = call.primary
+        if owner is None:
+            owner = call
+        elif owner.state is not _OPEN and owner.state is not _ARGS_COMPLETE:
             return
         call.nfrag += 1
         if not fragment:

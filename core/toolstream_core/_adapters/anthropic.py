@@ -12,7 +12,7 @@ Pipelining (rule 10): a block is settled when the next block starts or ``stop_re
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import anthropic_stop
@@ -26,31 +26,37 @@ __all__ = ["AnthropicAdapter"]
 
 
 class AnthropicAdapter:
-    __slots__ = ("_closed", "_sink", "_stop_reason")
+    __slots__ = ("_blocks", "_closed", "_sink", "_stop_reason")
 
     def __init__(self, sink: Assembler) -> None:
         self._sink = sink
         self._stop_reason: str | None = None
         self._closed: list[Hashable] = []
+        self._blocks: dict[Any, Hashable] = {}  # block index -> key, tool blocks only
 
     def feed(self, event: Any) -> None:
-        kind = field(event, "type")
-        sink = self._sink
-        if kind == "content_block_delta":
-            delta = field(event, "delta")
-            if field(delta, "type") == "input_json_delta":
-                key = ("block", field(event, "index"))
-                if sink.known(key):
-                    sink.append(key, field(delta, "partial_json"))
+        get: Callable[[Any, str], Any] = dict.get if event.__class__ is dict else field
+        kind = get(event, "type")
+        if kind == "content_block_delta":  # the hot path: one lookup, one append
+            delta = get(event, "delta")
+            if get(delta, "type") == "input_json_delta":
+                key = self._blocks.get(get(event, "index"))
+                if key is not None:
+                    self._sink.append(key, get(delta, "partial_json"))
                 else:
-                    sink.anomaly(f"input_json_delta for unknown block {field(event, 'index')!r}")
-        elif kind == "content_block_start":
+                    self._sink.anomaly(f"input_json_delta for unknown block {get(event, 'index')!r}")
+            return
+        sink = self._sink
+        if kind == "content_block_start":
             self._settle_closed()
             index = field(event, "index")
-            self._block(("block", index), index, field(event, "content_block"), complete=False)
+            block = field(event, "content_block")
+            key = ("block", index)
+            if self._block(key, index, block, complete=False):
+                self._blocks[index] = key
         elif kind == "content_block_stop":
-            key = ("block", field(event, "index"))
-            if sink.known(key):
+            key = self._blocks.get(field(event, "index"))
+            if key is not None:
                 sink.close(key)
                 self._closed.append(key)
         elif kind == "message_start":
@@ -77,10 +83,11 @@ class AnthropicAdapter:
         for key in closed:
             self._sink.settle(key)
 
-    def _block(self, key: Hashable, index: Any, block: Any, *, complete: bool) -> None:
+    def _block(self, key: Hashable, index: Any, block: Any, *, complete: bool) -> bool:
+        """Open a call for a tool block; ``False`` for text, thinking and result blocks."""
         block_type = field(block, "type")
         if not isinstance(block_type, str) or not block_type.endswith("tool_use"):
-            return
+            return False
         kind: CallKind = "function" if block_type == "tool_use" else "server"
         position = index if isinstance(index, int) and not isinstance(index, bool) else None
         sink = self._sink
@@ -96,3 +103,4 @@ class AnthropicAdapter:
             self._closed.append(key)
         elif value:
             sink.set_value(key, value)
+        return True

@@ -12,7 +12,7 @@ in a chunk is an upstream error.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import chat_finish
@@ -43,30 +43,32 @@ class OpenAIChatAdapter:
         self._generation = 0
 
     def feed(self, chunk: Any) -> None:
+        # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
+        get: Callable[[Any, str], Any] = dict.get if chunk.__class__ is dict else field
         sink = self._sink
-        error = field(chunk, "error")
+        error = get(chunk, "error")
         if error:
             sink.upstream_error(_error_text(error))
-        choices = field(chunk, "choices")
+        choices = get(chunk, "choices")
         if not choices:
             return
         for choice in choices:
-            ci = field(choice, "index")
-            if not isinstance(ci, int):
+            ci = get(choice, "index")
+            if ci.__class__ is not int:
                 ci = 0
-            delta = field(choice, "delta")
+            delta = get(choice, "delta")
             if delta is not None:
-                calls = field(delta, "tool_calls")
+                calls = get(delta, "tool_calls")
                 if calls:
                     for tc in calls:
-                        self._tool_call(ci, tc)
-                legacy = field(delta, "function_call")
+                        self._tool_call(ci, tc, get)
+                legacy = get(delta, "function_call")
                 if legacy:
                     self._legacy(ci, legacy)
-            error = field(choice, "error")
+            error = get(choice, "error")
             if error:
                 sink.upstream_error(_error_text(error))
-            reason = field(choice, "finish_reason")
+            reason = get(choice, "finish_reason")
             if reason is not None:
                 sink.end(str(reason), chat_finish(str(reason)))
 
@@ -82,23 +84,25 @@ class OpenAIChatAdapter:
         )
         return key
 
-    def _tool_call(self, ci: int, tc: Any) -> None:
-        index = field(tc, "index")
-        if isinstance(index, bool) or not isinstance(index, int):
+    def _tool_call(self, ci: int, tc: Any, get: Callable[[Any, str], Any]) -> None:
+        index = get(tc, "index")
+        if index.__class__ is not int:
             index = None
-        call_id = field(tc, "id")
-        if not isinstance(call_id, str) or not call_id:
+        call_id = get(tc, "id")
+        if not call_id or call_id.__class__ is not str:
             call_id = None
-        function = field(tc, "function")
+        function = get(tc, "function")
         kind: CallKind = "function"
         if function is None:
-            function = field(tc, "custom")  # free-form input tools: {"custom": {name, input}}
+            function = get(tc, "custom")  # free-form input tools: {"custom": {name, input}}
             if function is not None:
                 kind = "custom"
-        name = field(function, "name")
-        if not isinstance(name, str) or not name:
+        name = get(function, "name") if function is not None else None
+        if not name or name.__class__ is not str:
             name = None
-        fragment = field(function, "arguments") if kind == "function" else field(function, "input")
+        fragment = None
+        if function is not None:
+            fragment = get(function, "arguments") if kind == "function" else get(function, "input")
 
         sink = self._sink
         if index is not None:
