@@ -10,11 +10,30 @@
 
 from __future__ import annotations
 
+from ._agent import ToolstreamFunctionAgent, pair_orphan_calls
+from ._events import (
+    CallCommittedEvent,
+    CallOpenedEvent,
+    CallProgressEvent,
+    CallRejectedEvent,
+    CallStreamEvent,
+)
+from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
 from ._llm import ToolstreamLLM, error_tool_messages
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
     "REJECTED_TOOL_NAME",
+    "CallCommittedEvent",
+    "CallOpenedEvent",
+    "CallProgressEvent",
+    "CallRejectedEvent",
+    "CallStreamEvent",
+    "CallView",
+    "ToolstreamFunctionAgent",
     "ToolstreamLLM",
+    "ToolstreamStreamHandler",
     "error_tool_messages",
+    "pair_orphan_calls",
+    "stream_call_events",
 ]

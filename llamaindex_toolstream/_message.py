@@ -29,7 +29,7 @@ def call_id(call: ToolCall, turn: Turn) -> str:
     if call.id:
         return call.id
     for rejected, result in zip(turn.rejected, turn.error_results(), strict=False):
-        if rejected is call:
+        if rejected.key == call.key:
             return result.tool_call_id
     return f"toolstream_{call.index if call.index is not None else 0}"
 

@@ -169,7 +169,7 @@ class StreamSession:
         if self.turn is None:
             return None
         for rejected, result in zip(self.turn.rejected, self.turn.error_results(), strict=False):
-            if rejected is call:
+            if rejected.key == call.key:
                 return result
         return None
 

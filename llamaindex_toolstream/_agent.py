@@ -1,0 +1,288 @@
+"""``ToolstreamFunctionAgent``: ``FunctionAgent`` that runs committed calls only.
+
+Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalone or inside
+``AgentWorkflow``. What changes:
+
+- the LLM is wrapped in ``ToolstreamLLM`` (unless it already is), so the calls handed to the
+  workflow's tool step are the core's committed calls, parsed strictly, never repaired;
+- every rejected call travels through the same tool step under ``REJECTED_TOOL_NAME`` and
+  comes back as an error tool result whose content is the core's ``ErrorResult.content``
+  (the real reason, e.g. "cut off before the call was complete"), so the history pairs
+  every call id and the model can retry;
+- every result of a parallel turn is kept when one of them is a ``return_direct`` tool
+  (the stock agent stops recording at the first such result, leaving the rest unpaired);
+- a turn interrupted by ``cancel_run()`` never leaves an unanswered call behind: calls still
+  streaming are cancelled by the core, and calls whose tools never returned are answered with
+  a "cancelled" error result before the history is used again;
+- call-progress events (``CallOpenedEvent`` ... ``CallRejectedEvent``) go into the workflow's
+  event stream for UIs (see ``ToolstreamStreamHandler``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.agent.workflow.agent_context import AgentContext
+from llama_index.core.agent.workflow.workflow_events import (
+    AgentInput,
+    AgentOutput,
+    AgentStream,
+    ToolCallResult,
+)
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
+from llama_index.core.bridge.pydantic import BaseModel
+from llama_index.core.llms.llm import ToolSelection
+from llama_index.core.memory import BaseMemory
+from llama_index.core.tools import AsyncBaseTool
+from llama_index.core.workflow import Context
+from toolstream_core import AssembleConfig
+
+from ._events import ProgressTranslator
+from ._llm import ToolstreamLLM
+from ._message import call_name
+from ._session import StreamSession, session_of
+from ._tools import REJECTED_TOOL_NAME, RejectedCallTool
+
+__all__ = ["ToolstreamFunctionAgent", "pair_orphan_calls"]
+
+logger = logging.getLogger(__name__)
+
+_CANCELLED_CONTENT = (
+    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
+    "returned [cancelled]. It may or may not have taken effect; check before retrying."
+)
+
+
+def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with an error result added for every tool call that has none.
+
+    Only an interrupted run leaves such calls (a run cancelled while its tools ran); each gets
+    a "cancelled" result right after the results its turn already has, so the vendor accepts
+    the history again.
+    """
+    out: list[ChatMessage] = []
+    i = 0
+    items = list(messages)
+    while i < len(items):
+        message = items[i]
+        out.append(message)
+        i += 1
+        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
+        if message.role != "assistant" or not calls:
+            continue
+        answered: set[str] = set()
+        while i < len(items) and items[i].role == "tool":
+            answered.add(str(items[i].additional_kwargs.get("tool_call_id")))
+            out.append(items[i])
+            i += 1
+        for block in calls:
+            ident = block.tool_call_id or ""
+            if ident in answered:
+                continue
+            answered.add(ident)
+            out.append(ChatMessage(
+                role="tool",
+                content=_CANCELLED_CONTENT.format(name=block.tool_name, id=ident),
+                additional_kwargs={"tool_call_id": ident},
+            ))
+    return out
+
+
+class ToolstreamFunctionAgent(FunctionAgent):
+    """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
+
+    def __init__(self, *args: Any, config: AssembleConfig | Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if isinstance(self.llm, ToolstreamLLM):
+            if config is not None:
+                raise ValueError("the LLM is already a ToolstreamLLM: give config= to it instead")
+        else:
+            self.llm = ToolstreamLLM(self.llm, config=config)
+        # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
+        # rejected calls lives there; take_step never offers it to the model.
+        tools = list(self.tools or [])
+        if not any(t.metadata.name == REJECTED_TOOL_NAME for t in tools):  # type: ignore[union-attr]
+            tools.append(RejectedCallTool())
+        self.tools = tools
+
+    async def _init_context(self, ctx: Context, ev: Any) -> None:
+        """A new run: a turn left behind by a cancelled run goes to memory, answered.
+
+        Only an interrupted run leaves a non-empty scratchpad at the start of the next one.
+        Moving it into memory *before* the new user message keeps the conversation in order;
+        when memory is empty (a context restored without it) the turn is answered in place
+        by ``take_step`` instead, so the history never opens with an assistant message.
+        """
+        await super()._init_context(ctx, ev)
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        if not scratchpad:
+            return
+        memory: BaseMemory | None = await ctx.store.get("memory", default=None)
+        if memory is not None and await memory.aget_all():
+            await memory.aput_messages(pair_orphan_calls(scratchpad))
+            await ctx.store.set(self.scratchpad_key, [])
+
+    # -- the LLM turn ------------------------------------------------------------------------
+
+    def _emit(self, ctx: Context, session: StreamSession | None,
+              translator: ProgressTranslator | None) -> None:
+        if session is None or translator is None:
+            return
+        for event in translator.translate(session.drain_events()):
+            ctx.write_event_to_stream(event)
+
+    async def _get_streaming_response(
+        self,
+        ctx: AgentContext,
+        current_llm_input: list[ChatMessage],
+        tools: Sequence[AsyncBaseTool],
+    ) -> ChatResponse:
+        chat_kwargs: dict[str, Any] = {
+            "chat_history": current_llm_input,
+            "tools": tools,
+            "allow_parallel_tool_calls": self.allow_parallel_tool_calls,
+        }
+        if self.initial_tool_choice is not None and current_llm_input[-1].role == "user":
+            chat_kwargs["tool_choice"] = self.initial_tool_choice
+
+        response = await self.llm.astream_chat_with_tools(**chat_kwargs)  # type: ignore[attr-defined]
+        last_chat_response = ChatResponse(message=ChatMessage())
+        session: StreamSession | None = None
+        translator: ProgressTranslator | None = None
+        try:
+            async for last_chat_response in response:
+                if session is None:
+                    session = session_of(last_chat_response)
+                    if session is not None:
+                        translator = ProgressTranslator(self.name, session.result_for)
+                raw = (
+                    last_chat_response.raw.model_dump()
+                    if isinstance(last_chat_response.raw, BaseModel)
+                    else last_chat_response.raw
+                )
+                ctx.write_event_to_stream(
+                    AgentStream(
+                        delta=last_chat_response.delta or "",
+                        response=last_chat_response.message.content or "",
+                        # O(1) while streaming: nothing is proven before the stream ends.
+                        tool_calls=[],
+                        raw=raw,
+                        current_agent_name=self.name,
+                        thinking_delta=last_chat_response.additional_kwargs.get(
+                            "thinking_delta", None
+                        ),
+                    )
+                )
+                self._emit(ctx, session, translator)
+        finally:
+            self._emit(ctx, session, translator)
+        return last_chat_response
+
+    async def take_step(
+        self,
+        ctx: AgentContext,
+        llm_input: list[ChatMessage],
+        tools: Sequence[AsyncBaseTool],
+        memory: BaseMemory,
+    ) -> AgentOutput:
+        """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
+        if not self.llm.metadata.is_function_calling_model:
+            raise ValueError("LLM must be a FunctionCallingLLM")
+        offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
+
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        scratchpad = pair_orphan_calls(scratchpad)
+        current_llm_input = [*llm_input, *scratchpad]
+        ctx.write_event_to_stream(
+            AgentInput(input=current_llm_input, current_agent_name=self.name)
+        )
+
+        if self.streaming:
+            last_chat_response = await self._get_streaming_response(
+                ctx, current_llm_input, offered
+            )
+        else:
+            last_chat_response = await self._get_response(current_llm_input, offered)
+            session = session_of(last_chat_response)
+            if session is not None:
+                self._emit(ctx, session, ProgressTranslator(self.name, session.result_for))
+
+        tool_calls = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
+            last_chat_response, error_on_no_tool_call=False
+        )
+        tool_calls = [*tool_calls, *self._rejected_selections(last_chat_response)]
+
+        scratchpad.append(last_chat_response.message)
+        await ctx.store.set(self.scratchpad_key, scratchpad)
+
+        raw = (
+            last_chat_response.raw.model_dump()
+            if isinstance(last_chat_response.raw, BaseModel)
+            else last_chat_response.raw
+        )
+        return AgentOutput(
+            response=last_chat_response.message,
+            tool_calls=tool_calls,
+            raw=raw,
+            current_agent_name=self.name,
+        )
+
+    @staticmethod
+    def _rejected_selections(response: ChatResponse) -> list[ToolSelection]:
+        """One responder call per rejected id, carrying the core's error result."""
+        session = session_of(response)
+        if session is None or session.turn is None:
+            return []
+        selections: list[ToolSelection] = []
+        seen: set[str] = set()
+        for call, result in zip(session.turn.rejected, session.turn.error_results(),
+                                strict=False):
+            if result.tool_call_id in seen:
+                continue
+            seen.add(result.tool_call_id)
+            selections.append(ToolSelection(
+                tool_id=result.tool_call_id,
+                tool_name=REJECTED_TOOL_NAME,
+                tool_kwargs={"tool_name": call_name(call), "reason": result.reason.value,
+                             "content": result.content},
+            ))
+        return selections
+
+    # -- results -----------------------------------------------------------------------------
+
+    async def handle_tool_call_results(
+        self, ctx: Context, results: list[ToolCallResult], memory: BaseMemory
+    ) -> None:
+        """Record every result of the turn, then the ``return_direct`` answer if there is one."""
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        direct: ToolCallResult | None = None
+        for result in results:
+            scratchpad.append(
+                ChatMessage(
+                    role="tool",
+                    blocks=result.tool_output.blocks,
+                    additional_kwargs={"tool_call_id": result.tool_id},
+                )
+            )
+            if (direct is None and result.return_direct and result.tool_name != "handoff"
+                    and not result.tool_output.is_error):
+                direct = result
+        if direct is not None:
+            scratchpad.append(
+                ChatMessage(
+                    role="assistant",
+                    content=str(direct.tool_output.content),
+                    additional_kwargs={"tool_call_id": direct.tool_id},
+                )
+            )
+        await ctx.store.set(self.scratchpad_key, scratchpad)
+
+    async def finalize(self, ctx: Context, output: AgentOutput, memory: BaseMemory) -> AgentOutput:
+        """Flush the turn to memory with every call answered."""
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        await ctx.store.set(self.scratchpad_key, pair_orphan_calls(scratchpad))
+        return await super().finalize(ctx, output, memory)
