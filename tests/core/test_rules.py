@@ -21,7 +21,6 @@ import builders as b
 import pytest
 from builders import PROVIDERS, run, snapshot
 from streams_util import find_streams_dir, load_stream
-
 from toolstream_core import (
     ArgumentsDelta,
     AssembleConfig,
@@ -1039,7 +1038,7 @@ PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execut
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule10_no_early_commit_without_the_flag(provider: str) -> None:
     config = AssembleConfig(allow_pipelined_execute=["add"])
-    points, turn = _commit_points(provider, make(provider, [("c1", "add", ADD), ("c2", "add", ADD)]), config=config)
+    points, _ = _commit_points(provider, make(provider, [("c1", "add", ADD), ("c2", "add", ADD)]), config=config)
     assert points == {"c1": -1, "c2": -1}
 
 
@@ -1084,7 +1083,7 @@ def test_rule10_anthropic_last_block_waits_when_the_stop_is_not_tool_use() -> No
 
 def test_rule10_responses_commit_at_the_done_events() -> None:
     events = b.openai_responses([("c1", "add", ADD, (3,)), ("c2", "search", SEARCH)])
-    points, turn = _commit_points("openai-responses", events, config=PIPELINE)
+    points, _ = _commit_points("openai-responses", events, config=PIPELINE)
     assert events[points["c1"]]["type"] == "response.function_call_arguments.done"
     assert points["c1"] < points["c2"] < len(events) - 1
 
@@ -1101,7 +1100,7 @@ def test_rule10_gemini_commits_at_the_end_of_each_call() -> None:
 
 def test_rule10_an_early_commit_stands_when_the_stream_is_cut_later() -> None:
     events = b.anthropic([("t1", "add", ADD), ("t2", "add", ADD, (3,))], ending="none")[:-2]
-    points, turn = _commit_points("anthropic", events, config=PIPELINE)
+    _, turn = _commit_points("anthropic", events, config=PIPELINE)
     assert states(turn) == [("t1", CallState.committed, None), ("t2", CallState.failed, Reason.stream_truncated)]
     assert turn.complete is False
 
@@ -1188,7 +1187,6 @@ def otel_reader(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from opentelemetry import metrics as otel
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-
     from toolstream_core import _metrics
 
     reader = InMemoryMetricReader()

@@ -1,0 +1,285 @@
+"""DESIGN §3 ``assemble`` / ``aassemble``: drive a stream to the end and always return the Turn.
+
+Plain iterators of wire dicts cover the edge cases (an exception from the stream, an idle gap,
+task cancellation); the real vendor SDK clients, talking HTTP to a local 127.0.0.1 server that
+replays built streams as SSE, show the drivers take the SDKs' own stream objects, including a
+connection the server drops mid-body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import builders as b
+import pytest
+from toolstream_core import AssembleConfig, CallOpened, CallRejected, CallState, Reason, aassemble, assemble
+
+ADD = '{"a":2,"b":3}'
+CALLS = [("call_1", "add", ADD, (3, 7)), ("call_2", "add", '{"a":1,"b":1}', (4,))]
+QUICK = AssembleConfig(assemble_idle_timeout_s=0.3)
+
+
+def chat_events(ending: str = "finish") -> list[dict[str, Any]]:
+    return b.openai_chat(CALLS, ending=ending)  # type: ignore[arg-type]
+
+
+def summary(turn: Any) -> list[tuple[str | None, CallState, Reason | None]]:
+    return [(c.id, c.state, c.reason) for c in turn.calls]
+
+
+COMMITTED = [("call_1", CallState.committed, None), ("call_2", CallState.committed, None)]
+
+
+# ============================================================================================
+# assemble (sync)
+# ============================================================================================
+
+
+def test_assemble_normal_end_from_dicts_and_sdk_objects() -> None:
+    turn = assemble(iter(chat_events()))
+    assert summary(turn) == COMMITTED
+    assert (turn.complete, turn.error, turn.provider) == (True, None, "openai-chat")
+    for provider in b.PROVIDERS:
+        events = b.build(provider, CALLS, **({"with_ids": True} if provider == "gemini" else {}))
+        turn = assemble(b.to_sdk(provider, events))
+        assert summary(turn) == COMMITTED, provider
+
+
+def test_assemble_passes_its_keywords_to_the_assembler() -> None:
+    seen: list[Any] = []
+    turn = assemble(iter(chat_events()), provider="openai-chat", tools={"sub": None},
+                    config=AssembleConfig(finalize_order="arrival"), on_event=seen.append)
+    assert [c.reason for c in turn.calls] == [Reason.unknown_tool, Reason.unknown_tool]
+    assert any(isinstance(e, CallOpened) for e in seen)
+
+
+def _raising(events: list[Any], error: BaseException, after: int) -> Iterator[Any]:
+    yield from events[:after]
+    raise error
+
+
+@pytest.mark.parametrize("ending_included", [False, True])
+def test_assemble_exception_from_the_stream_is_kept_not_raised(ending_included: bool) -> None:
+    events = chat_events()
+    error = ConnectionResetError("peer went away")
+    turn = assemble(_raising(events, error, len(events) if ending_included else 4))
+    assert turn.error is error
+    assert turn.complete is False
+    assert turn.calls and all(c.state is CallState.failed and c.reason is Reason.stream_truncated
+                              for c in turn.calls)
+    assert len(turn.error_results()) == len(turn.calls)
+
+
+def test_assemble_idle_timeout_fails_open_calls() -> None:
+    release = threading.Event()
+
+    def stalls() -> Iterator[Any]:
+        yield from chat_events("none")[:4]
+        release.wait(30)  # a socket read that never returns (until the test ends)
+
+    try:
+        started = time.monotonic()
+        turn = assemble(stalls(), config=QUICK)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+    assert summary(turn)[0] == ("call_1", CallState.failed, Reason.idle_timeout)
+    assert all(c.reason is Reason.idle_timeout for c in turn.calls)
+    assert turn.complete is False
+    assert waited < 25, "the driver waited for the stalled read instead of timing out"
+
+
+def test_assemble_idle_before_any_event() -> None:
+    release = threading.Event()
+
+    def silent() -> Iterator[Any]:
+        release.wait(30)
+        yield from ()
+
+    try:
+        turn = assemble(silent(), config=QUICK, provider="anthropic")
+    finally:
+        release.set()
+    assert (turn.calls, turn.complete) == ((), False)
+
+
+def test_assemble_base_exception_cancels_and_propagates() -> None:
+    seen: list[Any] = []
+    with pytest.raises(KeyboardInterrupt):
+        assemble(_raising(chat_events(), KeyboardInterrupt(), 4), on_event=seen.append)
+    rejected = [e.call for e in seen if isinstance(e, CallRejected)]
+    assert rejected and all(c.state is CallState.cancelled for c in rejected)
+
+
+# ============================================================================================
+# aassemble (async)
+# ============================================================================================
+
+
+async def _agen(events: list[Any], *, error: BaseException | None = None, stall: float | None = None,
+                after: int | None = None) -> AsyncIterator[Any]:
+    cut = len(events) if after is None else after
+    for event in events[:cut]:
+        await asyncio.sleep(0)
+        yield event
+    if stall is not None:
+        await asyncio.sleep(stall)
+    if error is not None:
+        raise error
+
+
+async def test_aassemble_normal_end() -> None:
+    turn = await aassemble(_agen(chat_events()))
+    assert summary(turn) == COMMITTED
+    assert turn.complete is True
+    sdk = await aassemble(_agen(b.to_sdk("anthropic", b.anthropic(CALLS))))
+    assert summary(sdk) == COMMITTED
+
+
+async def test_aassemble_exception_from_the_stream_is_kept_not_raised() -> None:
+    error = ConnectionAbortedError("reset")
+    turn = await aassemble(_agen(chat_events(), error=error, after=5))
+    assert turn.error is error
+    assert turn.complete is False
+    assert {c.reason for c in turn.calls} == {Reason.stream_truncated}
+
+
+async def test_aassemble_idle_timeout_fails_open_calls() -> None:
+    started = time.monotonic()
+    turn = await aassemble(_agen(chat_events("none"), stall=30, after=5), config=QUICK)
+    assert time.monotonic() - started < 25
+    assert turn.calls and {c.reason for c in turn.calls} == {Reason.idle_timeout}
+    assert turn.complete is False
+
+
+async def test_aassemble_task_cancellation_cancels_calls_and_reraises() -> None:
+    seen: list[Any] = []
+    task = asyncio.create_task(aassemble(_agen(chat_events("none"), stall=30, after=5), on_event=seen.append))
+    for _ in range(200):
+        if any(isinstance(e, CallOpened) for e in seen):
+            break
+        await asyncio.sleep(0.01)
+    assert any(isinstance(e, CallOpened) for e in seen), "the stream never started"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    rejected = [e.call for e in seen if isinstance(e, CallRejected)]
+    assert rejected and all((c.state, c.reason) == (CallState.cancelled, Reason.cancelled) for c in rejected)
+
+
+async def test_aassemble_passes_its_keywords() -> None:
+    turn = await aassemble(_agen(chat_events()), provider="openai-chat", tools={"add": {"type": "object",
+                                                                                      "required": ["c"]}})
+    assert {c.reason for c in turn.calls} == {Reason.schema_violation}
+
+
+# ============================================================================================
+# The real SDK clients over HTTP (127.0.0.1 only)
+# ============================================================================================
+
+
+class _Replay(BaseHTTPRequestHandler):
+    """Answers any POST with the server's current script as an SSE body."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
+        return
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        server: Any = self.server
+        self.server_seen_paths.append(self.path)  # type: ignore[attr-defined]
+        body = "".join(
+            (f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in server.script
+        ).encode()
+        if server.done_marker:
+            body += b"data: [DONE]\n\n"
+        cut = len(body) // 2 if server.drop else len(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))  # promised in full, even when dropped
+        self.end_headers()
+        self.wfile.write(body[:cut])
+        self.wfile.flush()
+        if server.drop:
+            self.close_connection = True
+
+    @property
+    def server_seen_paths(self) -> list[str]:
+        return self.server.seen_paths  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest.fixture
+def sse_server() -> Iterator[Any]:
+    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Replay)
+    server.script, server.drop, server.done_marker, server.seen_paths = [], False, False, []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _script(provider: str, events: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
+    named = provider in ("openai-responses", "anthropic")
+    return [(e["type"] if named else None, e) for e in events]
+
+
+def _sdk_stream(provider: str, base: str) -> Any:
+    if provider == "openai-chat":
+        import openai
+
+        return openai.OpenAI(base_url=base + "/v1", api_key="test", max_retries=0).chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "hi"}], stream=True)
+    if provider == "openai-responses":
+        import openai
+
+        return openai.OpenAI(base_url=base + "/v1", api_key="test", max_retries=0).responses.create(
+            model="gpt-5", input="hi", stream=True)
+    if provider == "anthropic":
+        import anthropic
+
+        return anthropic.Anthropic(base_url=base, api_key="test", max_retries=0).messages.create(
+            model="claude-sonnet-4-5", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
+            stream=True)
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=base))
+
+    def chunks() -> Iterator[Any]:  # holds the client: google-genai closes its HTTP client on GC
+        yield from client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
+
+    return chunks()
+
+
+@pytest.mark.parametrize("provider", b.PROVIDERS)
+def test_assemble_over_the_real_sdk_client_stream(provider: str, sse_server: Any) -> None:
+    events = b.build(provider, CALLS, **({"with_ids": True} if provider == "gemini" else {}))
+    sse_server.script = _script(provider, events)
+    sse_server.done_marker = provider == "openai-chat"
+    base = f"http://127.0.0.1:{sse_server.server_address[1]}"
+    turn = assemble(_sdk_stream(provider, base))
+    assert sse_server.seen_paths, "the SDK never reached the local server"
+    assert turn.provider == provider
+    assert summary(turn) == COMMITTED
+    assert turn.complete is True
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic"])
+def test_assemble_over_a_connection_dropped_mid_body(provider: str, sse_server: Any) -> None:
+    sse_server.script = _script(provider, b.build(provider, CALLS))
+    sse_server.drop = True
+    base = f"http://127.0.0.1:{sse_server.server_address[1]}"
+    turn = assemble(_sdk_stream(provider, base))
+    assert turn.error is not None, "the SDK's transport error is kept in Turn.error"
+    assert turn.complete is False
+    assert turn.committed == ()
+    assert len(turn.error_results()) == len(turn.calls)
