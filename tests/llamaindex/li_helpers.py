@@ -1,0 +1,84 @@
+"""Shared pieces for the LlamaIndex shim tests: real LLM classes aimed at 127.0.0.1, and tools
+that record what they were actually run with (the only honest way to tell "ran" from "not")."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types as genai_types
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.tools import FunctionTool
+from llama_index.llms.anthropic import Anthropic
+from llama_index.llms.google_genai import GoogleGenAI
+from llama_index.llms.openai import OpenAI, OpenAIResponses
+
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+
+def make_llm(api: str, base_url: str) -> FunctionCallingLLM:
+    """The real LlamaIndex class for ``api``, its real SDK client pointed at ``base_url``."""
+    if api == "openai-chat":
+        return OpenAI(model="gpt-4o-mini", api_key="test", api_base=base_url + "/v1",
+                      max_retries=0)
+    if api == "openai-responses":
+        return OpenAIResponses(model="gpt-4o-mini", api_key="test", api_base=base_url + "/v1",
+                               max_retries=0)
+    if api == "anthropic":
+        return Anthropic(model="claude-sonnet-4-5", api_key="test", base_url=base_url,
+                         max_retries=0)
+    if api == "gemini":
+        # max_tokens/context_window given, so the class does not ask the server for model metadata
+        return GoogleGenAI(model="gemini-2.0-flash", api_key="test", max_retries=0,
+                           max_tokens=1024, context_window=100_000,
+                           http_options=genai_types.HttpOptions(base_url=base_url))
+    raise ValueError(api)
+
+
+@dataclass
+class Recorder:
+    """The emulator's three tools; each records the arguments it was really called with."""
+
+    runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    delay: float = 0.0
+    return_direct: frozenset[str] = frozenset()
+
+    def tools(self) -> list[FunctionTool]:
+        async def write_file(path: str, content: str = "") -> str:
+            """Write a text file."""
+            self.runs.append(("write_file", {"path": path, "content": content}))
+            await asyncio.sleep(self.delay)
+            return f"wrote {len(content)} characters to {path}"
+
+        async def get_weather(city: str) -> str:
+            """Get the current weather for a city."""
+            self.runs.append(("get_weather", {"city": city}))
+            await asyncio.sleep(self.delay)
+            return f"sunny in {city}"
+
+        async def get_time() -> str:
+            """Get the current time (no arguments)."""
+            self.runs.append(("get_time", {}))
+            await asyncio.sleep(self.delay)
+            return "12:00"
+
+        return [
+            FunctionTool.from_defaults(async_fn=fn, return_direct=fn.__name__ in self.return_direct)
+            for fn in (write_file, get_weather, get_time)
+        ]
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.runs]
+
+
+def tool_call_ids(message: Any) -> list[str]:
+    return [b.tool_call_id for b in message.blocks if getattr(b, "block_type", "") == "tool_call"]
+
+
+def unpaired(messages: list[Any]) -> list[str]:
+    """Call ids in ``messages`` that no later tool message answers."""
+    answered = {str(m.additional_kwargs.get("tool_call_id")) for m in messages if m.role == "tool"}
+    return [i for m in messages if m.role == "assistant" for i in tool_call_ids(m)
+            if i not in answered]
