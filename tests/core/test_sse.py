@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import re
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -587,15 +586,6 @@ def test_aiter_events() -> None:
     assert asyncio.run(collect()) == [{"a": "é"}, {"b": 2}]
 
 
-def _best_time(run: Callable[[], object], repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def _feed_in_chunks(body: bytes, size: int) -> Callable[[], list[Record]]:
     def run() -> list[Record]:
         events, _ = decode_all(list(_chunks(body, size)))
@@ -610,15 +600,13 @@ def _chunks(body: bytes, size: int) -> Iterator[bytes]:
 
 
 @pytest.mark.parametrize("fmt", ["sse", "json-array"])
-def test_cost_is_linear_in_body_size(fmt: str) -> None:
-    """One long event in tiny chunks: re-scanning the buffer per feed would be quadratic."""
+def test_long_event_in_tiny_chunks_decodes(fmt: str) -> None:
+    """One 1.2 MB event in 16-byte chunks (75k feeds).
 
-    def body(n: int) -> bytes:
-        value = "aé\\" * n  # escapes and multi-byte characters on the way
-        payload = json.dumps({"x": value}, ensure_ascii=False)
-        return (f"data: {payload}\n\n" if fmt == "sse" else f"[{payload}]").encode()
-
-    small, large = body(25_000), body(100_000)
-    assert _feed_in_chunks(large, 16)() == [{"x": "aé\\" * 100_000}]
-    ratio = _best_time(_feed_in_chunks(large, 16)) / _best_time(_feed_in_chunks(small, 16))
-    assert ratio < 8, f"4x the bytes took {ratio:.1f}x the time"
+    No timing assertion: re-scanning the buffer on every feed would make this run for many
+    minutes instead of about a second, which CI's time limit turns into a failure.
+    """
+    value = "aé\\" * 300_000  # escapes and multi-byte characters on the way
+    payload = json.dumps({"x": value}, ensure_ascii=False)
+    body = (f"data: {payload}\n\n" if fmt == "sse" else f"[{payload}]").encode()
+    assert _feed_in_chunks(body, 16)() == [{"x": value}]
