@@ -28,6 +28,13 @@ from toolstream_core.testing._recording import (
 
 CASES = [(api, name) for name, sc in SCENARIOS.items() for api in API_NAMES if api in sc.apis]
 IDS = [f"{a}/{n}" for a, n in CASES]
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)
+
+
 VENDOR_HOSTS = {"openai-chat": "api.openai.com", "openai-responses": "api.openai.com",
                 "anthropic": "api.anthropic.com", "gemini": "generativelanguage.googleapis.com"}
 
@@ -80,7 +87,7 @@ def test_cassette_body_decoded_without_sdk(api: str, name: str) -> None:
     At this level the vendor's error event reaches the assembler (the SDKs raise
     on it first), so ``error_event`` must fail as ``upstream_error``.
     """
-    doc = yaml.safe_load(cassette_path(f"{api}/{name}").read_text(encoding="utf-8"))
+    doc = _load(cassette_path(f"{api}/{name}").read_text(encoding="utf-8"))
     response = doc["interactions"][0]["response"]
     body = response["body"]["string"]
     data = body.encode("utf-8") if isinstance(body, str) else body
@@ -101,7 +108,7 @@ def test_cassettes_name_only_vendor_hosts_and_hold_no_secrets() -> None:
     for path in CASSETTE_DIR.glob("*/*.yaml"):
         text = path.read_text(encoding="utf-8")
         assert "127.0.0.1" not in text and "localhost" not in text, path
-        doc = yaml.safe_load(text)
+        doc = _load(text)
         for interaction in doc["interactions"]:
             request = interaction["request"]
             assert httpx.URL(request["uri"]).host == VENDOR_HOSTS[path.parent.name]
@@ -150,7 +157,7 @@ def test_emulator_body_matches_cassette_body(tmp_path: Path) -> None:
             "model": "scenario:non_ascii", "stream": True,
             "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": "x"}]}).content
-    doc = yaml.safe_load((CASSETTE_DIR / "openai-chat" / "non_ascii.yaml").read_text("utf-8"))
+    doc = _load((CASSETTE_DIR / "openai-chat" / "non_ascii.yaml").read_text("utf-8"))
     recorded = doc["interactions"][0]["response"]["body"]["string"]
     recorded = recorded.encode() if isinstance(recorded, str) else recorded
     # same scenario bytes; the model name differs (cassette used a real-looking one)

@@ -240,18 +240,24 @@ def replay_vcr(**overrides: Any) -> Any:
 
 
 def cassette_path(name: str | Path, root: Path | None = None) -> Path:
-    """``"anthropic/truncated_length"`` -> ``<root>/anthropic/truncated_length.yaml``.
+    """``"anthropic/truncated_length"`` -> ``<dir>/anthropic/truncated_length.yaml``.
 
-    An existing file path (absolute or relative) is returned as is.
+    Looks under ``root`` first (when given), then in the bundled cassettes, so a
+    project's own cassettes can add to or override the bundled ones. An existing
+    ``.yaml`` file path is returned as is.
     """
     path = Path(name)
     if path.suffix in (".yaml", ".yml") and path.exists():
         return path
-    base = root if root is not None else default_cassette_dir()
-    candidate = base / (str(name) if path.suffix in (".yaml", ".yml") else f"{name}.yaml")
-    if not candidate.exists():
-        raise FileNotFoundError(f"no cassette {name!r} (looked for {candidate})")
-    return candidate
+    relative = str(name) if path.suffix in (".yaml", ".yml") else f"{name}.yaml"
+    bases = [root] if root is not None else []
+    bases.append(default_cassette_dir())
+    for base in bases:
+        candidate = base / relative
+        if candidate.exists():
+            return candidate
+    looked = ", ".join(str(b / relative) for b in bases)
+    raise FileNotFoundError(f"no cassette {str(name)!r} (looked for {looked})")
 
 
 _drop_lock = threading.Lock()

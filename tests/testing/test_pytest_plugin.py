@@ -1,0 +1,141 @@
+"""The pytest plugin, exercised the way a user would: a test file run by pytester.
+
+The plugin is loaded through its ``pytest11`` entry point in the inner runs
+(``-p toolstream_core.testing.pytest_plugin`` is not passed), so these tests
+also prove the registration works.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# Plugins of the dev venv that cost seconds per inner session and play no part here.
+INNER = ("-q", "-p", "no:cacheprovider", "-p", "no:codspeed", "-p", "no:benchmark",
+         "-p", "no:langsmith", "-p", "no:syrupy", "-p", "no:hypothesispytest",
+         "-p", "no:recording")
+
+AGENT_TESTS = '''
+import openai
+import pytest
+
+from toolstream_core import Assembler
+from toolstream_core.testing import TOOLS
+
+
+def run_turn(client, model="gpt-4.1-mini"):
+    """A tiny agent turn: stream, assemble with toolstream, return the Turn."""
+    assembler = Assembler(tools=TOOLS, provider="openai-chat")
+    error = None
+    try:
+        for chunk in client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "go"}], stream=True
+        ):
+            assembler.feed(chunk)
+    except Exception as exc:
+        error = exc
+    return assembler.finish(transport_complete=error is None, error=error)
+
+
+@pytest.mark.toolstream_cassette("openai-chat/truncated_length")
+def test_truncated_call_is_rejected(toolstream_cassette):
+    turn = run_turn(openai.OpenAI(api_key="test", max_retries=0))
+    assert [c.raw_arguments for c in turn.rejected] == ['{"path":"/tmp/a']
+    assert turn.committed == ()
+    assert toolstream_cassette.play_count == 1
+
+
+@pytest.mark.toolstream_cassette("openai-chat/dropped_connection")
+def test_dropped_connection_raises_like_live():
+    turn = run_turn(openai.OpenAI(api_key="test", max_retries=0))
+    assert type(turn.error).__name__ == "RemoteProtocolError"
+    assert [str(c.reason) for c in turn.rejected] == ["stream_truncated"]
+
+
+def test_emulator_fixture(toolstream_emulator):
+    toolstream_emulator.queue("openai-chat", "parallel_calls")
+    client = openai.OpenAI(base_url=toolstream_emulator.base_url + "/v1", api_key="x",
+                           max_retries=0)
+    turn = run_turn(client)
+    assert [c.arguments for c in turn.committed] == [{"city": "Paris"}, {"city": "Tokyo"}]
+    assert run_turn(client).calls == ()  # queue empty: plain text
+    assert len(toolstream_emulator.requests) == 2
+
+
+@pytest.mark.toolstream_emulator(seed=7)
+def test_emulator_seed_marker(toolstream_emulator):
+    assert toolstream_emulator.seed == 7
+'''
+
+
+def test_marker_and_fixtures_in_a_user_test_file(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=AGENT_TESTS)
+    result = pytester.runpytest_inprocess(*INNER)
+    result.assert_outcomes(passed=4)
+
+
+def test_unrecorded_request_fails_the_test_offline(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_offline='''
+import anthropic
+import pytest
+
+@pytest.mark.toolstream_cassette("anthropic/text")
+def test_second_request_is_not_in_the_cassette():
+    client = anthropic.Anthropic(api_key="test", max_retries=0)
+    msg = [{"role": "user", "content": "hi"}]
+    list(client.messages.create(model="m", max_tokens=5, messages=msg, stream=True))
+    list(client.messages.create(model="m", max_tokens=5, messages=msg, stream=True))
+''')
+    result = pytester.runpytest_inprocess(*INNER)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*CannotOverwriteExistingCassetteException*"])
+
+
+def test_bad_marker_uses_are_reported(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bad='''
+import pytest
+
+@pytest.mark.toolstream_cassette("anthropic/no_such_scenario")
+def test_missing():
+    pass
+
+def test_fixture_without_marker(toolstream_cassette):
+    pass
+''')
+    result = pytester.runpytest_inprocess(*INNER)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*no cassette 'anthropic/no_such_scenario'*",
+                                 "*needs @pytest.mark.toolstream_cassette*"])
+
+
+def test_ini_cassette_dir_points_at_user_cassettes(pytester: pytest.Pytester) -> None:
+    from toolstream_core.testing._recording import CASSETTE_DIR
+
+    own = pytester.path / "my_cassettes" / "anthropic"
+    own.mkdir(parents=True)
+    (own / "mine.yaml").write_bytes((CASSETTE_DIR / "anthropic" / "no_args.yaml").read_bytes())
+    pytester.makeini("[pytest]\ntoolstream_cassette_dir = my_cassettes\n")
+    pytester.makepyfile(test_own='''
+import anthropic
+import pytest
+
+@pytest.mark.toolstream_cassette("anthropic/mine")
+def test_replays_own_cassette():
+    client = anthropic.Anthropic(api_key="test", max_retries=0)
+    events = list(client.messages.create(model="m", max_tokens=5, stream=True,
+                                         messages=[{"role": "user", "content": "hi"}]))
+    names = [e.content_block.name for e in events if e.type == "content_block_start"]
+    assert names == ["get_time"]
+
+
+@pytest.mark.toolstream_cassette("anthropic/single_call")
+def test_bundled_cassettes_still_found():
+    client = anthropic.Anthropic(api_key="test", max_retries=0)
+    events = list(client.messages.create(model="m", max_tokens=5, stream=True,
+                                         messages=[{"role": "user", "content": "hi"}]))
+    names = [e.content_block.name for e in events if e.type == "content_block_start"]
+    assert names == ["write_file"]
+''')
+    result = pytester.runpytest_inprocess(*INNER)
+    result.assert_outcomes(passed=2)
