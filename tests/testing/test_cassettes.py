@@ -25,7 +25,11 @@ from toolstream_core.testing._recording import (
     replay_vcr,
     use_cassette,
 )
+from toolstream_core.testing._scenarios import build_script, scenario_rng
 
+SCENARIO_ARGS = {"single_call": build_script("single_call", scenario_rng(0, "anthropic",
+                                                                          "single_call")
+                                             ).calls[0].args_text}
 CASES = [(api, name) for name, sc in SCENARIOS.items() for api in API_NAMES if api in sc.apis]
 IDS = [f"{a}/{n}" for a, n in CASES]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -164,3 +168,23 @@ def test_emulator_body_matches_cassette_body(tmp_path: Path) -> None:
     assert live.replace(b"scenario:non_ascii", b"gpt-4.1-mini") == recorded
     assert "日".encode() in recorded and b"\\\\u" in recorded  # raw UTF-8 and escapes
     assert json.loads(recorded.split(b"\n\n")[1][6:])["object"] == "chat.completion.chunk"
+
+
+async def test_async_clients_replay_and_see_the_drop() -> None:
+    """The async SDK path (what the shims' ``aassemble`` uses) replays the same way."""
+    import anthropic
+    from toolstream_core import aassemble
+
+    client = anthropic.AsyncAnthropic(api_key="test", max_retries=0)
+    with use_cassette("anthropic/dropped_connection"):
+        stream = await client.messages.create(
+            model="m", max_tokens=5, stream=True, messages=[{"role": "user", "content": "x"}])
+        turn = await aassemble(stream, tools=TOOLS, provider="anthropic")
+    assert isinstance(turn.error, httpx.RemoteProtocolError)
+    assert [str(c.reason) for c in turn.rejected] == ["stream_truncated"]
+    assert turn.rejected[0].raw_arguments == SCENARIO_ARGS["single_call"]
+    with use_cassette("anthropic/parallel_calls"):
+        stream = await client.messages.create(
+            model="m", max_tokens=5, stream=True, messages=[{"role": "user", "content": "x"}])
+        turn = await aassemble(stream, tools=TOOLS, provider="anthropic")
+    assert [c.arguments for c in turn.committed] == [{"city": "Paris"}, {"city": "Tokyo"}]

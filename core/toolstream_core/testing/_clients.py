@@ -101,18 +101,18 @@ def _iter_sdk(api: str, *, base_url: str | None, api_key: str, model: str, promp
         oc = _client(api, base_url, api_key)
         yield from oc.chat.completions.create(
             model=model, messages=[{"role": "user", "content": prompt}],
-            tools=openai_chat_tools(tools), stream=True,  # type: ignore[arg-type]
+            tools=openai_chat_tools(tools), stream=True,
             stream_options={"include_usage": True}, extra_headers=headers)
     elif api == "openai-responses":
         orc = _client(api, base_url, api_key)
         yield from orc.responses.create(
-            model=model, input=prompt, tools=openai_responses_tools(tools),  # type: ignore[arg-type]
+            model=model, input=prompt, tools=openai_responses_tools(tools),
             stream=True, extra_headers=headers)
     elif api == "anthropic":
         ac = _client(api, base_url, api_key)
         yield from ac.messages.create(
             model=model, max_tokens=1024, messages=[{"role": "user", "content": prompt}],
-            tools=anthropic_tools(tools), stream=True, extra_headers=headers)  # type: ignore[arg-type]
+            tools=anthropic_tools(tools), stream=True, extra_headers=headers)
     elif api == "gemini":
         from google.genai import types
 

@@ -48,7 +48,7 @@ def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
     emu.queue(api, scenario)
     with recording_vcr().use_cassette(str(out), record_mode="all"):
         first = stream_sdk(api, base_url=emu.base_url, model=model, api_key=api_key)
-        assembler = Assembler(tools=TOOLS, provider=api)
+        assembler = Assembler(tools=TOOLS, provider=api)  # type: ignore[arg-type]
         for event in first.events:
             assembler.feed(event)
         dropped = scenario == "dropped_connection"

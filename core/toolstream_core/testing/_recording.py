@@ -215,7 +215,7 @@ def recording_vcr(*, rewrite_local_hosts: bool = True, **overrides: Any) -> Any:
     ``overrides`` go to ``vcr.VCR`` (e.g. ``record_mode``). Used by the cassette
     recorder and by ``toolstream record``.
     """
-    import vcr
+    import vcr  # type: ignore[import-untyped]
 
     scrub = Scrubber(rewrite_local_hosts=rewrite_local_hosts)
     header_repl: Callable[[str, str, Any], str] = scrub.header_replacement
@@ -277,10 +277,11 @@ def _dropping_stream(body: bytes, httpx: Any) -> Any:
     """A response stream that yields ``body`` and then fails like a cut connection."""
 
     def fail() -> Exception:
-        return httpx.RemoteProtocolError(
+        error: Exception = httpx.RemoteProtocolError(
             "peer closed connection without sending complete message body "
             "(replayed from a cassette recorded as a dropped connection)"
         )
+        return error
 
     def __iter__(self: Any) -> Iterator[bytes]:
         if body:
@@ -314,7 +315,7 @@ def replaying_drops() -> Iterator[None]:
     """
     global _drop_depth, _drop_original
     try:
-        from vcr.stubs import httpx_stubs
+        from vcr.stubs import httpx_stubs  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - vcrpy without httpx support
         yield
         return
