@@ -19,6 +19,7 @@ error event or error object). ``finish_reason=`` overrides the value sent for ``
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -565,6 +566,24 @@ def snapshot(turn: Any) -> tuple[Any, ...]:
 # -- SDK objects ----------------------------------------------------------------------------
 
 
+@functools.cache
+def _type_adapter(name: str) -> Any:
+    """Building a TypeAdapter over a 50-member union takes seconds: build each once."""
+    from pydantic import TypeAdapter
+
+    if name == "responses":
+        from openai.types.responses import ResponseStreamEvent
+
+        return TypeAdapter(ResponseStreamEvent)
+    if name == "anthropic":
+        from anthropic.types import RawMessageStreamEvent
+
+        return TypeAdapter(RawMessageStreamEvent)
+    from anthropic.types.beta import BetaRawMessageStreamEvent
+
+    return TypeAdapter(BetaRawMessageStreamEvent)
+
+
 def to_sdk(provider: str, events: Iterable[Mapping[str, Any]]) -> list[Any]:
     """The same events as the vendor SDK's own types, validated by the SDK's models.
 
@@ -579,18 +598,10 @@ def to_sdk(provider: str, events: Iterable[Mapping[str, Any]]) -> list[Any]:
 
         return [ChatCompletionChunk.model_validate(e) for e in events]
     if provider == "openai-responses":
-        from openai.types.responses import ResponseStreamEvent
-        from pydantic import TypeAdapter
-
-        responses_adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+        responses_adapter = _type_adapter("responses")
         return [responses_adapter.validate_python(e) for e in events]
     if provider == "anthropic":
-        from anthropic.types import RawMessageStreamEvent
-        from anthropic.types.beta import BetaRawMessageStreamEvent
-        from pydantic import TypeAdapter
-
-        plain: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
-        beta: TypeAdapter[Any] = TypeAdapter(BetaRawMessageStreamEvent)
+        plain, beta = _type_adapter("anthropic"), _type_adapter("anthropic-beta")
         out: list[Any] = []
         for event in events:
             if event.get("type") == "error":
