@@ -421,9 +421,16 @@ def test_rule1_gemini_partial_args_attach_by_position_and_concatenate() -> None:
     assert all(c.state is CallState.committed for c in turn.calls)
 
 
-def test_rule1_gemini_will_continue_false_ends_the_call() -> None:
+@pytest.mark.parametrize("explicit_false", [False, True])
+def test_rule1_gemini_will_continue_false_ends_the_call(explicit_false: bool) -> None:
     calls = [(None, "a", '{"x":"one"}', (1,)), (None, "b", '{"y":"two"}', (1,))]
-    turn = run(b.gemini(calls, mode="partial", terminator="last"), provider="gemini")
+    events = b.gemini(calls, mode="partial", terminator="last")
+    if explicit_false:
+        for event in events:
+            call = event["candidates"][0]["content"]["parts"][0].get("functionCall", {})
+            if "partialArgs" in call and "willContinue" not in call:
+                call["willContinue"] = False
+    turn = run(events, provider="gemini")
     assert [(c.name, c.arguments) for c in turn.calls] == [("a", {"x": "one"}), ("b", {"y": "two"})]
 
 
@@ -953,6 +960,15 @@ def test_rule8_drop_with_protocol_repair_moves_invalid_json_to_dropped(provider:
     assert [(r.tool_call_id, r.reason) for r in turn.error_results()] == [("call_3", Reason.arguments_not_object)]
 
 
+def test_rule8_overflow_with_drop_with_protocol_repair_goes_to_dropped() -> None:
+    config = AssembleConfig(max_tool_argument_bytes=16, on_args_overflow="drop_with_protocol_repair")
+    turn = run(b.anthropic([("t1", "f", json.dumps({"x": "y" * 40}), (5,)), ("t2", "add", ADD)]),
+               provider="anthropic", config=config)
+    assert [(c.id, c.reason) for c in turn.dropped] == [("t1", Reason.arguments_exceed_max_bytes)]
+    assert states(turn) == [("t2", CallState.committed, None)]
+    assert turn.error_results() == []
+
+
 def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None:
     config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
     turn = run(b.openai_chat([("call_1", "f", '{"a":')], ending="none"), provider="openai-chat", config=config)
@@ -1096,6 +1112,16 @@ def test_rule10_gemini_commits_at_the_end_of_each_call() -> None:
     whole = b.gemini([("g1", "add", ADD), ("g2", "add", ADD)], with_ids=True)
     points, _ = _commit_points("gemini", whole, config=PIPELINE)
     assert (points["g1"], points["g2"]) == (0, 1)
+
+
+def test_rule10_gemini_no_early_commit_when_its_own_chunk_reports_an_abnormal_stop() -> None:
+    """Gemini 2.5 sends the parts and the finishReason in one chunk: the verdict is in hand."""
+    events = b.gemini([("g1", "add", ADD)], together=True, finish_with_calls=True, finish_reason="SAFETY",
+                      with_ids=True)
+    assert len(events) == 1
+    points, turn = _commit_points("gemini", events, config=PIPELINE)
+    assert points == {}, "committed a call from a chunk that says SAFETY"
+    assert states(turn) == [("g1", CallState.failed, Reason.upstream_error)]
 
 
 def test_rule10_an_early_commit_stands_when_the_stream_is_cut_later() -> None:
@@ -1336,6 +1362,40 @@ def test_bad_input_wrong_type_fragment_fails_that_call() -> None:
         {"index": 0, "function": {"arguments": {"a": 1}}}]}}]})
     turn = run(events, provider="openai-chat")
     assert states(turn) == [("c1", CallState.failed, Reason.upstream_error), ("c2", CallState.committed, None)]
+
+
+def test_bad_input_anthropic_fragment_after_its_block_stopped_is_not_committed() -> None:
+    """§5: out of order — the vendor closed the block, then more arguments arrived."""
+    events = b.anthropic([("t1", "f", "")])
+    stop = next(i for i, e in enumerate(events) if e["type"] == "content_block_stop")
+    events.insert(stop + 1, {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "input_json_delta", "partial_json": '{"cmd":"rm -rf /"}'}})
+    turn = run(events, provider="anthropic")
+    assert turn.committed == (), f"committed arguments sent after the block stop: {turn.committed}"
+    assert turn.calls[0].state is CallState.failed
+
+
+def test_bad_input_responses_delta_after_the_done_events_is_not_committed() -> None:
+    events = b.openai_responses([("c1", "f", '{"a":1}')])
+    done = next(i for i, e in enumerate(events) if e["type"] == "response.output_item.done")
+    events.insert(done + 1, {"type": "response.function_call_arguments.delta", "item_id": "fc_builder0000",
+                             "output_index": 0, "delta": "  "})
+    turn = run(events, provider="openai-responses")
+    assert turn.committed == (), "the committed text contradicts the vendor's own done copy"
+    assert turn.calls[0].state is CallState.failed
+
+
+def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
+    assembler, seen = record_events(provider="openai-chat")
+    for event in b.openai_chat([("c1", "add", ADD, (3,)), ("c1", "add", ADD, (4,))]):  # a re-sent call
+        assembler.feed(event)
+    assembler.finish()
+    totals: dict[Any, int] = {}
+    for event in seen:
+        if isinstance(event, ArgumentsDelta):
+            assert event.total_bytes >= totals.get(event.key, 0) + len(event.fragment.encode()), event
+            totals[event.key] = event.total_bytes
+    assert len(totals) == 2
 
 
 def test_finalize_order_provider_index_or_arrival() -> None:
