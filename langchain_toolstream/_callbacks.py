@@ -36,6 +36,7 @@ from toolstream_core import (
 )
 
 from ._convert import ChunkConverter
+from ._link import GateLink, link_of
 from ._tools import registry_from_tools, to_config
 
 __all__ = ["RunStats", "ToolstreamCallbackHandler"]
@@ -96,41 +97,27 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self.stats: dict[UUID, RunStats] = {}
         self._tools = registry_from_tools(tools)
         self._config = to_config(config)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._active: set[UUID] = set()
         self._cancelled: dict[UUID, str] = {}
         self._observed: dict[UUID, _Observed] = {}
+        self._links: dict[UUID, GateLink] = {}
 
     # -- cancellation --------------------------------------------------------------------------
 
     def cancel(self, run_id: UUID | None = None, reason: str = "cancelled by the user") -> None:
-        """Stop ``run_id`` (default: every model run in flight) at its next chunk."""
+        """Stop ``run_id`` (default: every model run in flight) at its next vendor event.
+
+        The gated run then ends normally: every call not yet committed is cancelled and
+        reported in the message's record, so each id can be paired; the HTTP stream is closed.
+        """
         with self._lock:
             targets = [run_id] if run_id is not None else list(self._active)
             for target in targets:
                 self._cancelled[target] = reason
-
-    def cancel_requested(self, run_id: UUID) -> bool:
-        with self._lock:
-            return run_id in self._cancelled
-
-    # -- gated runs ----------------------------------------------------------------------------
-
-    def on_toolstream_start(self, *, run_id: UUID) -> None:
-        """Called by the gated model when it starts: its events come from the raw stream."""
-        with self._lock:
-            self.stats.setdefault(run_id, RunStats()).gated = True
-            self._observed.pop(run_id, None)
-
-    def on_toolstream_event(
-        self, event: AssemblerEvent, *, run_id: UUID, parent_run_id: UUID | None = None
-    ) -> None:
-        """Called by the gated model with the core's event (judged on the raw vendor stream)."""
-        with self._lock:
-            stats = self.stats.setdefault(run_id, RunStats())
-            stats.gated = True
-            self._observed.pop(run_id, None)
-        self._record(run_id, stats, event)
+                link = self._links.get(target)
+                if link is not None:
+                    link.cancel(reason)
 
     # -- every run -----------------------------------------------------------------------------
 
@@ -147,9 +134,13 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
     ) -> None:
         if not isinstance(chunk, ChatGenerationChunk):
             return
+        link = link_of(chunk)
         with self._lock:
             stats = self.stats.setdefault(run_id, RunStats())
             if stats.gated:
+                return
+            if link is not None:
+                self._bind(run_id, stats, link)
                 return
             observed = self._observed.get(run_id)
             if observed is None:
@@ -165,6 +156,19 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _bind(self, run_id: UUID, stats: RunStats, link: GateLink) -> None:
+        """A gated run: from now on its events come from the gate (judged on the raw stream)."""
+        stats.gated = True
+        self._observed.pop(run_id, None)
+        self._links[run_id] = link
+        if run_id in self._cancelled:
+            link.cancel(self._cancelled[run_id])
+
+        def deliver(rid: UUID, event: AssemblerEvent) -> None:
+            self._record(rid, stats, event)
+
+        link.subscribe(deliver, run_id)
+
     def _new_assembler(self, run_id: UUID, stats: RunStats) -> Assembler:
         def forward(event: AssemblerEvent) -> None:
             self._record(run_id, stats, event)
@@ -176,6 +180,7 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         with self._lock:
             self._active.discard(run_id)
             self._cancelled.pop(run_id, None)
+            self._links.pop(run_id, None)
             observed = self._observed.pop(run_id, None)
             stats = self.stats.get(run_id)
         if observed is not None:

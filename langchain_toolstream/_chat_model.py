@@ -29,8 +29,8 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, Turn
 
-from ._callbacks import ToolstreamCallbackHandler
 from ._gate import GateRun, OnStreamError
+from ._link import register, unregister
 from ._messages import finalize_message
 from ._rebind import rebind
 from ._tools import Registry, merge_registries, registry_from_bound_tools, registry_from_tools, to_config
@@ -143,8 +143,8 @@ class ToolstreamChatModel(BaseChatModel):
             except Exception:  # an observer must never change the result
                 _log.exception("toolstream: on_turn callback failed")
 
-    def _give_up(self, run: GateRun, error: BaseException) -> bool:
-        """Whether ``error`` must propagate rather than end the turn with paired calls."""
+    def _give_up(self, run: GateRun) -> bool:
+        """Whether the stream's error must propagate rather than end the turn with paired calls."""
         return self.on_stream_error == "raise" or not run.has_calls
 
     def _stream(
@@ -155,26 +155,21 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         run = self._new_run(kwargs)
-        handlers = _handlers(run_manager)
-        for handler in handlers:
-            handler.on_toolstream_start(run_id=run_manager.run_id)  # type: ignore[union-attr]
         if self._streaming_off(kwargs):
-            yield from self._one_shot(run, handlers, run_manager, messages, stop, **kwargs)
+            result = run.model._generate(messages, stop=stop, **kwargs)
+            for out in self._gate_result(run, result):
+                yield from _emit_sync(out, run, run_manager)
             return
         source = run.model._stream(messages, stop=stop, **kwargs)
         error: Exception | None = None
         try:
             for chunk in source:
-                out = run.observe(chunk)
-                _dispatch(run, handlers, run_manager)
-                if out is not None:
-                    yield out
-                if _cancel_requested(handlers, run_manager):
-                    run.cancel("cancelled by the caller")
+                yield from _emit_sync(run.observe(chunk), run, run_manager)
+                if run.cancel_reason is not None:
+                    run.cancel(run.cancel_reason)
                     break
         except GeneratorExit:
             run.cancel("the consumer stopped reading the stream")
-            _dispatch(run, handlers, run_manager)
             self._report(run)
             raise
         except Exception as exc:
@@ -182,11 +177,10 @@ class ToolstreamChatModel(BaseChatModel):
         finally:
             _close(source)
         run.finish(error)
-        _dispatch(run, handlers, run_manager)
         self._report(run)
-        if error is not None and self._give_up(run, error):
+        if error is not None and self._give_up(run):
             raise error
-        yield run.final_chunk()
+        yield from _emit_sync(run.final_chunk(), run, run_manager)
 
     async def _astream(
         self,
@@ -196,27 +190,32 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         run = self._new_run(kwargs)
-        handlers = _handlers(run_manager)
-        for handler in handlers:
-            handler.on_toolstream_start(run_id=run_manager.run_id)  # type: ignore[union-attr]
         if self._streaming_off(kwargs):
-            for out in await self._aone_shot(run, handlers, run_manager, messages, stop, **kwargs):
-                yield out
+            result = await run.model._agenerate(messages, stop=stop, **kwargs)
+            for out in self._gate_result(run, result):
+                register(out, run.link)
+                try:
+                    await _anotify(out, run_manager)
+                    yield out
+                finally:
+                    unregister(out)
             return
         source = run.model._astream(messages, stop=stop, **kwargs)
         error: Exception | None = None
         try:
             async for chunk in source:
                 out = run.observe(chunk)
-                _dispatch(run, handlers, run_manager)
-                if out is not None:
+                register(out, run.link)
+                try:
+                    await _anotify(out, run_manager)
                     yield out
-                if _cancel_requested(handlers, run_manager):
-                    run.cancel("cancelled by the caller")
+                finally:
+                    unregister(out)
+                if run.cancel_reason is not None:
+                    run.cancel(run.cancel_reason)
                     break
         except (GeneratorExit, asyncio.CancelledError):
             run.cancel("the model call was cancelled mid-stream")
-            _dispatch(run, handlers, run_manager)
             self._report(run)
             await _aclose(source)
             raise
@@ -224,52 +223,23 @@ class ToolstreamChatModel(BaseChatModel):
             error = exc
         await _aclose(source)
         run.finish(error)
-        _dispatch(run, handlers, run_manager)
         self._report(run)
-        if error is not None and self._give_up(run, error):
+        if error is not None and self._give_up(run):
             raise error
-        yield run.final_chunk()
+        out = run.final_chunk()
+        register(out, run.link)
+        try:
+            await _anotify(out, run_manager)
+            yield out
+        finally:
+            unregister(out)
 
-    def _one_shot(
-        self,
-        run: GateRun,
-        handlers: list[ToolstreamCallbackHandler],
-        run_manager: CallbackManagerForLLMRun | None,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
-        result = run.model._generate(messages, stop=stop, **kwargs)
-        yield from self._gate_result(run, handlers, run_manager, result)
-
-    async def _aone_shot(
-        self,
-        run: GateRun,
-        handlers: list[ToolstreamCallbackHandler],
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        **kwargs: Any,
-    ) -> list[ChatGenerationChunk]:
-        result = await run.model._agenerate(messages, stop=stop, **kwargs)
-        return list(self._gate_result(run, handlers, run_manager, result))
-
-    def _gate_result(
-        self,
-        run: GateRun,
-        handlers: list[ToolstreamCallbackHandler],
-        run_manager: Any,
-        result: ChatResult,
-    ) -> Iterator[ChatGenerationChunk]:
         message = result.generations[0].message
         if isinstance(message, AIMessage):
-            out = run.observe_message(message)
-            _dispatch(run, handlers, run_manager)
-            if out is not None:
-                yield out
+            yield run.observe_message(message)
         run.finish(None)
-        _dispatch(run, handlers, run_manager)
         self._report(run)
         yield run.final_chunk()
 
@@ -306,24 +276,24 @@ def _finalize(result: ChatResult) -> ChatResult:
     return result
 
 
-def _handlers(run_manager: Any) -> list[ToolstreamCallbackHandler]:
-    if run_manager is None:
-        return []
-    return [h for h in run_manager.handlers if isinstance(h, ToolstreamCallbackHandler)]
+def _emit_sync(
+    chunk: ChatGenerationChunk, run: GateRun, run_manager: CallbackManagerForLLMRun | None
+) -> Iterator[ChatGenerationChunk]:
+    """Yield ``chunk`` registered with the run's link, so observers can bind to the run."""
+    register(chunk, run.link)
+    try:
+        if run_manager is not None:
+            run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+        yield chunk
+    finally:
+        unregister(chunk)
 
 
-def _dispatch(run: GateRun, handlers: list[ToolstreamCallbackHandler], run_manager: Any) -> None:
-    events = run.drain_events()
-    if not events or not handlers:
-        return
-    run_id = run_manager.run_id
-    for handler in handlers:
-        for event in events:
-            handler.on_toolstream_event(event, run_id=run_id, parent_run_id=run_manager.parent_run_id)
-
-
-def _cancel_requested(handlers: list[ToolstreamCallbackHandler], run_manager: Any) -> bool:
-    return any(h.cancel_requested(run_manager.run_id) for h in handlers)
+async def _anotify(
+    chunk: ChatGenerationChunk, run_manager: AsyncCallbackManagerForLLMRun | None
+) -> None:
+    if run_manager is not None:
+        await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
 
 
 def _close(source: Any) -> None:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
-from langchain_core.utils._merge import merge_lists
 from toolstream_core import (
     AssembleConfig,
     Assembler,
@@ -40,6 +39,7 @@ from toolstream_core import (
 )
 
 from ._convert import ChunkConverter, message_to_events
+from ._link import GateLink
 from ._tap import static_provider, tap_model
 
 __all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
@@ -89,12 +89,10 @@ class GateRun:
         *,
         tools: Mapping[str, Any] | None,
         config: AssembleConfig,
-        on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
         self._tools = tools
         self._config = config
-        self._on_event = on_event
-        self.events: list[AssemblerEvent] = []
+        self.link = GateLink()
         self._assembler: Assembler | None = None
         self._provider: str | None = static_provider(model)
         self._raw_state: Literal["none", "open", "ok", "error"] = "none"
@@ -118,7 +116,7 @@ class GateRun:
     def _emit(self, event: AssemblerEvent) -> None:
         if isinstance(event, CallOpened):
             self._opened += 1
-        self.events.append(event)
+        self.link.publish([event])
 
     def _core(self) -> Assembler:
         if self._assembler is None:
@@ -127,11 +125,6 @@ class GateRun:
                 tools=self._tools, config=self._config, provider=provider, on_event=self._emit
             )
         return self._assembler
-
-    def drain_events(self) -> list[AssemblerEvent]:
-        """Core events since the last drain (for callbacks); cleared on read."""
-        events, self.events = self.events, []
-        return events
 
     # -- RawSink (called by the tap) -------------------------------------------------------------
 
@@ -152,7 +145,12 @@ class GateRun:
 
     # -- LangChain chunks ------------------------------------------------------------------------
 
-    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+    @property
+    def cancel_reason(self) -> str | None:
+        """Set when an observer (``ToolstreamCallbackHandler.cancel``) asked this run to stop."""
+        return self.link.cancel_reason
+
+    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
         """Feed the fallback view, withhold tool-call parts, return what may stream on."""
         events = self._converter.events(chunk)
         if self.mode == "chunks":
@@ -162,7 +160,7 @@ class GateRun:
             self._shadow.extend(events)
         return self._sanitize(chunk)
 
-    def observe_message(self, message: AIMessage) -> ChatGenerationChunk | None:
+    def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
         """A non-streamed answer: one complete event set, judged on LangChain's message."""
         self.mode = "message"
         self._provider = "openai-chat"
@@ -182,7 +180,7 @@ class GateRun:
         )
         return self._sanitize(ChatGenerationChunk(message=chunk))
 
-    def _sanitize(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+    def _sanitize(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
         message = chunk.message
         if not isinstance(message, AIMessageChunk):
             return chunk
@@ -219,8 +217,6 @@ class GateRun:
             id=message.id,
             name=message.name,
         )
-        if had_tool_parts and _is_empty(clean) and not chunk.generation_info:
-            return None
         return ChatGenerationChunk(message=clean, generation_info=chunk.generation_info)
 
     # -- the end -------------------------------------------------------------------------------
@@ -286,12 +282,6 @@ class GateRun:
         return ChatGenerationChunk(message=message)
 
 
-def _is_empty(message: AIMessageChunk) -> bool:
-    metadata = {k: v for k, v in message.response_metadata.items() if k != "model_provider"}
-    return not message.content and not message.usage_metadata and not metadata \
-        and not message.additional_kwargs
-
-
 def _id_map(turn: Turn, lc_ids: list[str]) -> dict[str, str]:
     """Gemini: LangChain invents an id per call; map them to the core's, by position."""
     calls = sorted((*turn.calls, *turn.dropped), key=lambda c: (c.index is None, c.index or 0))
@@ -308,21 +298,54 @@ def _call_key(block: Mapping[str, Any]) -> str | None:
     return None
 
 
+_TEXT_FIELDS = ("partial_json", "arguments")
+
+
+def _coalesce(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge the withheld blocks by ``index`` in linear time.
+
+    LangChain's ``merge_lists`` would re-copy the growing argument string for every delta
+    (quadratic on 200 KB of arguments); here fragments are collected and joined once. The
+    first block of an index gives identity and type, later ones only add what is missing.
+    """
+    groups: dict[Any, dict[str, Any]] = {}
+    texts: dict[Any, dict[str, list[str]]] = {}
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        index = block.get("index")
+        if not isinstance(index, int):
+            out.append(block)
+            continue
+        head = groups.get(index)
+        if head is None:
+            head = groups[index] = dict(block)
+            texts[index] = {}
+            out.append(head)
+            for name in _TEXT_FIELDS:
+                if isinstance(head.get(name), str):
+                    texts[index][name] = [head.pop(name)]
+            continue
+        for name, value in block.items():
+            if name in _TEXT_FIELDS and isinstance(value, str):
+                texts[index].setdefault(name, []).append(value)
+            elif name not in head or head[name] in (None, "", {}, []):
+                head[name] = value
+    for index, fields in texts.items():
+        for name, parts in fields.items():
+            groups[index][name] = "".join(parts)
+    return out
+
+
 def _history_blocks(withheld: list[dict[str, Any]], turn: Turn) -> list[Any]:
     """The withheld vendor blocks, merged, minus dropped calls, with history-safe arguments."""
-    merged = merge_lists([], withheld) or []
     by_id: dict[str, ToolCall] = {c.id: c for c in turn.calls if c.id}
     dropped = {c.id for c in turn.dropped if c.id}
     out: list[Any] = []
-    for block in merged:
-        if not isinstance(block, dict):
-            out.append(block)
-            continue
+    for block in _coalesce(withheld):
         key = _call_key(block)
         if key in dropped:
             continue
         call = by_id.get(key) if key else None
-        block = dict(block)
         if call is not None:
             text = (json.dumps(call.arguments, ensure_ascii=False) if call.committed
                     else history_args(call.raw_arguments))

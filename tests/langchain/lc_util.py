@@ -1,0 +1,117 @@
+"""Helpers shared by the LangChain shim tests (importable, unlike conftest)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import tool
+from toolstream_core.testing import SCENARIOS, VendorEmulator
+
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+MODEL_NAMES = {
+    "openai-chat": "gpt-4.1-mini",
+    "openai-responses": "gpt-4.1-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+def applies(api: str, scenario: str) -> bool:
+    return api in SCENARIOS[scenario].apis
+
+
+def make_model(api: str, emu: VendorEmulator | None = None, **kwargs: Any) -> Any:
+    """The real LangChain integration class for ``api``, pointed at the emulator."""
+    base = emu.base_url if emu is not None else None
+    if api.startswith("openai"):
+        from langchain_openai import ChatOpenAI
+
+        extra: dict[str, Any] = {"use_responses_api": True} if api == "openai-responses" else {}
+        if base is not None:
+            extra["base_url"] = base + "/v1"
+        return ChatOpenAI(model=MODEL_NAMES[api], api_key="test", max_retries=0,
+                          **extra, **kwargs)
+    if api == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        extra = {"base_url": base} if base is not None else {}
+        return ChatAnthropic(model=MODEL_NAMES[api], api_key="test", max_retries=0,
+                             **extra, **kwargs)
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    extra = {"base_url": base} if base is not None else {}
+    return ChatGoogleGenerativeAI(model=MODEL_NAMES[api], google_api_key="test",
+                                  max_retries=0, **extra, **kwargs)
+
+
+class Recorder:
+    """What the tools were asked to do, in order. Thread-safe (ToolNode runs calls in threads)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+
+    def add(self, name: str, **args: Any) -> None:
+        with self._lock:
+            self.calls.append((name, args))
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+
+def recording_tools(recorder: Recorder) -> list[Any]:
+    """The emulator's three tools as real LangChain tools that record their calls.
+
+    ``write_file.content`` has a default on purpose: it is the common shape of a real tool,
+    and it is what lets plain LangChain run ``write_file(path="/tmp/a")`` from a stream cut
+    at ``{"path":"/tmp/a`` (the repaired call validates).
+    """
+
+    @tool
+    def write_file(path: str, content: str = "") -> str:
+        """Write a text file."""
+        recorder.add("write_file", path=path, content=content)
+        return f"wrote {len(content)} characters to {path}"
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Get the current weather for a city."""
+        recorder.add("get_weather", city=city)
+        return f"sunny in {city}"
+
+    @tool
+    def get_time() -> str:
+        """Get the current time (no arguments)."""
+        recorder.add("get_time")
+        return "12:00"
+
+    return [write_file, get_weather, get_time]
+
+
+def aggregate(chunks: list[Any]) -> Any:
+    full = None
+    for chunk in chunks:
+        full = chunk if full is None else full + chunk
+    return full
+
+
+def ai_messages(messages: list[BaseMessage]) -> list[AIMessage]:
+    return [m for m in messages if isinstance(m, AIMessage)]
+
+
+def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def assert_history_paired(messages: list[BaseMessage]) -> None:
+    """Every tool call id an AIMessage carries (valid or invalid) has exactly one ToolMessage."""
+    answered: dict[str, int] = {}
+    for m in tool_messages(messages):
+        answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
+    for m in ai_messages(messages):
+        for call in [*m.tool_calls, *m.invalid_tool_calls]:
+            assert answered.get(call["id"]) == 1, (call, answered)
