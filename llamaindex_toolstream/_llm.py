@@ -148,8 +148,12 @@ class ToolstreamLLM(FunctionCallingLLM):
                 raise
             except Exception as exc:
                 session.finish(transport_complete=False, error=exc)
-                raise
+                if session.should_raise():
+                    raise
             session.finish(transport_complete=True)
+            closing = session.closing_response()
+            if closing is not None:
+                yield closing
 
         return wrapped()
 
@@ -164,8 +168,12 @@ class ToolstreamLLM(FunctionCallingLLM):
                 raise
             except Exception as exc:
                 session.finish(transport_complete=False, error=exc)
-                raise
+                if session.should_raise():
+                    raise
             session.finish(transport_complete=True)
+            closing = session.closing_response()
+            if closing is not None:
+                yield closing
 
         return wrapped()
 

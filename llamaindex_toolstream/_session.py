@@ -66,6 +66,10 @@ class StreamSession:
         self._text: list[str] = []
         self.turn: Turn | None = None
         self.last: ChatResponse | None = None
+        #: The integration raised, but only to report the vendor's own finish reason (Gemini's
+        #: "terminated early: MAX_TOKENS"); the core has that reason, and every call it cut
+        #: off has an error result, so the stream can end normally.
+        self.error_absorbed = False
 
     # -- events ------------------------------------------------------------------------------
 
@@ -142,6 +146,7 @@ class StreamSession:
                 # Not a transport failure: the vendor ended the turn with this reason.
                 self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
+                self.error_absorbed = True
         self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
         if self.last is not None:
             self.last.message = self.final_message(self.last.message)
@@ -154,6 +159,23 @@ class StreamSession:
                 self._flush_tap()
             self._assembler.cancel(reason)
         return self.finish(transport_complete=False)
+
+    def should_raise(self) -> bool:
+        """Re-raise the integration's error unless it was absorbed *and* calls were answered.
+
+        A text-only answer stopped early keeps the integration's exception (stock behaviour);
+        a turn whose calls were cut off ends normally, so the agent can pair them.
+        """
+        return not (self.error_absorbed and self.turn is not None and bool(self.turn.calls))
+
+    def closing_response(self) -> ChatResponse | None:
+        """A last ``ChatResponse`` when the stream yielded none before ending."""
+        if self.last is not None or self.turn is None or not self.turn.calls:
+            return None
+        response = ChatResponse(message=self.final_message(ChatMessage(role="assistant")))
+        response.__dict__[_ATTR] = self
+        self.last = response
+        return response
 
     @property
     def finished(self) -> bool:

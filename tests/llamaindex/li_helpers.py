@@ -82,3 +82,39 @@ def unpaired(messages: list[Any]) -> list[str]:
     answered = {str(m.additional_kwargs.get("tool_call_id")) for m in messages if m.role == "tool"}
     return [i for m in messages if m.role == "assistant" for i in tool_call_ids(m)
             if i not in answered]
+
+
+@dataclass
+class Outcome:
+    """What one agent run did: tools really run, requests sent, errors, final memory."""
+
+    runs: list[tuple[str, dict[str, Any]]]
+    requests: int
+    error: BaseException | None
+    memory: list[Any]
+    events: list[Any]
+    result: Any = None
+
+    @property
+    def tool_messages(self) -> list[Any]:
+        return [m for m in self.memory if m.role == "tool"]
+
+
+async def run_agent(agent: Any, recorder: Recorder, emu: Any = None, *, user_msg: str = "go",
+                    ctx: Any = None) -> Outcome:
+    """Run ``agent`` to the end (collecting its event stream) and report what happened."""
+    before = len(emu.requests) if emu is not None else 0
+    handler = agent.run(user_msg=user_msg, ctx=ctx)
+    events: list[Any] = []
+    error: BaseException | None = None
+    result = None
+    try:
+        async for event in handler.stream_events():
+            events.append(event)
+        result = await handler
+    except Exception as exc:
+        error = exc
+    memory = await handler.ctx.store.get("memory", default=None)
+    messages = await memory.aget_all() if memory is not None else []
+    requests = (len(emu.requests) - before) if emu is not None else 0
+    return Outcome(list(recorder.runs), requests, error, messages, events, result)
