@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import textwrap
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,8 +159,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_CALL_COLUMNS = (("#", 3), ("index", 5), ("id", 26), ("name", 18), ("kind", 8),
-                 ("state", 9), ("reason", 18), ("bytes", 7))
+# Widths fit 100 columns with the usual reasons; the reason is last and never clipped.
+_CALL_COLUMNS = (("index", 5), ("id", 25), ("name", 16), ("kind", 8), ("state", 9),
+                 ("bytes", 8), ("reason", 0))
 
 
 def _render_stream(stream: dict[str, Any], style: Any) -> str:
@@ -185,26 +188,25 @@ def _render_stream(stream: dict[str, Any], style: Any) -> str:
     if rows:
         header = " ".join(name.ljust(width) for name, width in _CALL_COLUMNS)
         lines.append("  " + style.dim(header.rstrip()))
-        for number, (call, tag) in enumerate(rows, start=1):
+        for call, tag in rows:
             state = tag or call["state"] or "-"
             cells = [
-                str(number),
                 str(call["index"]),
                 call["id"],
                 call["name"],
                 call["kind"],
                 state,
-                call["reason"],
                 str(call["bytes"]),
+                call["reason"],
             ]
             text = [
-                _clip(value, width).ljust(width)
+                _clip(value, width).ljust(width) if width else _clip(value, 200)
                 for value, (_, width) in zip(cells, _CALL_COLUMNS, strict=True)
             ]
             if state == "committed":
-                text[5] = style.green(text[5])
+                text[4] = style.green(text[4])
             elif state in ("failed", "cancelled", "dropped"):
-                text[5] = style.red(text[5])
+                text[4] = style.red(text[4])
                 text[6] = style.yellow(text[6])
             lines.append("  " + " ".join(text).rstrip())
     else:
@@ -213,7 +215,7 @@ def _render_stream(stream: dict[str, Any], style: Any) -> str:
     if results:
         lines.append("  " + style.bold("error results (one per rejected call):"))
         for result in results:
-            head = f"    {_clip(result['tool_call_id'], 26)}  {_clip(result['name'], 18)}  "
+            head = f"    {result['tool_call_id']}  {result['name']}  "
             head += style.yellow(str(result["reason"]))
             lines.append(head)
             for piece in textwrap.wrap(str(result["content"]), width=92):
@@ -226,6 +228,7 @@ def _render_stream(stream: dict[str, Any], style: Any) -> str:
 
 def _cmd_record(args: argparse.Namespace) -> int:
     from toolstream_core import _record
+    from toolstream_core._replay import SourceError
 
     try:
         tools = _record.load_tools(args.tools)
@@ -239,12 +242,22 @@ def _cmd_record(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
             overwrite=args.force,
         )
-    except _record.RecordInputError as exc:
+    except (_record.RecordInputError, SourceError) as exc:
         raise _Fail(EXIT_INPUT, str(exc)) from exc
     except _record.RecordUsageError as exc:
         raise _Fail(EXIT_USAGE, str(exc)) from exc
     except _record.VendorError as exc:
         raise _Fail(EXIT_VENDOR, f"vendor request failed: {exc}") from exc
+    # What was recorded, read back the way `replay` reads it: the user sees at once
+    # whether the cassette holds the fault they were after.
+    from toolstream_core._replay import load_sources, replay_source
+
+    try:
+        streams = [
+            replay_source(source, tools=tools) for source in load_sources(result.cassette)
+        ]
+    except SourceError as exc:
+        raise _Fail(EXIT_INPUT, f"the recorded cassette cannot be read back: {exc}") from exc
     doc = {
         "toolstream": "record",
         "version": 1,
@@ -254,6 +267,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         "interactions": result.interactions,
         "chunks": result.chunks,
         "stream_error": result.stream_error,
+        "streams": streams,
     }
     if args.json:
         _write_json(doc)
@@ -264,7 +278,10 @@ def _cmd_record(args: argparse.Namespace) -> int:
         )
         if result.stream_error:
             sys.stdout.write(f"the stream ended with an error: {result.stream_error}\n")
-        sys.stdout.write(f"replay it with: toolstream replay {result.cassette}\n")
+        style = _style(args)
+        for stream in streams:
+            sys.stdout.write(_render_stream(stream, style))
+        sys.stdout.write(f"\nreplay it with: toolstream replay {result.cassette}\n")
     return EXIT_OK
 
 
@@ -311,30 +328,46 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
     try:
-        from toolstream_core.testing import VendorEmulator
+        from toolstream_core.testing import SCENARIOS, VendorEmulator
     except ImportError as exc:
         raise _Fail(EXIT_USAGE, f"the emulator is not available: {exc}") from exc
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    # Ctrl-C and SIGTERM (a supervisor, a test harness) both just end the wait below, so a
+    # signal at any point after this line stops the server cleanly, banner or not.
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        emulator = VendorEmulator(host=args.host, port=args.port)
-        emulator.start()
-    except OSError as exc:
-        raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
-    base = emulator.base_url.rstrip("/")
-    sys.stdout.write(
-        f"toolstream vendor emulator listening on {base}\n"
-        f"  OpenAI chat:      {base}/v1/chat/completions\n"
-        f"  OpenAI responses: {base}/v1/responses\n"
-        f"  Anthropic:        {base}/v1/messages\n"
-        f"  Gemini:           {base}/v1beta/models/<model>:streamGenerateContent?alt=sse\n"
-        "pick a scenario with the model name 'scenario:<name>'; Ctrl-C to stop\n"
-    )
-    sys.stdout.flush()
-    try:
-        emulator.wait()
-    except KeyboardInterrupt:
-        pass
+        try:
+            emulator = VendorEmulator(
+                seed=args.seed, host=args.host, port=args.port, soft_drop=args.soft_drop
+            )
+            emulator.start()
+        except OSError as exc:
+            raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+        try:
+            base = emulator.base_url.rstrip("/")
+            sys.stdout.write(
+                f"toolstream vendor emulator listening on {base}\n"
+                "base URLs as each SDK (and `toolstream record --base-url`) takes them:\n"
+                f"  openai-chat, openai-responses  {base}/v1\n"
+                f"  anthropic                      {base}\n"
+                f"  gemini                         {base}\n"
+                "choose a scenario with the model name 'scenario:<name>':\n"
+                f"  {', '.join(sorted(SCENARIOS))}\n"
+                "Ctrl-C to stop\n"
+            )
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                pass
+        finally:
+            emulator.stop()
     finally:
-        emulator.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    sys.stdout.write("emulator stopped\n")
     return EXIT_OK
 
 
@@ -451,7 +484,12 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument(
         "--tools", required=True, metavar="FILE", help="JSON/YAML mapping tool name -> JSON Schema"
     )
-    record.add_argument("--base-url", metavar="URL", help="API base URL (default: the vendor's)")
+    record.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="API base URL as the SDK takes it (OpenAI: ending in /v1; Anthropic, Gemini: the "
+        "server root); default: the vendor's",
+    )
     record.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="cassette to write (.yaml)"
     )
@@ -501,6 +539,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
     emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
+    emulate.add_argument(
+        "--soft-drop",
+        action="store_true",
+        help="end a dropped_connection body cleanly with an 'x-toolstream-transport: dropped' "
+        "header instead of cutting the socket (needed to record it: vcrpy cannot store a "
+        "broken body; replay restores the drop)",
+    )
+    emulate.add_argument(
+        "--seed", type=int, default=0, help="seed of the fragment cutter (same seed, same bytes)"
+    )
     emulate.set_defaults(func=_cmd_emulate)
     return parser
 

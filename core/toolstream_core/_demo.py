@@ -294,7 +294,8 @@ def _cell_lines(engine: str, outcome: dict[str, Any], row: dict[str, Any], width
                 style: Style) -> list[str]:
     """One engine's cell: each call's verdict, name and arguments; repeats grouped."""
     if outcome["status"] == "unavailable":
-        return [(style.dim(line)) for line in textwrap.wrap(outcome["error"] or "n/a", width)]
+        extra = outcome.get("install_extra", "all")
+        return [style.dim(line) for line in ("n/a (install", "toolstream-gate", f"[{extra}])")]
     lines: list[tuple[str, str]] = []  # (text, colour)
     flagged = set(row["runs_what_toolstream_rejects"].get(engine, []))
     if outcome["status"] == "raised":

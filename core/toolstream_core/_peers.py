@@ -302,11 +302,13 @@ def run_engine(engine: str, target: Target) -> Outcome:
             outcome.extra["warnings"] = sorted({str(w.message)[:200] for w in caught})
         return outcome
     except EngineUnavailable as exc:
+        extra = exc.args[0] if exc.args else "all"
         return Outcome(
             engine,
             label,
             "unavailable",
-            error=f"n/a (install toolstream-gate[{exc.args[0] if exc.args else 'all'}])",
+            error=f"n/a (install toolstream-gate[{extra}])",
+            extra={"install_extra": extra},
         )
     except Exception as exc:
         # A framework that blows up is a real (and common) outcome: the agent never gets

@@ -258,7 +258,9 @@ def record(
         )
     if not output.exists():
         raise VendorError(f"no HTTP exchange was captured for {output}")
-    interactions = yaml.safe_load(output.read_text(encoding="utf-8")).get("interactions", [])
+    from toolstream_core._replay import read_cassette
+
+    interactions = read_cassette(output)
     return RecordResult(
         cassette=output,
         interactions=len(interactions),

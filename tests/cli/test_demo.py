@@ -1,0 +1,116 @@
+"""`toolstream demo`: offline, through the real SDKs and frameworks, toolstream vs the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_util import ANSI, RunCli
+from toolstream_core.testing._scenarios import build_script, scenario_rng
+
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+PEERS = ("langchain", "llamaindex", "sdk")
+OFFLINE = {  # any attempt to reach a vendor would fail loudly instead of leaving the host
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "NO_PROXY": "",
+}
+
+
+@pytest.fixture(scope="module")
+def demo(run_cli: RunCli) -> dict[str, Any]:
+    proc = run_cli("demo", "--json", "--scenario", "truncated_length", "--scenario",
+                   "single_call", env=OFFLINE)
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    assert doc["toolstream"] == "demo"
+    return doc
+
+
+def rows(doc: dict[str, Any], scenario: str) -> dict[str, dict[str, Any]]:
+    return {r["api"]: r for r in doc["rows"] if r["scenario"] == scenario}
+
+
+def test_demo_covers_every_api(demo: dict[str, Any]) -> None:
+    assert [(r["scenario"], r["api"]) for r in demo["rows"]] == [
+        *(("truncated_length", api) for api in APIS),
+        *(("single_call", api) for api in APIS),
+    ]
+    for row in demo["rows"]:
+        assert set(row["engines"]) == {*PEERS, "toolstream"}
+        for engine in PEERS:
+            assert row["engines"][engine]["status"] in ("ok", "raised"), (row["api"], engine)
+
+
+def test_toolstream_rejects_the_truncated_call_the_peers_would_run(demo: dict[str, Any]) -> None:
+    truncated = rows(demo, "truncated_length")
+    for api, row in truncated.items():
+        ts = row["engines"]["toolstream"]
+        assert [(c["name"], c["verdict"], c["reason"]) for c in ts["calls"]] == [
+            ("write_file", "reject", "stream_truncated")
+        ], api
+        (result,) = ts["error_results"]
+        assert result["tool_call_id"] == ts["calls"][0]["id"]
+        # On every API at least one of today's stacks hands the cut call to the runner.
+        assert any(row["runs_what_toolstream_rejects"][peer] == ["write_file"]
+                   for peer in PEERS), api
+
+    # The DESIGN's example, from the real LangChain code: {"path":"/tmp/a is run as /tmp/a.
+    chat = truncated["openai-chat"]
+    assert chat["raw_arguments"] == ['{"path":"/tmp/a']
+    langchain = chat["engines"]["langchain"]
+    assert [(c["name"], c["verdict"], c["arguments"]) for c in langchain["calls"]] == [
+        ("write_file", "run", {"path": "/tmp/a"})
+    ]
+    assert demo["summary"]["peer_runs_of_rejected_calls"]["langchain"] >= 1
+    assert demo["summary"]["toolstream_rejected"] == 4
+    assert demo["summary"]["toolstream_error_results"] == 4
+
+
+def test_on_a_clean_call_everyone_agrees(demo: dict[str, Any]) -> None:
+    for api, row in rows(demo, "single_call").items():
+        spec = build_script("single_call", scenario_rng(0, api, "single_call")).calls[0]
+        ts = row["engines"]["toolstream"]
+        assert [(c["name"], c["verdict"], c["arguments"]) for c in ts["calls"]] == [
+            ("write_file", "commit", spec.arguments)
+        ], api
+        assert ts["error_results"] == []
+        for peer in PEERS:
+            calls = row["engines"][peer]["calls"]
+            assert [(c["name"], c["verdict"], c["arguments"]) for c in calls] == [
+                ("write_file", "run", spec.arguments)
+            ], (api, peer)
+        assert row["runs_what_toolstream_rejects"] == {p: [] for p in PEERS}
+
+
+def test_missing_framework_shows_na_and_the_table_fits(run_cli: RunCli, tmp_path: Path) -> None:
+    """With langchain-openai unimportable the LangChain column says how to get it."""
+    blocker = tmp_path / "blocked" / "langchain_openai"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text(
+        "raise ImportError('blocked by the test')\n", encoding="utf-8"
+    )
+    proc = run_cli("demo", "--api", "openai-chat", "--scenario", "truncated_length",
+                   "--color", "always",
+                   env={**OFFLINE, "PYTHONPATH": str(blocker.parent)})
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b[" in proc.stdout  # --color always
+    text = ANSI.sub("", proc.stdout)
+    langchain_column = [line[18:39].strip() for line in text.splitlines()]
+    row = langchain_column.index("n/a (install")
+    assert langchain_column[row:row + 3] == ["n/a (install", "toolstream-gate", "[langchain])"]
+    assert "REJECTS write_file" in text
+    assert "stream_truncated" in text
+    assert "RUNS write_file" in text  # LlamaIndex still runs the cut call
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_demo_input_errors_exit_3(run_cli: RunCli, tmp_path: Path) -> None:
+    missing = run_cli("demo", "--cassettes", str(tmp_path / "nowhere"))
+    assert missing.returncode == 3
+    assert "no cassette directory" in missing.stderr
+    none = run_cli("demo", "--scenario", "no_such_scenario")
+    assert none.returncode == 3
+    assert "no cassette matches" in none.stderr
