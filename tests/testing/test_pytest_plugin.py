@@ -70,13 +70,13 @@ def test_emulator_seed_marker(toolstream_emulator):
 
 
 def test_marker_and_fixtures_in_a_user_test_file(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_agent=AGENT_TESTS)
+    pytester.makepyfile(test_tsplugin_user_agent=AGENT_TESTS)
     result = pytester.runpytest_inprocess(*INNER)
     result.assert_outcomes(passed=4)
 
 
 def test_unrecorded_request_fails_the_test_offline(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_offline='''
+    pytester.makepyfile(test_tsplugin_offline='''
 import anthropic
 import pytest
 
@@ -93,7 +93,7 @@ def test_second_request_is_not_in_the_cassette():
 
 
 def test_bad_marker_uses_are_reported(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_bad='''
+    pytester.makepyfile(test_tsplugin_bad='''
 import pytest
 
 @pytest.mark.toolstream_cassette("anthropic/no_such_scenario")
@@ -116,7 +116,7 @@ def test_ini_cassette_dir_points_at_user_cassettes(pytester: pytest.Pytester) ->
     own.mkdir(parents=True)
     (own / "mine.yaml").write_bytes((CASSETTE_DIR / "anthropic" / "no_args.yaml").read_bytes())
     pytester.makeini("[pytest]\ntoolstream_cassette_dir = my_cassettes\n")
-    pytester.makepyfile(test_own='''
+    pytester.makepyfile(test_tsplugin_own='''
 import anthropic
 import pytest
 
