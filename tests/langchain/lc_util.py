@@ -108,10 +108,17 @@ def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
 
 
 def assert_history_paired(messages: list[BaseMessage]) -> None:
-    """Every tool call id an AIMessage carries (valid or invalid) has exactly one ToolMessage."""
-    answered: dict[str, int] = {}
-    for m in tool_messages(messages):
-        answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
-    for m in ai_messages(messages):
-        for call in [*m.tool_calls, *m.invalid_tool_calls]:
-            assert answered.get(call["id"]) == 1, (call, answered)
+    """Each AIMessage's tool call ids (valid and invalid) are answered exactly once by the
+    ToolMessages that follow it, before the next AIMessage: what every vendor requires."""
+    for position, message in enumerate(messages):
+        if not isinstance(message, AIMessage):
+            continue
+        answered: dict[str, int] = {}
+        for later in messages[position + 1:]:
+            if isinstance(later, AIMessage):
+                break
+            if isinstance(later, ToolMessage):
+                answered[later.tool_call_id] = answered.get(later.tool_call_id, 0) + 1
+        ids = [c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls]]
+        assert all(answered.get(i) == 1 for i in ids), (ids, answered)
+        assert set(answered) <= set(ids), (ids, answered)
