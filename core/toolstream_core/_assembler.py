@@ -22,9 +22,9 @@ from typing import Any
 
 from . import _results
 from ._adapters import Adapter, detect_provider, make_adapter, unwrap
-from ._completion import Verdict
+from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
-from ._finalize import NO_VALUE, decide
+from ._finalize import NO_VALUE, Deferred, decide
 from ._metrics import metrics
 from ._models import (
     PROVIDERS,
@@ -76,6 +76,7 @@ class _Call:
         "seq",
         "state",
         "taint",
+        "twin_bytes",
         "twins",
         "value",
     )
@@ -91,6 +92,7 @@ class _Call:
         self.state = CallState.open
         self.parts: list[str] = []
         self.nbytes = 0
+        self.twin_bytes = 0  # bytes of re-sent copies, charged to this call's budget
         self.nfrag = 0
         self.value: Any = NO_VALUE
         self.done_text: str | None = None
@@ -109,12 +111,18 @@ class _Call:
             return self.parts[0] if self.parts else ""
         return self.done_text
 
+    def structured(self) -> Any:
+        """The structured arguments, with a value still being built resolved now."""
+        if isinstance(self.value, Deferred):
+            self.value = self.value.resolve()
+        return self.value
+
     def raw(self) -> str | None:
         text = self.text()
         if text is not None or self.value is NO_VALUE:
             return text
         try:
-            return compact(self.value)
+            return compact(self.structured())
         except StrictJSONError:
             return None
 
@@ -281,7 +289,10 @@ class Assembler:
             self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
             return
         state = call.state
-        if state is not _OPEN and state is not _ARGS_COMPLETE:
+        if state is not _OPEN:
+            if state is _ARGS_COMPLETE and fragment:
+                # The vendor closed this call and then sent more: what it meant is unprovable.
+                self.taint(key, Reason.upstream_error, "argument text arrived after the call was closed")
             return
         owner = call.primary
         if owner is None:
@@ -292,21 +303,26 @@ class Assembler:
         if not fragment:
             return
         size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
-        owner.nbytes += size
-        if owner.nbytes > self._max_bytes:
+        call.nbytes += size
+        if owner is not call:
+            owner.twin_bytes += size
+        if owner.nbytes + owner.twin_bytes > self._max_bytes:
             self._overflow(owner)
             return
         call.parts.append(fragment)
         if self._on_event is not None:
             self._emit(ArgumentsDelta(key, fragment if self._forward else None, call.nbytes))
 
-    def count_structured(self, key: Hashable, fragment: str) -> None:
-        """Rule 8 for structured streaming arguments (Gemini ``partialArgs``): bytes and UI only."""
+    def count_structured(self, key: Hashable, fragment: str, total_bytes: int) -> None:
+        """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
+
+        ``total_bytes`` is the size of the compact JSON built so far, kept by the adapter, so a
+        value streamed in pieces is counted exactly as the same value sent whole.
+        """
         call = self._calls.get(key)
         if call is None or call.state.terminal:
             return
-        size = len(fragment.encode("utf-8", "surrogatepass"))
-        call.nbytes += size
+        call.nbytes = total_bytes
         if call.nbytes > self._max_bytes:
             self._overflow(call)
         elif fragment and self._on_event is not None:
@@ -430,8 +446,7 @@ class Assembler:
             return False
         call.primary = first
         first.twins.append(call)
-        if call.nbytes:
-            first.nbytes += call.nbytes
+        first.twin_bytes += call.nbytes
         return True
 
     def _completion(self, transport_complete: bool, error: BaseException | None) -> tuple[bool, Reason, str]:
@@ -440,6 +455,8 @@ class Assembler:
         if verdict is Verdict.error:
             detail = self._error_detail or f"the vendor ended the turn with {self._finish_reason!r}"
             return False, Reason.upstream_error, detail
+        if error is not None and is_vendor_error(error):
+            return False, Reason.upstream_error, f"the vendor reported an error: {type(error).__name__}: {error}"
         if not transport_complete:
             cause = f" ({type(error).__name__}: {error})" if error is not None else ""
             return False, Reason.stream_truncated, f"the stream ended before the vendor finished{cause}"
@@ -469,7 +486,7 @@ class Assembler:
             kind=call.kind,
             provider=self.provider,
             text=call.text(),
-            value=call.value if call.nfrag == 0 and call.done_text is None else NO_VALUE,
+            value=call.structured() if call.nfrag == 0 and call.done_text is None else NO_VALUE,
             registry=self._registry,
             strict=strict,
             must_be_object=self.config.arguments_must_be_object,
@@ -584,7 +601,7 @@ class Assembler:
             calls.append(final)
             if final.state is not CallState.committed:
                 assert final.id is not None
-                results.append(_results.error_result(final, final.id))
+                results.append(_results.error_result(final, final.id, echo=self._forward))
         servers = [c for c in self._calls.values() if c.kind == "server"]
         servers.sort(key=lambda c: c.seq)
         return Turn(

@@ -16,7 +16,9 @@ import textwrap
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from toolstream_core._models import PROVIDERS
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -32,8 +34,6 @@ exit codes:
   {EXIT_INPUT}  input error (file not found, unreadable or not a stream/cassette/config)
   {EXIT_VENDOR}  network or vendor error (record: the request failed; emulate: cannot listen)
 """
-
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
 class _Fail(Exception):
@@ -386,7 +386,7 @@ def _version() -> str:
 class _Parser(argparse.ArgumentParser):
     """argparse with the usage-error exit code spelled out (argparse already uses 2)."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line, so tests and docs can inspect it without running it."""
     formatter = argparse.RawDescriptionHelpFormatter
     # --color works before or after the command name; SUPPRESS keeps the top-level value.
-    colour = argparse.ArgumentParser(add_help=False)
+    colour = _Parser(add_help=False)
     colour.add_argument(
         "--color",
         choices=("auto", "always", "never"),

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Verdict", "anthropic_stop", "chat_finish", "gemini_finish", "responses_status"]
+__all__ = [
+    "Verdict",
+    "anthropic_stop",
+    "chat_finish",
+    "gemini_finish",
+    "is_vendor_error",
+    "responses_status",
+]
 
 
 class Verdict(enum.IntEnum):
@@ -63,3 +70,19 @@ def gemini_finish(reason: str) -> Verdict:
     if reason in _GEMINI_TRUNCATED:
         return Verdict.truncated
     return Verdict.error
+
+
+_SDK_MODULES = ("openai", "anthropic", "google.genai")
+_TRANSPORT_ERRORS = frozenset({"APIConnectionError", "APITimeoutError"})
+_VENDOR_ERRORS = frozenset({"APIError", "APIStatusError", "ClientError", "ServerError"})
+
+
+def is_vendor_error(exc: BaseException) -> bool:
+    """An exception an SDK raised because the *vendor* reported an error (an in-stream error
+    event, an error status), as opposed to the connection failing: the first is
+    ``upstream_error``, the second ``stream_truncated``. Duck-typed: no SDK is imported."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & _TRANSPORT_ERRORS:
+        return False
+    module = type(exc).__module__
+    return bool(names & _VENDOR_ERRORS) and module.startswith(_SDK_MODULES)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolstream_core._models import PROVIDERS
 from toolstream_core._peers import (
     COMMIT,
     DROP,
@@ -29,7 +30,7 @@ from toolstream_core._peers import (
     new_workdir,
     run_engine,
 )
-from toolstream_core._replay import PROVIDERS, SourceError, read_cassette, response_body
+from toolstream_core._replay import SourceError, read_cassette, response_body
 
 CASSETTES_ENV = "TOOLSTREAM_CASSETTES"
 
@@ -98,7 +99,7 @@ def find_cases(
     elif not everything:
         cases = [c for c in cases if c.scenario in SHOWCASE]
     order = {name: i for i, name in enumerate(scenarios or SHOWCASE)}
-    api_order = {api: i for i, api in enumerate(PROVIDERS)}
+    api_order: dict[str, int] = {api: i for i, api in enumerate(PROVIDERS)}
     return sorted(
         cases, key=lambda c: (order.get(c.scenario, len(order)), c.scenario, api_order[c.api])
     )

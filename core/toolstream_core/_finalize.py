@@ -14,9 +14,18 @@ from ._models import CallKind, Provider, Reason
 from ._registry import Registry, schema_violation_detail
 from ._strict_json import StrictJSONError, loads_strict, split_concatenated
 
-__all__ = ["NO_VALUE", "Decision", "decide"]
+__all__ = ["NO_VALUE", "Decision", "Deferred", "decide"]
 
 NO_VALUE: Any = object()
+
+
+class Deferred:
+    """Structured arguments still being built (Gemini ``partialArgs``); resolved once, at the end."""
+
+    __slots__ = ()
+
+    def resolve(self) -> Any:
+        raise NotImplementedError
 _ID_VENDORS = frozenset({"openai-chat", "openai-responses", "anthropic"})
 
 

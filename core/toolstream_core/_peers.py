@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import yaml
 
+from toolstream_core._models import Provider
 from toolstream_core._replay import api_from_uri, request_model
 
 logger = logging.getLogger(__name__)
@@ -152,7 +153,8 @@ def make_target(cassette: Path, interaction: Mapping[str, Any], index: int, work
         yaml.safe_dump({"interactions": [dict(interaction)], "version": 1}, allow_unicode=True),
         encoding="utf-8",
     )
-    wire_tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    declared = body.get("tools")
+    wire_tools: list[Any] = declared if isinstance(declared, list) else []
     return Target(
         cassette=single,
         interaction=index,
@@ -239,7 +241,8 @@ def tools_from_request(api: str, wire_tools: list[Any]) -> dict[str, dict[str, A
                     )
                     found[decl["name"]] = _json_schema_types(schema)
             continue
-        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        inner = tool.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
         name = function.get("name")
         schema = function.get("parameters") or function.get("input_schema")
         if isinstance(name, str) and isinstance(schema, Mapping):
@@ -443,7 +446,7 @@ def _toolstream(target: Target, label: str) -> Outcome:
     from toolstream_core import Assembler
 
     chunks, error = sdk_chunks(target)
-    assembler = Assembler(tools=target.tools or None, provider=target.api)
+    assembler = Assembler(tools=target.tools or None, provider=cast(Provider, target.api))
     for chunk in chunks:
         assembler.feed(chunk)
     turn = assembler.finish(transport_complete=error is None)

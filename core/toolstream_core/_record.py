@@ -188,7 +188,10 @@ def _stream_once(
             from google import genai
             from google.genai import types
 
-            options = types.HttpOptions(base_url=base_url) if base_url else None
+            # One attempt, like max_retries=0 for the other SDKs: one request, one recording.
+            options = types.HttpOptions(
+                base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1)
+            )
             gclient = genai.Client(api_key=key, http_options=options)
             stream = gclient.models.generate_content_stream(
                 model=model,
@@ -246,16 +249,22 @@ def record(
     if output.exists():
         output.unlink()
     recorder = recording_vcr()
-    with recorder.use_cassette(str(output), record_mode="all"):
-        count, stream_error = _stream_once(
-            api,
-            key=key,
-            model=model,
-            prompt=prompt,
-            tools=tools,
-            base_url=base_url,
-            max_tokens=max_tokens,
-        )
+    try:
+        with recorder.use_cassette(str(output), record_mode="all"):
+            count, stream_error = _stream_once(
+                api,
+                key=key,
+                model=model,
+                prompt=prompt,
+                tools=tools,
+                base_url=base_url,
+                max_tokens=max_tokens,
+            )
+    except VendorError:
+        # vcrpy saves whatever it captured (an error response) on the way out; the
+        # request failed, so `-o` must not be left holding something that looks usable.
+        output.unlink(missing_ok=True)
+        raise
     if not output.exists():
         raise VendorError(f"no HTTP exchange was captured for {output}")
     from toolstream_core._replay import read_cassette

@@ -20,13 +20,17 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import yaml
 
-PROVIDERS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
-"""The vendor families the core assembles (DESIGN §3)."""
+from toolstream_core.sse import UNPARSABLE_KEY, EventDecoder
+
+if TYPE_CHECKING:
+    from toolstream_core._models import Provider
+
+from toolstream_core._models import PROVIDERS
 
 STREAM_SUFFIXES: tuple[str, ...] = (".jsonl", ".yaml", ".yml")
 
@@ -126,8 +130,14 @@ def _load_jsonl(path: Path, data: bytes) -> StreamSource:
             continue  # the wire's [DONE] marker: transport framing, not a vendor event
         if isinstance(record, dict) and "data" in record:
             events.append(record["data"])
+        elif isinstance(record, dict) and isinstance(record.get("raw"), str):
+            # A payload that was not JSON on the wire: fed as the same anomaly marker
+            # the byte decoder produces, so the assembler counts it.
+            events.append({UNPARSABLE_KEY: record["raw"]})
         else:
-            raise SourceError(f"{path}: a line is neither {{'data': ...}} nor {{'done': true}}")
+            raise SourceError(
+                f"{path}: a line is none of {{'data': ...}}, {{'raw': ...}}, {{'done': true}}"
+            )
     api = header.get("api")
     return StreamSource(
         origin=str(path),
@@ -291,8 +301,6 @@ def decode_body(body: bytes, content_type: str = "") -> tuple[list[Any], bool, l
     JSON array, payloads that are not JSON objects passed on as anomaly markers,
     and a body that ends mid-event reported as a cut connection.
     """
-    from toolstream_core.sse import UNPARSABLE_KEY, EventDecoder
-
     fmt: Any = "sse" if "event-stream" in content_type else "auto"
     decoder = EventDecoder(fmt)
     events = [*decoder.feed(body), *decoder.close()]
@@ -386,7 +394,7 @@ def replay_source(
             notes=notes,
         )
         return document
-    assembler = Assembler(tools=tools, config=config, provider=chosen)
+    assembler = Assembler(tools=tools, config=config, provider=cast("Provider | None", chosen))
     for event in source.events:
         assembler.feed(event)
     turn = assembler.finish(transport_complete=source.transport_complete)

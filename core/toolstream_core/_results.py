@@ -33,12 +33,17 @@ _RETRY: dict[Reason, str] = {
 }
 
 
-def error_result(call: ToolCall, tool_call_id: str) -> ErrorResult:
-    """Build the paired result for a rejected ``call``."""
+def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True) -> ErrorResult:
+    """Build the paired result for a rejected ``call``.
+
+    A schema violation is described from the schema's side (path and rule), so it is always
+    safe to show. A JSON parse message can name a key or a number from the arguments, so it is
+    only included when the caller lets argument text flow (``ui_forward_partial_args``).
+    """
     reason = call.reason or Reason.upstream_error
     name = call.name or "unknown"
     text = f"Tool call {name!r} (id {tool_call_id}) was not run: {_WHY[reason]} [{reason.value}]."
-    if call.detail and reason in (Reason.schema_violation, Reason.invalid_json):
+    if call.detail and (reason is Reason.schema_violation or (echo and reason is Reason.invalid_json)):
         text += f" Detail: {call.detail}."
     text += " " + _RETRY.get(reason, "Nothing was executed; you may retry the call with complete, valid arguments.")
     return ErrorResult(tool_call_id=tool_call_id, name=call.name, reason=reason, content=text)

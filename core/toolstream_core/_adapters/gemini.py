@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import Verdict, gemini_finish
+from .._finalize import Deferred
 from .._models import Reason
 from ._access import field2, text_of
 
@@ -45,29 +46,64 @@ def parse_path(path: str) -> list[str | int]:
     return tokens
 
 
-class PartialArgs:
-    """The arguments object of one ``partialArgs`` call, built in place as values arrive."""
+def _json_size(value: Any) -> int:
+    if isinstance(value, _Pieces):
+        value = "".join(value)
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
-    __slots__ = ("root",)
+
+class _Pieces(list[str]):
+    """A string value still arriving; joined once at the end, so streaming it stays linear."""
+
+
+class PartialArgs(Deferred):
+    """The arguments object of one ``partialArgs`` call, built in place as values arrive.
+
+    ``size`` is kept equal to the UTF-8 size of the object's compact JSON at every step, by
+    adding the size of each change (never by re-serialising), so the byte cap of rule 8 applies
+    to streamed structured arguments exactly as to the same arguments sent whole.
+    """
+
+    __slots__ = ("root", "size")
 
     def __init__(self, root: dict[str, Any] | None = None) -> None:
         self.root: dict[str, Any] = root if root is not None else {}
+        self.size = _json_size(self.root)
+
+    def resolve(self) -> dict[str, Any]:
+        """The finished object: every streamed string joined (in place; safe to call again)."""
+        stack: list[Any] = [self.root]
+        while stack:
+            node = stack.pop()
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for token, value in list(items):
+                if isinstance(value, _Pieces):
+                    node[token] = "".join(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        return self.root
 
     def apply(self, path: str, value: Any, *, is_string: bool) -> None:
         tokens = parse_path(path)
         if not tokens:
-            if isinstance(value, dict):
-                self.root.update(value)
-                return
             raise ValueError("a partial argument replaces the whole arguments object")
         node: Any = self.root
         for token, following in itertools.pairwise(tokens):
-            node = self._child(node, token, [] if isinstance(following, int) else {})
+            existing = self._get(node, token)
+            if not isinstance(existing, (dict, list)) or isinstance(existing, _Pieces):
+                existing = [] if isinstance(following, int) else {}
+                self._set(node, token, existing)
+            node = existing
         last = tokens[-1]
         current = self._get(node, last)
-        if is_string and isinstance(current, str):
-            value = current + value
-        self._set(node, last, value)
+        if is_string and isinstance(current, _Pieces):
+            self.size += _json_size(value) - 2  # escaping is per character: sizes add up
+            current.append(value)
+        elif is_string and isinstance(current, str):
+            self.size += _json_size(value) - 2
+            self._store(node, last, _Pieces((current, value)))
+        else:
+            self._set(node, last, _Pieces((value,)) if is_string else value)
 
     @staticmethod
     def _get(node: Any, token: str | int) -> Any:
@@ -77,26 +113,30 @@ class PartialArgs:
             return node[token]
         return None
 
-    @classmethod
-    def _child(cls, node: Any, token: str | int, empty: Any) -> Any:
-        existing = cls._get(node, token)
-        if isinstance(existing, (dict, list)):
-            return existing
-        cls._set(node, token, empty)
-        return empty
-
-    @staticmethod
-    def _set(node: Any, token: str | int, value: Any) -> None:
+    def _set(self, node: Any, token: str | int, value: Any) -> None:
+        """Set ``node[token]`` and account for the change in compact-JSON size."""
         if isinstance(node, dict) and isinstance(token, str):
+            if token in node:
+                self.size += _json_size(value) - _json_size(node[token])
+            else:
+                self.size += (1 if node else 0) + _json_size(token) + 1 + _json_size(value)
             node[token] = value
         elif isinstance(node, list) and isinstance(token, int):
             if token > len(node) + 1024:
                 raise ValueError(f"array index {token} far past the end")
-            while len(node) <= token:
-                node.append(None)
+            if token < len(node):
+                self.size += _json_size(value) - _json_size(node[token])
+            else:
+                added = token - len(node) + 1
+                self.size += (added if node else added - 1) + 4 * (added - 1) + _json_size(value)
+                node.extend([None] * added)
             node[token] = value
         else:
             raise ValueError(f"jsonPath step {token!r} does not fit a {type(node).__name__}")
+
+    @staticmethod
+    def _store(node: Any, token: str | int, value: Any) -> None:
+        node[token] = value
 
 
 _VALUE_FIELDS = (
@@ -109,12 +149,13 @@ _VALUE_FIELDS = (
 
 
 class GeminiAdapter:
-    __slots__ = ("_builders", "_calls", "_open", "_sink")
+    __slots__ = ("_builders", "_calls", "_open", "_settle", "_sink")
 
     def __init__(self, sink: Assembler) -> None:
         self._sink = sink
         self._open: dict[int, Hashable] = {}
         self._builders: dict[Hashable, PartialArgs] = {}
+        self._settle: list[Hashable] = []
         self._calls = 0
 
     def feed(self, chunk: Any) -> None:
@@ -137,9 +178,29 @@ class GeminiAdapter:
             reason = text_of(field2(candidate, "finishReason", "finish_reason"))
             if reason:
                 sink.end(reason, gemini_finish(reason))
+        # Rule 10 after the chunk's own finish reason: a call ended in the same chunk as a
+        # SAFETY stop must not be pipelined.
+        settle, self._settle = self._settle, []
+        for key in settle:
+            sink.settle(key)
+
+    def _start(self, call: Any, name: str | None, args: Any, streaming: bool) -> Hashable:
+        key: Hashable = ("part", self._calls)
+        self._sink.open(key, index=self._calls, id=field2(call, "id", "id"), name=name, order=self._calls)
+        self._calls += 1
+        if streaming:
+            builder = PartialArgs(dict(args) if isinstance(args, dict) else None)
+            self._builders[key] = builder
+            self._sink.set_value(key, builder, count=False)
+        elif args is not None:  # no args at all is a no-argument call: raw stays None
+            self._sink.set_value(key, args)
+        return key
+
+    def _end(self, key: Hashable) -> None:
+        self._sink.close(key)
+        self._settle.append(key)
 
     def _function_call(self, ci: int, call: Any) -> None:
-        sink = self._sink
         name = field2(call, "name", "name")
         args = field2(call, "args", "args")
         partial = field2(call, "partialArgs", "partial_args")
@@ -147,38 +208,32 @@ class GeminiAdapter:
         if name:
             previous = self._open.pop(ci, None)
             if previous is not None:
-                sink.close(previous)  # a new call began: the previous one ended unmarked
-            key: Hashable = ("part", self._calls)
-            sink.open(key, index=self._calls, id=field2(call, "id", "id"), name=name, order=self._calls)
-            self._calls += 1
-            if will_continue or partial:
-                builder = PartialArgs(dict(args) if isinstance(args, dict) else None)
-                self._builders[key] = builder
-                sink.set_value(key, builder.root, count=False)
-            elif args is not None:  # no args at all is a no-argument call: raw stays None
-                sink.set_value(key, args)
-        elif partial or args is not None:
+                self._sink.close(previous)  # a new call began: the previous one ended unmarked
+            key = self._start(call, name, args, will_continue or bool(partial))
+        elif partial:
             opened = self._open.get(ci)
-            if opened is None:
-                sink.anomaly("partialArgs with no open function call")
-                return
+            if opened is None:  # nothing to attach to: a call without a name, which will fail
+                self._sink.anomaly("partialArgs with no open function call")
+                opened = self._start(call, None, None, True)
             key = opened
+        elif args is not None:
+            self._sink.anomaly("a functionCall with args but no name")
+            key = self._start(call, None, args, False)
         else:
-            key = self._open.pop(ci, None)  # an empty functionCall ends the open call
-            if key is None:
-                sink.anomaly("an empty functionCall with no open call")
-                return
-            sink.close(key)
-            sink.settle(key)
+            ended = self._open.pop(ci, None)  # an empty functionCall ends the open call
+            if ended is None:
+                self._sink.anomaly("an empty functionCall with no open call")
+            else:
+                self._end(ended)
             return
         if partial:
             self._apply(key, partial)
         if will_continue:
             self._open[ci] = key
         else:
-            self._open.pop(ci, None)
-            sink.close(key)
-            sink.settle(key)
+            if self._open.get(ci) == key:
+                del self._open[ci]
+            self._end(key)
 
     def _apply(self, key: Hashable, partial: Any) -> None:
         builder = self._builders.get(key)
@@ -188,12 +243,14 @@ class GeminiAdapter:
         try:
             for item in partial:
                 path = field2(item, "jsonPath", "json_path")
+                if not isinstance(path, str):
+                    raise ValueError("jsonPath is not a string")
                 text = field2(item, "stringValue", "string_value")
                 if text is not None:
                     if not isinstance(text, str):
                         raise ValueError("stringValue is not a string")
                     builder.apply(path, text, is_string=True)
-                    self._sink.count_structured(key, text)
+                    self._sink.count_structured(key, text, builder.size)
                     continue
                 value = None
                 for wire, sdk in _VALUE_FIELDS:
@@ -202,11 +259,6 @@ class GeminiAdapter:
                         value = None if wire == "nullValue" else found
                         break
                 builder.apply(path, value, is_string=False)
-                self._sink.count_structured(key, json.dumps(value, default=str))
+                self._sink.count_structured(key, json.dumps(value, default=str), builder.size)
         except (ValueError, TypeError) as exc:
             self._sink.taint(key, Reason.invalid_json, f"partialArgs could not be applied: {exc}")
-
-
-
-
-
