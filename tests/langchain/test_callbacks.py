@@ -1,0 +1,124 @@
+"""``ToolstreamCallbackHandler``: progress events per run, for gated and plain models."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from lc_util import aggregate, make_model
+from toolstream_core import ArgumentsDelta, CallCommitted, CallOpened, CallRejected
+from toolstream_core.testing import TOOLS, VendorEmulator
+
+from langchain_toolstream import ToolstreamCallbackHandler, with_toolstream
+
+TOOL_DICTS = [
+    {"type": "function", "function": {"name": n, "description": n, "parameters": s}}
+    for n, s in TOOLS.items()
+]
+
+
+class Events:
+    def __init__(self) -> None:
+        self.items: list[tuple[UUID, Any]] = []
+
+    def __call__(self, run_id: UUID, event: Any) -> None:
+        self.items.append((run_id, event))
+
+    def kinds(self) -> list[str]:
+        out: list[str] = []
+        for _, event in self.items:
+            name = type(event).__name__
+            if not (out and out[-1] == name == "ArgumentsDelta"):
+                out.append(name)
+        return out
+
+
+@pytest.mark.parametrize("style", ["invoke", "stream"])
+def test_gated_run_reports_the_cores_events(api: str, style: str, emu: VendorEmulator) -> None:
+    events = Events()
+    handler = ToolstreamCallbackHandler(events)
+    gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
+    emu.queue(api, "single_call")
+    config: Any = {"callbacks": [handler]}
+    if style == "invoke":
+        message = gated.invoke("x", config)
+    else:
+        message = aggregate(list(gated.stream("x", config)))
+    assert events.kinds() == ["CallOpened", "ArgumentsDelta", "CallCommitted"]
+    [run_id] = {rid for rid, _ in events.items}
+    stats = handler.stats[run_id]
+    assert stats.gated and stats.opened == 1 and stats.committed == 1 and stats.rejected == 0
+    committed = events.items[-1][1]
+    assert isinstance(committed, CallCommitted)
+    assert committed.call.arguments == message.tool_calls[0]["args"]
+    assert stats.argument_bytes == len(committed.call.raw_arguments.encode("utf-8"))
+    deltas = [e for _, e in events.items if isinstance(e, ArgumentsDelta)]
+    if api == "gemini":  # structured arguments: one delta with the size, no text (DESIGN §3)
+        assert [(d.fragment, d.total_bytes) for d in deltas] == [(None, stats.argument_bytes)]
+    else:  # the UI sees exactly the text the vendor streamed, fragment by fragment
+        assert "".join(d.fragment or "" for d in deltas) == committed.call.raw_arguments
+        assert len(deltas) > 1
+
+
+def test_gated_rejection_is_reported_with_its_reason(emu: VendorEmulator) -> None:
+    events = Events()
+    handler = ToolstreamCallbackHandler(events)
+    emu.queue("anthropic", "truncated_length")
+    with_toolstream(make_model("anthropic", emu)).bind_tools(TOOL_DICTS).invoke(
+        "x", {"callbacks": [handler]})
+    rejected = [e for _, e in events.items if isinstance(e, CallRejected)]
+    assert [(e.call.name, str(e.call.reason)) for e in rejected] == [
+        ("write_file", "stream_truncated")]
+    [stats] = handler.stats.values()
+    assert stats.reasons == {"stream_truncated": 1}
+
+
+def test_plain_model_is_observed_without_changing_its_result(emu: VendorEmulator) -> None:
+    # The handler on an ungated ChatOpenAI sees the same call commit from LangChain's chunks,
+    # and the message plain LangChain returns is untouched (observing never gates).
+    events = Events()
+    handler = ToolstreamCallbackHandler(events)
+    emu.queue("openai-chat", "truncated_length")
+    plain = make_model("openai-chat", emu).bind_tools(TOOL_DICTS)
+    message = aggregate(list(plain.stream("x", {"callbacks": [handler]})))
+    assert message.tool_calls[0]["args"] == {"path": "/tmp/a"}  # plain LangChain's repair
+    kinds = events.kinds()
+    assert kinds[0] == "CallOpened" and kinds[-1] == "CallRejected"
+    rejected = events.items[-1][1]
+    assert str(rejected.call.reason) == "stream_truncated"
+    [stats] = handler.stats.values()
+    assert stats.gated is False and stats.rejected == 1
+
+
+def test_a_failing_ui_callback_never_breaks_the_model_call(emu: VendorEmulator) -> None:
+    def broken(run_id: UUID, event: Any) -> None:
+        raise RuntimeError("UI bug")
+
+    emu.queue("gemini", "single_call")
+    message = with_toolstream(make_model("gemini", emu)).bind_tools(TOOL_DICTS).invoke(
+        "x", {"callbacks": [ToolstreamCallbackHandler(broken)]})
+    assert [c["name"] for c in message.tool_calls] == ["write_file"]
+
+
+def test_cancel_one_run_by_id(emu: VendorEmulator) -> None:
+    events = Events()
+    handler = ToolstreamCallbackHandler(events)
+    seen_runs: list[UUID] = []
+
+    def cancel_when_opened(run_id: UUID, event: Any) -> None:
+        events(run_id, event)
+        if isinstance(event, CallOpened) and run_id not in seen_runs:
+            seen_runs.append(run_id)
+            handler.cancel(run_id, reason="user pressed stop")
+
+    handler.on_event = cancel_when_opened
+    emu.queue("openai-responses", "large_args")
+    message = with_toolstream(make_model("openai-responses", emu)).bind_tools(TOOL_DICTS).invoke(
+        "x", {"callbacks": [handler]})
+    assert message.tool_calls == []
+    [bad] = message.invalid_tool_calls
+    assert bad["error"] == "cancelled"
+    assert message.response_metadata["toolstream"]["rejected"][0]["detail"] == "user pressed stop"
+    deltas = [e for _, e in events.items if isinstance(e, ArgumentsDelta)]
+    assert sum(len(e.fragment or "") for e in deltas) < 200_000  # it stopped reading early
