@@ -20,6 +20,15 @@ from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import REJECTED_TOOL_NAME, ToolstreamFunctionAgent, ToolstreamLLM
 
+# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
+# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
+# aiohttp.ClientSession. Neither is ours.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+]
+
+
 WRITE = {"path": "/tmp/notes.txt",
          "content": 'Shopping list:\n- "fresh" bread\n- tea\tgreen\nC:\\temp is not a path here.\n'}
 

@@ -18,6 +18,15 @@ from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import ToolstreamLLM, error_tool_messages
 
+# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
+# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
+# aiohttp.ClientSession. Neither is ours.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+]
+
+
 HAPPY: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "single_call": [("write_file", {
         "path": "/tmp/notes.txt",

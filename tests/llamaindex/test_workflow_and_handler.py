@@ -27,6 +27,15 @@ from llamaindex_toolstream import (
     stream_call_events,
 )
 
+# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
+# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
+# aiohttp.ClientSession. Neither is ours.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+]
+
+
 WRITE = {"path": "/tmp/notes.txt",
          "content": 'Shopping list:\n- "fresh" bread\n- tea\tgreen\nC:\\temp is not a path here.\n'}
 WRITE_BYTES = len(json.dumps(WRITE, separators=(",", ":"), ensure_ascii=False).encode())
