@@ -89,7 +89,11 @@ class ProgressTranslator:
                                            tool_name=event.name))
             elif isinstance(event, ArgumentsDelta):
                 key = str(event.key)
-                tool_id, name = self._identity.get(key, (None, None))
+                if key not in self._identity:
+                    # A re-sent copy the core folded into an earlier call (rule 7) is never
+                    # opened; its bytes are not a second call for the UI.
+                    continue
+                tool_id, name = self._identity[key]
                 current = progress.get(key)
                 if current is None:
                     current = CallProgressEvent(agent_name=self._agent, key=key, tool_id=tool_id,

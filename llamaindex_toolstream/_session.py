@@ -37,6 +37,32 @@ _ATTR = "_toolstream_session"
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
 
 
+def _vendor_error_event(provider: Provider | None, error: BaseException) -> Any | None:
+    """The vendor's error event behind an SDK exception, or ``None`` for a transport failure.
+
+    The SDKs turn an in-stream error event (or an error status) into an exception before the
+    event reaches ``ChatResponse.raw``; giving the event back lets the core say
+    ``upstream_error`` (the vendor failed) instead of ``stream_truncated`` (the wire did).
+    """
+    cls = type(error)
+    if not cls.__module__.startswith(("openai", "anthropic", "google.genai")):
+        return None
+    names = {klass.__name__ for klass in cls.__mro__}
+    if "APIError" not in names or names & {"APIConnectionError", "APITimeoutError"}:
+        return None
+    message = str(error)[:500]
+    if provider == "openai-chat":
+        return {"object": "chat.completion.chunk", "choices": [],
+                "error": {"message": message, "type": cls.__name__}}
+    if provider == "openai-responses":
+        return {"type": "error", "code": cls.__name__, "message": message}
+    if provider == "anthropic":
+        return {"type": "error", "error": {"type": cls.__name__, "message": message}}
+    if provider == "gemini":
+        return {"error": {"message": message, "status": cls.__name__}}
+    return None
+
+
 def session_of(response: ChatResponse) -> StreamSession | None:
     """The session that produced ``response``, if a ``ToolstreamLLM`` did."""
     session = response.__dict__.get(_ATTR)
@@ -147,6 +173,10 @@ class StreamSession:
                 self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
+        if error is not None:
+            event = _vendor_error_event(self.provider, error)
+            if event is not None:
+                self._assembler.feed(event)
         self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
         if self.last is not None:
             self.last.message = self.final_message(self.last.message)

@@ -128,7 +128,9 @@ async def test_transport_and_vendor_errors_raise_and_run_nothing(
     assert type(ours.error) is type(stock.error)
     assert unpaired(ours.memory) == []
     rejected = [e for e in ours.events if type(e).__name__ == "CallRejectedEvent"]
-    assert [e.tool_name for e in rejected] == ["write_file"]
+    # the vendor's error event arrives as an SDK exception; the shim hands it back to the core
+    expected = "upstream_error" if scenario == "error_event" else "stream_truncated"
+    assert [(e.tool_name, e.reason) for e in rejected] == [("write_file", expected)]
 
 
 # -- identity faults -----------------------------------------------------------------------------

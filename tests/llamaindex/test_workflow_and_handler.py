@@ -222,3 +222,15 @@ async def test_cassette_truncated_length_offline(api: str, toolstream_cassette: 
     [message] = outcome.tool_messages
     assert "[stream_truncated]" in str(message.content)
     assert toolstream_cassette.play_count == 2  # the turn and the follow-up that carries the error result
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_handler_shows_a_resent_call_once(api: str, toolstream_emulator: VendorEmulator) -> None:
+    # Stock shows (and, on Responses and Gemini, runs) the re-sent copy as a second call.
+    agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
+                                    llm=make_llm(api, toolstream_emulator.base_url))
+    toolstream_emulator.queue(api, "resent_duplicate")
+    stream = ToolstreamStreamHandler(agent.run(user_msg="go"))
+    [_ async for _ in stream]
+    await stream
+    assert [(v.tool_name, v.status) for v in stream.calls.values()] == [("get_weather", "committed")]
