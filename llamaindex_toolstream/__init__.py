@@ -19,7 +19,7 @@ from ._events import (
     CallStreamEvent,
 )
 from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
-from ._llm import ToolstreamLLM, error_tool_messages
+from ._llm import ToolstreamLLM, error_tool_messages, message_with_rejected_calls
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "ToolstreamLLM",
     "ToolstreamStreamHandler",
     "error_tool_messages",
+    "message_with_rejected_calls",
     "pair_orphan_calls",
     "stream_call_events",
 ]

@@ -216,7 +216,11 @@ class ToolstreamFunctionAgent(FunctionAgent):
         )
         tool_calls = [*tool_calls, *self._rejected_selections(last_chat_response)]
 
-        scratchpad.append(last_chat_response.message)
+        # Every call, committed and rejected: each rejected id is answered by the responder.
+        session = session_of(last_chat_response)
+        full = session.message_with_rejected() if session is not None else None
+        message = full if full is not None else last_chat_response.message
+        scratchpad.append(message)
         await ctx.store.set(self.scratchpad_key, scratchpad)
 
         raw = (
@@ -225,7 +229,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
             else last_chat_response.raw
         )
         return AgentOutput(
-            response=last_chat_response.message,
+            response=message,
             tool_calls=tool_calls,
             raw=raw,
             current_agent_name=self.name,

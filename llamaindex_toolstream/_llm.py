@@ -42,7 +42,7 @@ from ._tools import ToolsArg, registry_from_tools
 if TYPE_CHECKING:
     from llama_index.core.tools.types import BaseTool
 
-__all__ = ["ToolstreamLLM", "error_tool_messages"]
+__all__ = ["ToolstreamLLM", "error_tool_messages", "message_with_rejected_calls"]
 
 logger = logging.getLogger(__name__)
 
@@ -325,11 +325,23 @@ class ToolstreamLLM(FunctionCallingLLM):
         return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)
 
 
+def message_with_rejected_calls(response: ChatResponse) -> ChatMessage:
+    """The assistant message of ``response`` with every call, rejected ones included.
+
+    ``response.message`` holds committed calls only, so a runner that answers just the calls
+    it runs keeps a legal history. A caller that wants the model to learn why a call did not
+    run puts this message in the history instead, followed by ``error_tool_messages``.
+    """
+    session = session_of(response)
+    full = session.message_with_rejected() if session is not None else None
+    return full if full is not None else response.message
+
+
 def error_tool_messages(response: ChatResponse) -> list[ChatMessage]:
     """``role="tool"`` messages answering every rejected call of ``response``.
 
-    For callers that drive ``ToolstreamLLM`` themselves: append these after the assistant
-    message so the next request pairs every call id.
+    They pair the ids of ``message_with_rejected_calls(response)`` (not ``response.message``,
+    which holds committed calls only); add the results of the committed calls you run.
     """
     session = session_of(response)
     if session is None:

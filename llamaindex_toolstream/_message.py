@@ -2,11 +2,12 @@
 
 LlamaIndex builds the assistant message from its own accumulation (``parse_partial_json``,
 merge-by-last-index, one block per Gemini part), so its tool-call blocks can hold merged,
-repaired or phantom calls. The next request sends that message back to the vendor, and every
-call id in it must be answered exactly once; so the tool-call blocks are replaced by the
-calls the core saw: committed calls with their strictly parsed arguments, rejected calls with
-``{}`` (their error result explains why; the raw text is never echoed back), and calls the
-config drops (``drop_with_protocol_repair``) removed.
+repaired or phantom calls. The next request sends
+that message back to the vendor, and every call id in it must be answered exactly once; so
+the tool-call blocks are replaced by the calls the core saw: committed calls with their
+strictly parsed arguments, rejected calls (only for a caller that answers them) with ``{}``
+(their error result explains why; the raw text is never echoed back), and calls the config
+drops (``drop_with_protocol_repair``) removed.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ def call_id(call: ToolCall, turn: Turn) -> str:
     return f"toolstream_{call.index if call.index is not None else 0}"
 
 
-def _blocks_for(turn: Turn) -> list[ToolCallBlock]:
+def _blocks_for(turn: Turn, keep_rejected: bool) -> list[ToolCallBlock]:
     blocks: list[ToolCallBlock] = []
     seen: set[str] = set()
     for call in turn.calls:
+        if call.state is not CallState.committed and not keep_rejected:
+            continue
         ident = call_id(call, turn)
         if ident in seen:  # a re-sent call the core folded into one: one block, one result
             continue
@@ -48,11 +51,16 @@ def _blocks_for(turn: Turn) -> list[ToolCallBlock]:
     return blocks
 
 
-def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "") -> ChatMessage:
+def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "",
+                    keep_rejected: bool = False) -> ChatMessage:
     """``message`` with its tool-call blocks replaced by ``turn``'s calls.
 
-    ``text`` is the streamed text seen so far; it is restored where the integration's last
-    chunk carries only that chunk's blocks (the Responses class on a cut stream).
+    By default only committed calls stay: any runner that answers the calls it is handed
+    (the stock ``FunctionAgent`` included) then leaves a legal history. ``keep_rejected``
+    keeps every call, for a caller that answers each rejected id with its error result, so
+    the model learns why its call did not run. ``text`` is the streamed text seen so far; it
+    is restored where the integration's last chunk carries only that chunk's blocks (the
+    Responses class on a cut stream).
     """
     had_calls = any(isinstance(b, ToolCallBlock) for b in message.blocks)
     if not turn.calls and not had_calls and not turn.dropped:
@@ -62,5 +70,5 @@ def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "") -> Chat
         kept = [b for b in kept if not isinstance(b, TextBlock)]
         kept.insert(0, TextBlock(text=text))
     additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
-    return ChatMessage(role=message.role, blocks=[*kept, *_blocks_for(turn)],
+    return ChatMessage(role=message.role, blocks=[*kept, *_blocks_for(turn, keep_rejected)],
                        additional_kwargs=additional)

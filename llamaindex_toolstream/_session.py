@@ -96,6 +96,7 @@ class StreamSession:
         #: "terminated early: MAX_TOKENS"); the core has that reason, and every call it cut
         #: off has an error result, so the stream can end normally.
         self.error_absorbed = False
+        self._original: ChatMessage | None = None
 
     # -- events ------------------------------------------------------------------------------
 
@@ -179,7 +180,8 @@ class StreamSession:
                 self._assembler.feed(event)
         self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
         if self.last is not None:
-            self.last.message = self.final_message(self.last.message)
+            self._original = self.last.message
+            self.last.message = self.final_message(self._original)
         return self.turn
 
     def cancel(self, reason: str) -> Turn:
@@ -202,7 +204,8 @@ class StreamSession:
         """A last ``ChatResponse`` when the stream yielded none before ending."""
         if self.last is not None or self.turn is None or not self.turn.calls:
             return None
-        response = ChatResponse(message=self.final_message(ChatMessage(role="assistant")))
+        self._original = ChatMessage(role="assistant")
+        response = ChatResponse(message=self.final_message(self._original))
         response.__dict__[_ATTR] = self
         self.last = response
         return response
@@ -225,7 +228,17 @@ class StreamSession:
                 return result
         return None
 
-    def final_message(self, message: ChatMessage) -> ChatMessage:
+    def final_message(self, message: ChatMessage, *, keep_rejected: bool = False) -> ChatMessage:
+        """``message`` with the core's calls: committed only, or every call when the caller
+        will answer the rejected ones (``keep_rejected``)."""
         assert self.turn is not None
-        return rebuild_message(message, self.turn, text="".join(self._text))
+        return rebuild_message(message, self.turn, text="".join(self._text),
+                               keep_rejected=keep_rejected)
+
+    def message_with_rejected(self) -> ChatMessage | None:
+        """The assistant message with every call, committed and rejected, for a caller that
+        answers each rejected id with its error result; ``None`` before the end."""
+        if self.turn is None or self._original is None:
+            return None
+        return self.final_message(self._original, keep_rejected=True)
 

@@ -290,3 +290,22 @@ async def test_oversized_arguments_are_answered(toolstream_emulator: VendorEmula
     assert outcome.runs == [] and outcome.requests == 2
     [message] = outcome.tool_messages
     assert "[arguments_exceed_max_bytes]" in str(message.content)
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
+async def test_toolstream_llm_under_the_stock_agent_stays_legal(
+    api: str, toolstream_emulator: VendorEmulator
+) -> None:
+    # Only the LLM swapped: the stock agent gets committed calls only, and the message it
+    # stores carries only those, so nothing is left unanswered (the model is not told why;
+    # ToolstreamFunctionAgent does that).
+    recorder = Recorder()
+    agent = FunctionAgent(tools=recorder.tools(),
+                          llm=ToolstreamLLM(make_llm(api, toolstream_emulator.base_url)))
+    toolstream_emulator.queue(api, "truncated_length")
+    outcome = await run_agent(agent, recorder, toolstream_emulator)
+    assert outcome.runs == [] and outcome.error is None
+    assert unpaired(outcome.memory) == []
+    toolstream_emulator.queue(api, "single_call")
+    again = await run_agent(agent, recorder, toolstream_emulator, user_msg="again")
+    assert again.error is None and again.runs == [("write_file", WRITE)]

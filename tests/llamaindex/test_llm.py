@@ -16,7 +16,7 @@ from llama_index.core.llms import ChatMessage
 from toolstream_core import CallState, Reason
 from toolstream_core.testing import VendorEmulator
 
-from llamaindex_toolstream import ToolstreamLLM, error_tool_messages
+from llamaindex_toolstream import ToolstreamLLM, error_tool_messages, message_with_rejected_calls
 
 # The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
 # deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
@@ -79,8 +79,12 @@ async def test_truncated_stream_commits_nothing(api: str, toolstream_emulator: V
     assert llm.get_tool_calls_from_response(last, error_on_no_tool_call=False) == []
     with pytest.raises(ValueError):
         llm.get_tool_calls_from_response(last)
+    # response.message keeps committed calls only; the full message pairs the error results
+    assert tool_call_ids(last.message) == []
     messages = error_tool_messages(last)
-    assert [m.additional_kwargs["tool_call_id"] for m in messages] == tool_call_ids(last.message)
+    full = message_with_rejected_calls(last)
+    assert [m.additional_kwargs["tool_call_id"] for m in messages] == tool_call_ids(full)
+    assert len(messages) == 1 and "[stream_truncated]" in str(messages[0].content)
     turn = llm.turn_of(last)
     assert turn is not None and not turn.complete
     assert turn.finish_reason == {"openai-chat": "length", "openai-responses": "incomplete",
