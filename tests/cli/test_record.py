@@ -145,3 +145,4 @@ def test_record_vendor_rejection_exits_4(run_cli: RunCli, emulator: VendorEmulat
                    "-o", str(tmp_path / "c.yaml"), env=CANARY)
     assert proc.returncode == 4, (proc.stdout, proc.stderr)
     assert "HTTP 4" in proc.stderr or "HTTP 5" in proc.stderr
+    assert not (tmp_path / "c.yaml").exists()
