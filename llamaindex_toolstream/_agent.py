@@ -128,7 +128,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
     # -- the LLM turn ------------------------------------------------------------------------
 
-    def _emit(self, ctx: Context, session: StreamSession | None,
+    def _emit(self, ctx: Context | AgentContext, session: StreamSession | None,
               translator: ProgressTranslator | None) -> None:
         if session is None or translator is None:
             return

@@ -309,3 +309,29 @@ async def test_toolstream_llm_under_the_stock_agent_stays_legal(
     toolstream_emulator.queue(api, "single_call")
     again = await run_agent(agent, recorder, toolstream_emulator, user_msg="again")
     assert again.error is None and again.runs == [("write_file", WRITE)]
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
+async def test_non_streaming_agent_is_gated_too(api: str,
+                                                toolstream_emulator: VendorEmulator) -> None:
+    # streaming=False: whole responses go through the same proof. On OpenAI chat the
+    # emulator's non-streamed answer keeps the cut arguments with finish_reason "length":
+    # stock repairs them to {"path": None} and runs write_file. (Anthropic's whole message
+    # cannot hold partial JSON, so the cut call is simply absent there.)
+    stock_recorder, recorder = Recorder(), Recorder()
+    stock = FunctionAgent(tools=stock_recorder.tools(), streaming=False,
+                          llm=make_llm(api, toolstream_emulator.base_url))
+    toolstream_emulator.queue(api, "truncated_length")
+    stock_outcome = await run_agent(stock, stock_recorder, toolstream_emulator)
+    ours = ToolstreamFunctionAgent(tools=recorder.tools(), streaming=False,
+                                   llm=make_llm(api, toolstream_emulator.base_url))
+    toolstream_emulator.queue(api, "truncated_length")
+    outcome = await run_agent(ours, recorder, toolstream_emulator)
+    if api == "openai-chat":
+        assert stock_outcome.runs == [("write_file", {"path": None, "content": ""})]
+        [message] = outcome.tool_messages
+        assert "[stream_truncated]" in str(message.content)
+    else:
+        assert stock_outcome.runs == []
+    assert outcome.runs == [] and outcome.error is None
+    assert unpaired(outcome.memory) == []
