@@ -12,6 +12,8 @@ drops (``drop_with_protocol_repair``) removed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 from toolstream_core import CallState, ToolCall, Turn
 
@@ -65,10 +67,39 @@ def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "",
     had_calls = any(isinstance(b, ToolCallBlock) for b in message.blocks)
     if not turn.calls and not had_calls and not turn.dropped:
         return message
-    kept = [b for b in message.blocks if not isinstance(b, ToolCallBlock)]
-    if text and not any(isinstance(b, TextBlock) and b.text for b in kept):
-        kept = [b for b in kept if not isinstance(b, TextBlock)]
-        kept.insert(0, TextBlock(text=text))
+    ours = _blocks_for(turn, keep_rejected)
+    by_id = {b.tool_call_id: b for b in ours}
+    # Gemini keeps one thought signature per block position; keep them with their blocks.
+    raw_signatures = message.additional_kwargs.get("thought_signatures")
+    aligned = isinstance(raw_signatures, list)
+    signatures: list[Any] = raw_signatures if isinstance(raw_signatures, list) else []
+    blocks: list[Any] = []
+    sigs: list[Any] = []
+    placed: set[str] = set()
+    carried: Any = None  # the signature of a replaced block, for the call that replaces it
+    for i, block in enumerate(message.blocks):
+        sig = signatures[i] if i < len(signatures) else None
+        if isinstance(block, ToolCallBlock):
+            mine = by_id.get(block.tool_call_id or "")
+            if mine is not None and mine.tool_call_id not in placed:
+                placed.add(mine.tool_call_id or "")
+                blocks.append(mine)
+                sigs.append(sig)
+            elif carried is None:
+                carried = sig
+            continue
+        blocks.append(block)
+        sigs.append(sig)
+    if text and not any(isinstance(b, TextBlock) and b.text for b in blocks):
+        keep = [j for j, b in enumerate(blocks) if not isinstance(b, TextBlock)]
+        blocks = [TextBlock(text=text), *(blocks[j] for j in keep)]
+        sigs = [None, *(sigs[j] for j in keep)]
+    for block in ours:
+        if block.tool_call_id not in placed:
+            blocks.append(block)
+            sigs.append(carried)
+            carried = None
     additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
-    return ChatMessage(role=message.role, blocks=[*kept, *_blocks_for(turn, keep_rejected)],
-                       additional_kwargs=additional)
+    if aligned:
+        additional["thought_signatures"] = sigs
+    return ChatMessage(role=message.role, blocks=blocks, additional_kwargs=additional)
