@@ -385,7 +385,12 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
                 + (f", and {style.red(str(more))} more (repeats, nameless calls)" if more else "")
                 + "."
             )
-    out.append(style.dim("RUNS: handed to the tool runner. invalid: set aside, its id left "
-                         "unanswered. raises: the"))
-    out.append(style.dim("stream ends in an exception; nothing runs and no id is answered."))
+    legend = (
+        "RUNS: handed to the tool runner. invalid: set aside, its id left unanswered. raises: "
+        "the stream ends in an exception; nothing runs and no id is answered. SDK helper: "
+        "OpenAI chat.completions.stream / responses.stream and get_final_*, Anthropic "
+        "messages.stream and get_final_message, google-genai chunk.function_calls; argument "
+        "text read with json.loads."
+    )
+    out.extend(style.dim(line) for line in textwrap.wrap(legend, total_width))
     return "\n".join(out) + "\n"
