@@ -449,7 +449,7 @@ def _toolstream(target: Target, label: str) -> Outcome:
     assembler = Assembler(tools=target.tools or None, provider=cast(Provider, target.api))
     for chunk in chunks:
         assembler.feed(chunk)
-    turn = assembler.finish(transport_complete=error is None)
+    turn = assembler.finish(transport_complete=error is None, error=error)
     calls: list[CallView] = []
     for call in turn.calls:
         state = str(getattr(call.state, "value", call.state))
