@@ -213,7 +213,7 @@ def _default_llm(api: str) -> Any:
     ]) for api in APIS],
 )
 async def test_cassette_truncated_length_offline(api: str, toolstream_cassette: Any) -> None:
-    # Stock on the same cassettes: see test_agent.STOCK_TRUNCATED (the emulator plays the
+    # Stock on the same cassettes: see test_li_agent.STOCK_TRUNCATED (the emulator plays the
     # same bytes the cassettes were recorded from).
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=_default_llm(api))
