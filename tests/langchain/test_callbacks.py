@@ -41,10 +41,8 @@ def test_gated_run_reports_the_cores_events(api: str, style: str, emu: VendorEmu
     gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
     emu.queue(api, "single_call")
     config: Any = {"callbacks": [handler]}
-    if style == "invoke":
-        message = gated.invoke("x", config)
-    else:
-        message = aggregate(list(gated.stream("x", config)))
+    message = (gated.invoke("x", config) if style == "invoke"
+               else aggregate(list(gated.stream("x", config))))
     assert events.kinds() == ["CallOpened", "ArgumentsDelta", "CallCommitted"]
     [run_id] = {rid for rid, _ in events.items}
     stats = handler.stats[run_id]

@@ -264,7 +264,7 @@ def test_history_without_pairing_is_refused_by_the_vendor(api: str, emu: VendorE
     gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
     first = gated.invoke([HumanMessage("x")])
     assert first.tool_calls
-    with pytest.raises(Exception, match="(?i)tool|function"):
+    with pytest.raises(Exception, match=r"(?i)tool|function"):
         gated.invoke([HumanMessage("x"), first, HumanMessage("and?")])
 
 
