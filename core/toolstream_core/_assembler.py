@@ -311,7 +311,9 @@ class Assembler:
             return
         call.parts.append(fragment)
         if self._on_event is not None:
-            self._emit(ArgumentsDelta(key, fragment if self._forward else None, call.nbytes))
+            # A re-sent copy is the same call to a UI: report it under the call it copies.
+            self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
+                                      owner.nbytes + owner.twin_bytes))
 
     def count_structured(self, key: Hashable, fragment: str, total_bytes: int) -> None:
         """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).

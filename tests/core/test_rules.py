@@ -1386,16 +1386,21 @@ def test_bad_input_responses_delta_after_the_done_events_is_not_committed() -> N
 
 
 def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
+    """A re-sent copy (same id, another index) is one call to a UI: its progress is reported
+    under the key of the call it copies, which is the only key a CallOpened announced."""
     assembler, seen = record_events(provider="openai-chat")
     for event in b.openai_chat([("c1", "add", ADD, (3,)), ("c1", "add", ADD, (4,))]):  # a re-sent call
         assembler.feed(event)
     assembler.finish()
+    opened = {event.key for event in seen if isinstance(event, CallOpened)}
     totals: dict[Any, int] = {}
     for event in seen:
         if isinstance(event, ArgumentsDelta):
+            assert event.key in opened, event
             assert event.total_bytes >= totals.get(event.key, 0) + len(event.fragment.encode()), event
             totals[event.key] = event.total_bytes
-    assert len(totals) == 2
+    assert len(opened) == 1 and len(totals) == 1
+    assert sum(totals.values()) == 2 * len(ADD.encode())
 
 
 def test_finalize_order_provider_index_or_arrival() -> None:

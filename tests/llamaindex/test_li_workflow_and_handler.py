@@ -203,14 +203,7 @@ def _default_llm(api: str) -> Any:
 
 @pytest.mark.parametrize(
     "api",
-    [pytest.param(api, marks=[
-        pytest.mark.toolstream_cassette(f"{api}/truncated_length"),
-        *([pytest.mark.xfail(
-            strict=True, raises=AssertionError,
-            reason="cassette replay of google-genai's async (aiohttp) requests: vcrpy sees "
-                   "method 'post', the cassette has 'POST' (method matching in the plugin); "
-                   "Gemini is covered against the live emulator")] if api == "gemini" else []),
-    ]) for api in APIS],
+    [pytest.param(api, marks=[pytest.mark.toolstream_cassette(f"{api}/truncated_length")]) for api in APIS],
 )
 async def test_cassette_truncated_length_offline(api: str, toolstream_cassette: Any) -> None:
     # Stock on the same cassettes: see test_li_agent.STOCK_TRUNCATED (the emulator plays the

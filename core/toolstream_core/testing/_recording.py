@@ -231,7 +231,14 @@ def recording_vcr(*, rewrite_local_hosts: bool = True, **overrides: Any) -> Any:
         "before_record_response": scrub.before_record_response,
     }
     options.update(overrides)
-    return vcr.VCR(**options)
+    recorder = vcr.VCR(**options)
+    recorder.register_matcher("method", _same_method)
+    return recorder
+
+
+def _same_method(r1: Any, r2: Any) -> None:
+    """HTTP methods are case-insensitive: aiohttp (google-genai's async path) says ``post``."""
+    assert r1.method.upper() == r2.method.upper(), f"{r1.method} != {r2.method}"
 
 
 def replay_vcr(**overrides: Any) -> Any:
