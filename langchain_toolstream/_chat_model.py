@@ -31,8 +31,9 @@ from toolstream_core import AssembleConfig, Turn
 
 from ._gate import GateRun, OnStreamError
 from ._link import register, unregister
-from ._messages import finalize_message
+from ._messages import finalize_message, request_view
 from ._rebind import rebind
+from ._tap import tappable
 from ._tools import Registry, merge_registries, registry_from_bound_tools, registry_from_tools, to_config
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
@@ -155,6 +156,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         run = self._new_run(kwargs)
+        messages = request_view(messages, tappable(self.chat_model))
         if self._streaming_off(kwargs):
             result = run.model._generate(messages, stop=stop, **kwargs)
             for out in self._gate_result(run, result):
@@ -190,6 +192,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         run = self._new_run(kwargs)
+        messages = request_view(messages, tappable(self.chat_model))
         if self._streaming_off(kwargs):
             result = await run.model._agenerate(messages, stop=stop, **kwargs)
             for out in self._gate_result(run, result):
@@ -236,8 +239,15 @@ class ToolstreamChatModel(BaseChatModel):
 
     def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
-        message = result.generations[0].message
+        generation = result.generations[0]
+        message = generation.message
         if isinstance(message, AIMessage):
+            # ``_generate`` keeps the finish reason in ``generation_info``; BaseChatModel only
+            # merges it into the message later, on its own path.
+            info = {**(result.llm_output or {}), **(generation.generation_info or {})}
+            if info:
+                message = message.model_copy(
+                    update={"response_metadata": {**info, **message.response_metadata}})
             yield run.observe_message(message)
         run.finish(None)
         self._report(run)

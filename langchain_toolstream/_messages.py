@@ -7,6 +7,7 @@ done later, by a different process, from the message alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ from langchain_core.messages.tool import invalid_tool_call
 
 from ._gate import RECORD_KEY
 
-__all__ = ["error_tool_messages", "finalize_message", "gated", "record_of"]
+__all__ = ["error_tool_messages", "finalize_message", "gated", "record_of", "request_view"]
 
 _UNGATED_TEXT = (
     "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
@@ -62,6 +63,65 @@ def finalize_message(message: BaseMessage) -> BaseMessage:
     return message.model_copy(
         update={"invalid_tool_calls": kept + rejected, "tool_calls": tool_calls}
     )
+
+
+def request_view(messages: list[BaseMessage], family: str | None) -> list[BaseMessage]:
+    """The history as the vendor must see it; the caller's list is not modified.
+
+    Two repairs, both only for messages that passed the gate (they carry the record):
+
+    - a rejected call with no answer after its AIMessage gets its error ``ToolMessage``
+      inserted (a caller that forgot ``error_tool_messages`` would otherwise send an
+      unanswered call id: a 400 on OpenAI and Anthropic);
+    - for Gemini, rejected calls that are answered are shown as function calls:
+      ``ChatGoogleGenerativeAI`` sends only ``tool_calls`` and drops every ToolMessage that
+      does not match one, so without this the model never sees the error and the request
+      ends on a model turn, which Gemini refuses ("multiturn requests end with a user role
+      or a function response"). The view is built per request; ``tool_calls`` of the
+      messages in the caller's state never include a rejected call.
+    """
+    out: list[BaseMessage] = []
+    changed = False
+    position = 0
+    while position < len(messages):
+        message = messages[position]
+        position += 1
+        record = record_of(message) if isinstance(message, AIMessage) else None
+        if record is None or not record.get("rejected"):
+            out.append(message)
+            continue
+        answers: list[BaseMessage] = []
+        while position < len(messages) and isinstance(messages[position], ToolMessage):
+            answers.append(messages[position])
+            position += 1
+        answered = {m.tool_call_id for m in answers if isinstance(m, ToolMessage)}
+        missing = [m for m in error_tool_messages(message) if m.tool_call_id not in answered]
+        if family == "gemini":
+            shown = _with_rejected_as_calls(message, record)
+            changed = changed or shown is not message
+            message = shown
+        out.append(message)
+        out.extend(answers)
+        out.extend(missing)
+        changed = changed or bool(missing)
+    return out if changed else messages
+
+
+def _with_rejected_as_calls(message: AIMessage, record: Mapping[str, Any]) -> AIMessage:
+    extra = []
+    present = {c.get("id") for c in message.tool_calls}
+    for entry in record.get("rejected") or []:
+        if not entry.get("id") or not entry.get("name") or entry["id"] in present:
+            continue
+        try:
+            args = json.loads(entry.get("args") or "{}")
+        except ValueError:
+            args = {}
+        extra.append({"name": entry["name"], "args": args if isinstance(args, dict) else {},
+                      "id": entry["id"], "type": "tool_call"})
+    if not extra:
+        return message
+    return message.model_copy(update={"tool_calls": [*message.tool_calls, *extra]})
 
 
 def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:

@@ -274,3 +274,42 @@ def test_a_model_bound_before_wrapping_stays_bound(api_name: str, emu: VendorEmu
     gated = with_toolstream(make_model(api_name, emu).bind_tools(TOOL_DICTS))
     message = gated.invoke("x")
     assert [(c["name"], c["args"]) for c in message.tool_calls] == [("get_time", {})]
+
+
+def test_forgotten_pairing_is_repaired_in_the_request(api: str, emu: VendorEmulator) -> None:
+    """A caller that keeps the rejected AIMessage but forgets ``error_tool_messages``."""
+    emu.queue(api, "truncated_length")
+    gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
+    first = gated.invoke([HumanMessage("x")])
+    history = [HumanMessage("x"), first, HumanMessage("and now?")]
+    # Plain LangChain sends the rejected call back unanswered. OpenAI and Anthropic answer
+    # 400; Gemini drops the invalid call silently (so the model never learns it failed).
+    if api != "gemini":
+        with pytest.raises(Exception, match=r"(?i)tool|function"):
+            make_model(api, emu).bind_tools(TOOL_DICTS).invoke(history)
+    emu.queue(api, "text")
+    answer = gated.invoke(history)
+    assert answer.text
+    sent = json.dumps(emu.requests[-1].body)
+    assert "stream_truncated" in sent  # the model is told why its call did not run
+
+
+def test_gemini_sees_the_error_of_a_rejected_call(emu: VendorEmulator) -> None:
+    # ChatGoogleGenerativeAI sends only ``tool_calls`` and drops ToolMessages that match none:
+    # plain LangChain would send [user, model("")], a request Gemini refuses for ending on a
+    # model turn, and the model would never see the error.
+    emu.queue("gemini", "truncated_length", "text")
+    gated = with_toolstream(make_model("gemini", emu)).bind_tools(TOOL_DICTS)
+    first = gated.invoke([HumanMessage("x")])
+    plain_view = make_model("gemini", emu).bind_tools(TOOL_DICTS)
+    emu.queue("gemini", "text")
+    plain_view.invoke([HumanMessage("x"), first, *error_tool_messages(first)])
+    plain_contents = emu.requests[-1].body["contents"]
+    assert plain_contents[-1]["role"] == "model"
+
+    gated.invoke([HumanMessage("x"), first, *error_tool_messages(first)])
+    contents = emu.requests[-1].body["contents"]
+    assert contents[-2]["parts"][0]["functionCall"]["name"] == "write_file"
+    response = contents[-1]["parts"][0]["functionResponse"]
+    assert contents[-1]["role"] == "user" and "stream_truncated" in json.dumps(response)
+    assert first.tool_calls == []  # the caller's message is unchanged: still nothing to run
