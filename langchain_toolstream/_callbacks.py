@@ -24,7 +24,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.outputs import ChatGenerationChunk, LLMResult
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 from toolstream_core import (
     ArgumentsDelta,
     AssembleConfig,
@@ -130,7 +130,14 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             self.stats.setdefault(run_id, RunStats())
 
     def on_llm_new_token(
-        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
         if not isinstance(chunk, ChatGenerationChunk):
             return

@@ -115,7 +115,8 @@ class ToolstreamChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         bound = self.chat_model.bind_tools(tools, **kwargs)
         gated = self.model_copy(update={"bound_registry": registry_from_tools(list(tools))})
-        return rebind(bound, self.chat_model, gated)
+        result: Runnable[LanguageModelInput, AIMessage] = rebind(bound, self.chat_model, gated)
+        return result
 
     def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
         """The wrapped model's structured output, with its model step gated."""

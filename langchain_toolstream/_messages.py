@@ -96,7 +96,7 @@ def request_view(messages: list[BaseMessage], family: str | None) -> list[BaseMe
             position += 1
         answered = {m.tool_call_id for m in answers if isinstance(m, ToolMessage)}
         missing = [m for m in error_tool_messages(message) if m.tool_call_id not in answered]
-        if family == "gemini":
+        if family == "gemini" and isinstance(message, AIMessage):
             shown = _with_rejected_as_calls(message, record)
             changed = changed or shown is not message
             message = shown

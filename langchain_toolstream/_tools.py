@@ -8,7 +8,7 @@ keeps the two in step without the user writing the schemas twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,3 @@ def to_config(config: AssembleConfig | Mapping[str, Any] | str | Path | None) ->
     if isinstance(config, (str, Path)):
         return AssembleConfig.from_yaml(config)
     raise TypeError(f"config: expected AssembleConfig, a mapping or YAML, got {type(config)!r}")
-
-
-def tool_names(tools: Iterable[Any]) -> list[str]:
-    """Names of the client tools in ``tools`` (for messages and logs)."""
-    registry = registry_from_tools(list(tools)) or {}
-    return sorted(registry)

@@ -48,6 +48,12 @@ class GatedChatGoogleGenerativeAI(ToolstreamChatModel):
 class _Unit(ChatModelUnitTests):
     cls: type[ToolstreamChatModel]
     params: dict[str, Any]
+    key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+        # The key comes from the wrapped integration's own environment variable.
+        return {self.key_env: "test-from-env"}, dict(self.params), {}
 
     @property
     def chat_model_class(self) -> type[ToolstreamChatModel]:
@@ -71,11 +77,13 @@ class TestUnitChatOpenAIResponses(_Unit):
 class TestUnitChatAnthropic(_Unit):
     cls = GatedChatAnthropic
     params = {"model": "claude-sonnet-4-5"}
+    key_env = "ANTHROPIC_API_KEY"
 
 
 class TestUnitChatGoogleGenerativeAI(_Unit):
     cls = GatedChatGoogleGenerativeAI
     params = {"model": "gemini-2.5-flash"}
+    key_env = "GOOGLE_API_KEY"
 
 
 class _Integration(ChatModelIntegrationTests):
@@ -119,6 +127,10 @@ class TestIntegrationChatOpenAIResponses(_Integration):
 class TestIntegrationChatAnthropic(_Integration):
     cls = GatedChatAnthropic
     params = {"model": "claude-sonnet-4-5"}
+
+    @property
+    def supports_anthropic_inputs(self) -> bool:
+        return True
 
 
 class TestIntegrationChatGoogleGenerativeAI(_Integration):
