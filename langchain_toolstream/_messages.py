@@ -16,7 +16,7 @@ from langchain_core.messages.tool import invalid_tool_call
 
 from ._gate import RECORD_KEY
 
-__all__ = ["error_tool_messages", "finalize_message", "gated", "record_of", "request_view"]
+__all__ = ["error_tool_messages", "finalize_message", "record_of", "request_view"]
 
 _UNGATED_TEXT = (
     "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
@@ -28,10 +28,6 @@ def record_of(message: BaseMessage) -> Mapping[str, Any] | None:
     """The gate's record on ``message``, or ``None`` if the message did not pass the gate."""
     record = (getattr(message, "response_metadata", None) or {}).get(RECORD_KEY)
     return record if isinstance(record, Mapping) else None
-
-
-def gated(message: BaseMessage) -> bool:
-    return record_of(message) is not None
 
 
 def finalize_message(message: BaseMessage) -> BaseMessage:
