@@ -1,0 +1,86 @@
+"""Peak memory of the core per argument byte, with ``tracemalloc``.
+
+The stream is generated lazily, one chunk at a time, so what tracemalloc sees on top of the
+baseline is the assembler's own state (buffers, the finished ``raw_arguments`` and the parsed
+``arguments``) plus one chunk in flight. The argument text the workload was cut from exists
+before tracing starts and is not counted.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.peers import _core_config
+from benchmarks.workloads import ToolCallSpec, Workload, size_label, synthetic, write_file_call
+
+
+@dataclass
+class MemoryResult:
+    workload: str
+    nbytes: int
+    n_chunks: int
+    peak_bytes: int
+    retained_bytes: int
+    note: str = ""
+
+    @property
+    def per_byte(self) -> float:
+        return self.peak_bytes / self.nbytes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "peak_per_arg_byte": round(self.per_byte, 3)}
+
+
+def ascii_write_file(nbytes: int, fragment: int, api: str = "openai-chat") -> Workload:
+    """The ``write_file`` workload with the non-ASCII characters of its content replaced.
+
+    Python keeps a string with any character above U+00FF at 2 (or 4) bytes per character, so
+    the realistic content (it has ``→`` and ``今``) costs 2 bytes per character in every copy;
+    this variant shows the floor for ASCII-only arguments.
+    """
+    call = write_file_call(nbytes)
+    content = call.args["content"].encode("ascii", "replace").decode("ascii")
+    args = {**call.args, "content": content}
+    text = json.dumps(args, ensure_ascii=False)
+    pad = nbytes - len(text.encode("utf-8"))
+    if pad > 0:
+        args["content"] = content + "#" * pad
+        text = json.dumps(args, ensure_ascii=False)
+    spec = ToolCallSpec(call.id, call.name, text, args)
+    label = f"write_file-ascii/{api}/{fragment}B/{size_label(nbytes)}"
+    return Workload(label, api, [spec], fragment)
+
+
+def core_peak(workload: Workload) -> MemoryResult:
+    """Feed the workload's dict chunks to a fresh ``Assembler`` under tracemalloc."""
+    from toolstream_core import Assembler
+
+    events = workload.iter_events("dict")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        assembler = Assembler(config=_core_config(), provider=workload.api)
+        for chunk in events:
+            assembler.feed(chunk)
+        turn = assembler.finish()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    committed = len(turn.committed)
+    note = "" if committed == len(workload.calls) else f"only {committed} calls committed"
+    return MemoryResult(workload.label, workload.nbytes, workload.n_chunks, peak - base, current - base, note)
+
+
+def memory_workloads(points: list[tuple[int, int]]) -> list[Workload]:
+    """Both variants (realistic and ASCII) at each (size, fragment) point."""
+    out: list[Workload] = []
+    for nbytes, fragment in points:
+        out.append(synthetic("write_file", "openai-chat", nbytes, fragment))
+        out.append(ascii_write_file(nbytes, fragment))
+    return out
