@@ -91,12 +91,12 @@ NEEDS_A_REAL_MODEL = frozenset({
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if "test_conformance.py::" in item.nodeid and item.name == "test_init_time":
+        if "test_lc_conformance.py::" in item.nodeid and item.name == "test_init_time":
             # The suite's init benchmark, in one short round: building a google-genai Client
             # costs ~0.2 s on its own, and the default calibration repeats it for ~12 s.
             item.add_marker(pytest.mark.benchmark(min_rounds=1, max_time=0.05, warmup=False),
                             append=False)
-        if "test_conformance.py::TestIntegration" not in item.nodeid:
+        if "test_lc_conformance.py::TestIntegration" not in item.nodeid:
             continue
         if getattr(item, "originalname", item.name) in NEEDS_A_REAL_MODEL:
             item.add_marker(pytest.mark.xfail(
