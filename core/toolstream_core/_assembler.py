@@ -51,6 +51,8 @@ __all__ = ["Assembler"]
 _log = logging.getLogger("toolstream")
 _MAX_ANOMALIES = 64
 _LIVE = (CallState.open, CallState.args_complete)
+_BLOCK = 256
+_DEFAULT_CONFIG = AssembleConfig()
 _OPEN = CallState.open
 _ARGS_COMPLETE = CallState.args_complete
 
@@ -59,6 +61,7 @@ class _Call:
     """Mutable bookkeeping for one call while it streams. Never handed out."""
 
     __slots__ = (
+        "blocks",
         "done_text",
         "dropped",
         "final",
@@ -79,6 +82,7 @@ class _Call:
         "twin_bytes",
         "twins",
         "value",
+        "value_text",
     )
 
     def __init__(self, key: Hashable, seq: int, index: int | None, order: Any, kind: CallKind) -> None:
@@ -90,11 +94,16 @@ class _Call:
         self.id: str | None = None
         self.name: str | None = None
         self.state = CallState.open
+        # Fragments wait in ``parts``; every _BLOCK of them are joined into one string in
+        # ``blocks``. Each byte is copied once more, and memory stays near one byte per byte
+        # instead of a ~50-byte str object per 1-4 byte fragment.
         self.parts: list[str] = []
+        self.blocks: list[str] = []
         self.nbytes = 0
         self.twin_bytes = 0  # bytes of re-sent copies, charged to this call's budget
         self.nfrag = 0
         self.value: Any = NO_VALUE
+        self.value_text: str | None = None  # compact JSON of a complete structured value
         self.done_text: str | None = None
         self.taint: tuple[Reason, str] | None = None
         self.primary: _Call | None = None
@@ -106,8 +115,10 @@ class _Call:
     def text(self) -> str | None:
         """The exact argument text received; joined once and cached, so finalize stays linear."""
         if self.nfrag:
-            if len(self.parts) > 1:
-                self.parts = ["".join(self.parts)]
+            if self.blocks or len(self.parts) > 1:
+                self.blocks.append("".join(self.parts))
+                self.parts = ["".join(self.blocks)]
+                self.blocks = []
             return self.parts[0] if self.parts else ""
         return self.done_text
 
@@ -121,6 +132,8 @@ class _Call:
         text = self.text()
         if text is not None or self.value is NO_VALUE:
             return text
+        if self.value_text is not None:
+            return self.value_text
         try:
             return compact(self.structured())
         except StrictJSONError:
@@ -145,7 +158,7 @@ class Assembler:
     ) -> None:
         if provider is not None and provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
-        self.config = config if config is not None else AssembleConfig()
+        self.config = config if config is not None else _DEFAULT_CONFIG
         self.provider: Provider | None = provider
         self._registry = Registry(tools, self.config.allow_pipelined_execute)
         self._on_event = on_event
@@ -309,13 +322,17 @@ class Assembler:
         if owner.nbytes + owner.twin_bytes > self._max_bytes:
             self._overflow(owner)
             return
-        call.parts.append(fragment)
+        parts = call.parts
+        parts.append(fragment)
+        if len(parts) >= _BLOCK:
+            call.blocks.append("".join(parts))
+            parts.clear()
         if self._on_event is not None:
             # A re-sent copy is the same call to a UI: report it under the call it copies.
             self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
                                       owner.nbytes + owner.twin_bytes))
 
-    def count_structured(self, key: Hashable, fragment: str, total_bytes: int) -> None:
+    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None:
         """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
 
         ``total_bytes`` is the size of the compact JSON built so far, kept by the adapter, so a
@@ -327,8 +344,9 @@ class Assembler:
         call.nbytes = total_bytes
         if call.nbytes > self._max_bytes:
             self._overflow(call)
-        elif fragment and self._on_event is not None:
-            self._emit(ArgumentsDelta(key, fragment if self._forward else None, call.nbytes))
+        elif self._on_event is not None and fragment != "":
+            text = fragment if isinstance(fragment, str) else compact(fragment)
+            self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
 
     def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None:
         """Structured arguments (Gemini ``args``, a complete Anthropic ``input``), taken as is."""
@@ -336,13 +354,16 @@ class Assembler:
         if call is None or call.state.terminal:
             return
         call.value = value
+        call.value_text = None
         if not count:
             return
         try:
-            size = len(compact(value).encode("utf-8", "surrogatepass"))
+            call.value_text = compact(value)
         except StrictJSONError as exc:
             self.taint(key, Reason.invalid_json, str(exc))
             return
+        text = call.value_text
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         call.nbytes = size
         if size > self._max_bytes:
             self._overflow(call)
@@ -508,6 +529,7 @@ class Assembler:
     def _overflow(self, call: _Call) -> None:
         metrics.overflow(self.provider, call.name)
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
+        call.blocks = []
         call.done_text = None
         call.value = NO_VALUE
         call.dropped = self.config.on_args_overflow == "drop_with_protocol_repair"

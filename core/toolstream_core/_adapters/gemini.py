@@ -15,6 +15,7 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
 from .._completion import Verdict, gemini_finish
@@ -49,7 +50,11 @@ def parse_path(path: str) -> list[str | int]:
 def _json_size(value: Any) -> int:
     if isinstance(value, _Pieces):
         value = "".join(value)
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if isinstance(value, str):  # the C escaper json.dumps itself uses, without its overhead
+        text = encode_basestring(value)
+    else:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class _Pieces(list[str]):
@@ -259,6 +264,6 @@ class GeminiAdapter:
                         value = None if wire == "nullValue" else found
                         break
                 builder.apply(path, value, is_string=False)
-                self._sink.count_structured(key, json.dumps(value, default=str), builder.size)
+                self._sink.count_structured(key, value, builder.size)
         except (ValueError, TypeError) as exc:
             self._sink.taint(key, Reason.invalid_json, f"partialArgs could not be applied: {exc}")
