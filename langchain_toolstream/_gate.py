@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -62,6 +62,106 @@ _TOOL_BLOCK_TYPES = frozenset({
 })
 _DROP_KWARGS = ("tool_calls", "function_call")
 _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
+
+
+_CLEAN_FIELDS = frozenset({"content", "additional_kwargs", "response_metadata", "usage_metadata", "id", "name"})
+
+
+def _assemble_chunk(
+    *,
+    content: Any,
+    additional_kwargs: dict[str, Any],
+    response_metadata: dict[str, Any],
+    usage_metadata: Any,
+    id: str | None,
+    name: str | None,
+) -> AIMessageChunk:
+    """The ``AIMessageChunk`` the constructor would build, without running its validators.
+
+    Every streamed chunk is rebuilt without its tool-call parts, and the constructor costs
+    several times the rest of the gate's per-chunk work: it re-validates values taken from a
+    message that was validated already, and its validators (tool-call parsing from
+    ``tool_call_chunks`` / ``additional_kwargs["tool_calls"]``) have nothing to do once those
+    are gone. ``_clean_chunk`` uses this only if it builds exactly what the constructor does.
+    """
+    clean = AIMessageChunk.__new__(AIMessageChunk)
+    object.__setattr__(clean, "__dict__", {
+        "content": content,
+        "additional_kwargs": additional_kwargs,
+        "response_metadata": response_metadata,
+        "type": "AIMessageChunk",
+        "name": name,
+        "id": id,
+        "tool_calls": [],
+        "invalid_tool_calls": [],
+        "usage_metadata": usage_metadata,
+        "tool_call_chunks": [],
+        "chunk_position": None,
+    })
+    object.__setattr__(clean, "__pydantic_fields_set__", set(_CLEAN_FIELDS))
+    object.__setattr__(clean, "__pydantic_extra__", {})
+    object.__setattr__(clean, "__pydantic_private__", None)
+    return clean
+
+
+def _assemble_generation(
+    message: AIMessageChunk, generation_info: dict[str, Any] | None, text: str
+) -> ChatGenerationChunk:
+    """``ChatGenerationChunk(message=, generation_info=)`` given the text it would compute."""
+    out = ChatGenerationChunk.__new__(ChatGenerationChunk)
+    object.__setattr__(out, "__dict__", {
+        "text": text,
+        "generation_info": generation_info,
+        "type": "ChatGenerationChunk",
+        "message": message,
+    })
+    object.__setattr__(out, "__pydantic_fields_set__", {"message", "generation_info", "text"})
+    object.__setattr__(out, "__pydantic_extra__", None)
+    object.__setattr__(out, "__pydantic_private__", None)
+    return out
+
+
+def _construct_generation(
+    message: AIMessageChunk, generation_info: dict[str, Any] | None, text: str
+) -> ChatGenerationChunk:
+    return ChatGenerationChunk(message=message, generation_info=generation_info)
+
+
+def _same_state(fast: Any, slow: Any) -> bool:
+    return bool(
+        list(fast.__dict__.items()) == list(slow.__dict__.items())
+        and fast.__pydantic_fields_set__ == slow.__pydantic_fields_set__
+        and fast.__pydantic_extra__ == slow.__pydantic_extra__
+        and fast.__pydantic_private__ == slow.__pydantic_private__
+        and fast == slow
+    )
+
+
+def _same_as_constructor() -> bool:
+    """Whether the ``_assemble_*`` helpers match the installed langchain-core / pydantic."""
+    sample: dict[str, Any] = {
+        "content": [{"type": "text", "text": "t", "index": 0}],
+        "additional_kwargs": {"refusal": None},
+        "response_metadata": {"model_provider": "openai"},
+        "usage_metadata": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+        "id": "run-1",
+        "name": "n",
+    }
+    try:
+        message = AIMessageChunk(**sample)
+        generation = ChatGenerationChunk(message=message, generation_info={"finish_reason": None})
+        return _same_state(_assemble_chunk(**sample), message) and _same_state(
+            _assemble_generation(message, {"finish_reason": None}, generation.text), generation
+        )
+    except Exception:  # any internal change: use the constructors
+        return False
+
+
+_FAST = _same_as_constructor()
+_clean_chunk: Callable[..., AIMessageChunk] = _assemble_chunk if _FAST else AIMessageChunk
+_clean_generation: Callable[[AIMessageChunk, dict[str, Any] | None, str], ChatGenerationChunk] = (
+    _assemble_generation if _FAST else _construct_generation
+)
 
 
 def history_args(raw: str | None) -> str:
@@ -116,7 +216,7 @@ class GateRun:
     def _emit(self, event: AssemblerEvent) -> None:
         if isinstance(event, CallOpened):
             self._opened += 1
-        self.link.publish([event])
+        self.link.publish_one(event)
 
     def _core(self) -> Assembler:
         if self._assembler is None:
@@ -152,12 +252,13 @@ class GateRun:
 
     def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
         """Feed the fallback view, withhold tool-call parts, return what may stream on."""
-        events = self._converter.events(chunk)
+        # With the tap open the vendor events are the evidence: converting the chunk as well
+        # would be thrown away, so it is done only where it is read.
         if self.mode == "chunks":
-            for event in events:
+            for event in self._converter.events(chunk):
                 self._core().feed(event)
         elif self._raw_state == "none":
-            self._shadow.extend(events)
+            self._shadow.extend(self._converter.events(chunk))
         return self._sanitize(chunk)
 
     def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
@@ -209,7 +310,7 @@ class GateRun:
             had_tool_parts = True
         if not had_tool_parts and message.chunk_position is None:
             return chunk
-        clean = AIMessageChunk(
+        clean = _clean_chunk(
             content=content,
             additional_kwargs=kwargs,
             response_metadata=dict(message.response_metadata),
@@ -217,7 +318,9 @@ class GateRun:
             id=message.id,
             name=message.name,
         )
-        return ChatGenerationChunk(message=clean, generation_info=chunk.generation_info)
+        # Only tool blocks left the content and they carry no text, so ``chunk.text`` is the
+        # text the generation's validator would derive from ``clean``.
+        return _clean_generation(clean, chunk.generation_info, chunk.text)
 
     # -- the end -------------------------------------------------------------------------------
 

@@ -47,6 +47,16 @@ class GateLink:
             for event in events:
                 deliver(run_id, event)
 
+    def publish_one(self, event: AssemblerEvent) -> None:
+        """``publish([event])`` without the list: the core emits one event per call."""
+        with self._lock:
+            if not self._subscribers:
+                self._pending.append(event)
+                return
+            subscribers = list(self._subscribers)
+        for deliver, run_id in subscribers:
+            deliver(run_id, event)
+
     def subscribe(self, deliver: Deliver, run_id: UUID) -> None:
         """Receive this run's events (the ones already produced first)."""
         with self._lock:

@@ -155,8 +155,35 @@ class _RawResponseTap(_Passthrough):
         return _wrap_result(self._target.parse(*args, **kwargs), self._sink)
 
 
+# Per class: whether its instances can only be wire events (see ``_plain_event_class``).
+_PLAIN_CLASSES: dict[type, bool] = {}
+
+
+def _plain_event_class(cls: type) -> bool:
+    """A pydantic class without ``snapshot``: its instances are helper events only by extras.
+
+    ``_event_of`` treats an item as a helper event only if it has a ``snapshot``. Asking a
+    pydantic model for an attribute it lacks raises ``AttributeError`` inside pydantic, per
+    event; for these classes the answer is in the class and the instance's extras.
+    """
+    return (
+        issubclass(cls, BaseModel)
+        and getattr(cls, "__getattr__", None) is getattr(BaseModel, "__getattr__", None)
+        and "snapshot" not in cls.model_fields
+        and not hasattr(cls, "snapshot")
+    )
+
+
 def _event_of(item: Any) -> Any:
     """``beta.chat.completions.stream`` yields helper events; only ``chunk`` carries wire data."""
+    cls = type(item)
+    plain = _PLAIN_CLASSES.get(cls)
+    if plain is None:
+        plain = _PLAIN_CLASSES[cls] = _plain_event_class(cls)
+    if plain:
+        extra = item.__pydantic_extra__
+        if not extra or "snapshot" not in extra:
+            return item
     kind = getattr(item, "type", None)
     if kind == "chunk" and hasattr(item, "chunk") and hasattr(item, "snapshot"):
         return item.chunk
