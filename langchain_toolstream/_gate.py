@@ -64,6 +64,8 @@ _DROP_KWARGS = ("tool_calls", "function_call")
 _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 
 
+_new = object.__new__
+_set = object.__setattr__
 _CLEAN_FIELDS = frozenset({"content", "additional_kwargs", "response_metadata", "usage_metadata", "id", "name"})
 
 
@@ -84,8 +86,8 @@ def _assemble_chunk(
     ``tool_call_chunks`` / ``additional_kwargs["tool_calls"]``) have nothing to do once those
     are gone. ``_clean_chunk`` uses this only if it builds exactly what the constructor does.
     """
-    clean = AIMessageChunk.__new__(AIMessageChunk)
-    object.__setattr__(clean, "__dict__", {
+    clean = _new(AIMessageChunk)
+    _set(clean, "__dict__", {
         "content": content,
         "additional_kwargs": additional_kwargs,
         "response_metadata": response_metadata,
@@ -98,9 +100,9 @@ def _assemble_chunk(
         "tool_call_chunks": [],
         "chunk_position": None,
     })
-    object.__setattr__(clean, "__pydantic_fields_set__", set(_CLEAN_FIELDS))
-    object.__setattr__(clean, "__pydantic_extra__", {})
-    object.__setattr__(clean, "__pydantic_private__", None)
+    _set(clean, "__pydantic_fields_set__", set(_CLEAN_FIELDS))
+    _set(clean, "__pydantic_extra__", {})
+    _set(clean, "__pydantic_private__", None)
     return clean
 
 
@@ -108,16 +110,16 @@ def _assemble_generation(
     message: AIMessageChunk, generation_info: dict[str, Any] | None, text: str
 ) -> ChatGenerationChunk:
     """``ChatGenerationChunk(message=, generation_info=)`` given the text it would compute."""
-    out = ChatGenerationChunk.__new__(ChatGenerationChunk)
-    object.__setattr__(out, "__dict__", {
+    out = _new(ChatGenerationChunk)
+    _set(out, "__dict__", {
         "text": text,
         "generation_info": generation_info,
         "type": "ChatGenerationChunk",
         "message": message,
     })
-    object.__setattr__(out, "__pydantic_fields_set__", {"message", "generation_info", "text"})
-    object.__setattr__(out, "__pydantic_extra__", None)
-    object.__setattr__(out, "__pydantic_private__", None)
+    _set(out, "__pydantic_fields_set__", {"message", "generation_info", "text"})
+    _set(out, "__pydantic_extra__", None)
+    _set(out, "__pydantic_private__", None)
     return out
 
 
@@ -305,7 +307,7 @@ class GateRun:
             if kwargs.pop(key, None) is not None:
                 had_tool_parts = True
         signatures = kwargs.pop(_GEMINI_SIGNATURES, None)
-        if isinstance(signatures, Mapping):
+        if signatures is not None and isinstance(signatures, Mapping):
             self._signatures.update(signatures)
             had_tool_parts = True
         if not had_tool_parts and message.chunk_position is None:
