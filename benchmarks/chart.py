@@ -48,8 +48,8 @@ def _seconds_label(value: float) -> str:
 
 def render(title: str, lines: list[Line], *, subtitle: str = "") -> str:
     """SVG text: x = argument bytes (log2 scale), y = seconds (log10 scale)."""
-    width, height = 980, 600
-    left, right, top, bottom = 80, 330, 60, 60
+    width, height = 1140, 600
+    left, right, top, bottom = 80, 440, 60, 60
     xs = [x for ln in lines for x, _ in ln.points] + [ln.capped_at[0] for ln in lines if ln.capped_at]
     ys = [y for ln in lines for _, y in ln.points] + [ln.capped_at[1] for ln in lines if ln.capped_at]
     if not xs:
@@ -93,6 +93,7 @@ def render(title: str, lines: list[Line], *, subtitle: str = "") -> str:
         f'<text x="18" y="{top + plot_h / 2}" text-anchor="middle" '
         f'transform="rotate(-90 18 {top + plot_h / 2})">time (best run)</text>'
     )
+    capped = 0
     for i, line in enumerate(lines):
         color = PALETTE[i % len(PALETTE)]
         dash = ' stroke-dasharray="6 4"' if line.dashed else ""
@@ -107,8 +108,10 @@ def render(title: str, lines: list[Line], *, subtitle: str = "") -> str:
                 out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.6" fill="{color}"/>')
         if line.capped_at:
             cx, cy = px(line.capped_at[0]), py(line.capped_at[1])
+            lift = 8 + 14 * (capped % 3)  # stagger labels of caps that land close together
+            capped += 1
             out.append(
-                f'<text x="{cx:.1f}" y="{cy - 6:.1f}" fill="{color}" text-anchor="middle">'
+                f'<text x="{cx:.1f}" y="{cy - lift:.1f}" fill="{color}" text-anchor="middle">'
                 f"&gt; {escape(_seconds_label(line.capped_at[1]))}</text>"
             )
             out.append(

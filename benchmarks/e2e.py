@@ -27,6 +27,8 @@ log = logging.getLogger("benchmarks")
 
 #: Past this size the un-shimmed FunctionAgent loop takes tens of seconds (quadratic re-parse).
 FUNCTION_AGENT_LOOP_MAX = 16 * 1024
+#: Alternating rounds (base, shim) before the best of each is taken, however slow a call is.
+MIN_ROUNDS = 5
 
 WRITE_FILE_SCHEMA = {
     "type": "function",
@@ -158,7 +160,7 @@ def _best_pair(base: Callable[[], Any], shim: Callable[[], Any], budget: Budget)
             best[i] = min(best[i], took)
             spent += took
         rounds += 1
-        if spent >= budget.min_total_s * 2:
+        if rounds >= MIN_ROUNDS and spent >= budget.min_total_s * 2:
             break
     return best[0], best[1], outcomes[0], outcomes[1], rounds
 

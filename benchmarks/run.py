@@ -7,10 +7,12 @@ Prints the ratio tables to stdout and writes ``results.json``, ``results.md`` an
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
 import platform
+import subprocess
 import sys
 import time
 from importlib import metadata
@@ -50,6 +52,26 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _git_state() -> str:
+    """HEAD, plus the measured packages with uncommitted changes (other work in the tree)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "core", "langchain_toolstream", "llamaindex_toolstream"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    changed = sorted({line[3:].split("/")[0] for line in dirty if line.strip()})
+    return head + (f" (uncommitted changes in {', '.join(changed)})" if changed else "")
+
+
 def _available(key: str) -> bool:
     return BY_KEY[key].role != "core" or core_available()
 
@@ -61,10 +83,11 @@ def _log(m: Measurement) -> None:
 
 def run_series(series: Series, budget: Budget) -> dict[str, Any]:
     """Every contender over the size scale; a contender stops after its first capped run."""
-    budget = Budget(series.cap_s, budget.min_total_s, budget.max_repeats, budget.batch)
+    budget = Budget(series.cap_s or budget.cap_s, budget.min_total_s, budget.max_repeats, budget.batch)
     stopped: dict[str, Measurement] = {}
     measurements: list[Measurement] = []
     log.info("series %s", series.title)
+    gc.collect()  # a full pass costs ~0.4 s with the frameworks imported: once per series
     for nbytes in series.sizes:
         workload = synthetic(series.payload, series.api, nbytes, series.fragment)
         for key in series.contenders:
@@ -243,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
             "versions": _versions(),
             "core_available": core_available(),
+            "git": _git_state(),
             "gc": "disabled inside timed runs, collected between runs",
         },
         "contenders": {
@@ -259,22 +283,21 @@ def main(argv: list[str] | None = None) -> int:
         results["targets"] = report.targets(results)
         (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
 
-    if "series" in sections:
-        results["series"] = [run_series(s, profile.budget) for s in profile.series]
-        results["probes"] = run_probes(profile, results)
-        save()
-    if "parallel" in sections:
-        results["parallel"] = run_parallel(profile)
-        save()
-    if "streams" in sections:
-        results["streams"] = run_streams(profile)
-        save()
-    if "memory" in sections:
-        results["memory"] = run_memory(profile)
-        save()
-    if "e2e" in sections:
-        results["e2e"] = e2e.run(profile)
-        save()
+    timings = results["meta"]["section_wall_s"] = {}
+    steps: list[tuple[str, str, Any]] = [
+        ("series", "series", lambda: [run_series(s, profile.budget) for s in profile.series]),
+        ("series", "probes", lambda: run_probes(profile, results)),
+        ("parallel", "parallel", lambda: run_parallel(profile)),
+        ("streams", "streams", lambda: run_streams(profile)),
+        ("memory", "memory", lambda: run_memory(profile)),
+        ("e2e", "e2e", lambda: e2e.run(profile)),
+    ]
+    for section, key, step in steps:
+        if section in sections:
+            begun = time.perf_counter()
+            results[key] = step()
+            timings[key] = round(time.perf_counter() - begun, 1)
+            save()
 
     save()
     text = report.markdown(results)

@@ -154,9 +154,13 @@ def cut(text: str, fragment: int) -> Iterator[str]:
         yield text[i : i + fragment]
 
 
+#: One encoder for every event: ``json.dumps`` with options builds a new one per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _dumps(value: Any) -> str:
     """Compact JSON, non-ASCII kept raw: how both vendors put events on the wire."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODE(value)
 
 
 # --- vendor event shapes -------------------------------------------------------------------
