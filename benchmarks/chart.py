@@ -57,7 +57,7 @@ def render(title: str, lines: list[Line], *, subtitle: str = "") -> str:
     x_lo, x_hi = math.log2(min(xs)), math.log2(max(xs))
     if x_hi == x_lo:
         x_hi += 1
-    y_ticks = _ticks(min(ys), max(ys))
+    y_ticks = _ticks(min(ys), max(ys) * 2)  # headroom for the "> cap" labels
     y_lo, y_hi = math.log10(y_ticks[0]), math.log10(y_ticks[-1])
     if y_hi == y_lo:
         y_hi += 1

@@ -10,8 +10,9 @@ numbers are not drowned in network noise), then the framework does what its user
   response (the ``FunctionAgent`` loop), for ``OpenAI`` against ``ToolstreamLLM(OpenAI)``; and
   the same stream read to its end with one ``get_tool_calls_from_response``.
 
-Runs alternate (base, shim, base, shim, ...) and the best of each is kept, so slow drift on a
-shared machine hits both sides alike. Overhead = (shim - base) / base.
+Runs alternate (base, shim, base, shim, ...), at least five rounds, with the garbage collector off
+inside each call (as everywhere in this harness); the best of each side is kept, so slow drift on a
+shared machine hits both alike. Overhead = (shim - base) / base.
 """
 
 from __future__ import annotations
@@ -153,10 +154,14 @@ def _best_pair(base: Callable[[], Any], shim: Callable[[], Any], budget: Budget)
     while rounds < max(budget.max_repeats, 1):
         for i, fn in enumerate((base, shim)):
             gc.collect(0)
-            with alarm(budget.cap_s):
-                start = time.perf_counter()
-                outcomes[i] = fn()
-                took = time.perf_counter() - start
+            gc.disable()  # a full collection here walks every imported module (~0.4 s): noise
+            try:
+                with alarm(budget.cap_s):
+                    start = time.perf_counter()
+                    outcomes[i] = fn()
+                    took = time.perf_counter() - start
+            finally:
+                gc.enable()
             best[i] = min(best[i], took)
             spent += took
         rounds += 1
