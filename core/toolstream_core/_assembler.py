@@ -187,7 +187,7 @@ class Assembler:
             return
         try:
             event = chunk
-            if chunk.__class__ is not dict or len(chunk) <= 2:  # cheap gate before the envelope check
+            if chunk.__class__ is dict and len(chunk) <= 2:  # only small dicts can be an envelope
                 event = unwrap(chunk)
                 if event is None:
                     return
@@ -445,9 +445,6 @@ class Assembler:
         _log.debug("toolstream anomaly: %s", detail)
         if len(self._anomalies) < _MAX_ANOMALIES:
             self._anomalies.append(detail)
-
-    def known(self, key: Hashable) -> bool:
-        return key in self._calls
 
     def call_id(self, key: Hashable) -> str | None:
         call = self._calls.get(key)

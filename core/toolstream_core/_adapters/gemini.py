@@ -106,7 +106,7 @@ class PartialArgs(Deferred):
             current.append(value)
         elif is_string and isinstance(current, str):
             self.size += _json_size(value) - 2
-            self._store(node, last, _Pieces((current, value)))
+            node[last] = _Pieces((current, value))
         else:
             self._set(node, last, _Pieces((value,)) if is_string else value)
 
@@ -138,10 +138,6 @@ class PartialArgs(Deferred):
             node[token] = value
         else:
             raise ValueError(f"jsonPath step {token!r} does not fit a {type(node).__name__}")
-
-    @staticmethod
-    def _store(node: Any, token: str | int, value: Any) -> None:
-        node[token] = value
 
 
 _VALUE_FIELDS = (
