@@ -3,7 +3,7 @@
 Each builder takes a list of calls ``(id, name, arguments_text[, cuts])`` and returns the list
 of events one vendor would send for them: the arguments cut into fragments at the given
 code-point offsets, the calls' steps interleaved by a *schedule*, and a chosen ending. The
-shapes follow the real recordings in ``../shared/streams`` (checked by
+shapes follow the real recordings in ``tests/streams`` (checked by
 ``test_rules.py::test_builders_match_real_stream_shapes``) so a test that passes on a built
 stream says something about a real one.
 
