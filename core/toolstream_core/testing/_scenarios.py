@@ -231,8 +231,12 @@ def args_json(args: dict[str, Any], escape: str = "") -> str:
     return "".join(out)
 
 
-def scenario_rng(seed: int, api: str, scenario: str) -> random.Random:
-    """One RNG per (seed, api, scenario): a scenario replays byte-identically."""
+def scenario_rng(seed: int | str, api: str, scenario: str) -> random.Random:
+    """One RNG per (seed, api, scenario): a scenario replays byte-identically.
+
+    ``seed`` may be a string (``"0@tag"``) so a request-chosen tag gives that
+    request its own ids and cuts.
+    """
     return random.Random(f"{seed}|{api}|{scenario}")
 
 

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from . import _wire_anthropic, _wire_gemini, _wire_openai_chat, _wire_openai_responses
+from ._profiles import PROFILES, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
 from ._wire_common import Rendered, Reply, dumps
 
@@ -40,10 +41,26 @@ _WIRES: dict[str, ModuleType] = {
 }
 
 _MODEL_PREFIX = "scenario:"
+_TAG_SEP = "@"
+
+
+#: Listen backlog. The standard library's default of 5 makes a burst of concurrent
+#: clients fail with connection errors (SYN drops, then retries a second later); the
+#: kernel caps this at ``net.core.somaxconn`` (4096 on current Linux).
+BACKLOG = 4096
 
 
 class _Server(ThreadingHTTPServer):
+    """One daemon thread per connection, a backlog sized for thousands of clients.
+
+    ``block_on_close = False``: the server does not keep a list of its threads, so
+    a long load run does not grow one; ``stop()`` does not wait for streams that
+    clients abandoned.
+    """
+
     daemon_threads = True
+    block_on_close = False
+    request_queue_size = BACKLOG
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hang up mid-stream on purpose in these tests; log, don't print."""
@@ -98,12 +115,24 @@ class VendorEmulator:
 
     ``soft_drop`` (for recording cassettes) ends a ``dropped_connection`` body
     cleanly and marks it with the ``x-toolstream-transport: dropped`` header.
+
+    ``profile`` (a name in :data:`~toolstream_core.testing.PROFILES`) streams the
+    ``openai-chat`` answers the way that OpenAI-compatible server does (vLLM,
+    Ollama, DeepSeek, Groq, Mistral, OpenRouter, a LiteLLM proxy); the other APIs
+    are unaffected.
+
+    A model ``scenario:<name>@<tag>`` plays ``<name>`` with the tag mixed into the
+    seed: call ids and fragment cuts are then unique to the request, which is what
+    a load test needs to prove that no stream received another's calls.
     """
 
     def __init__(self, seed: int = 0, *, host: str = "127.0.0.1", port: int = 0,
-                 soft_drop: bool = False) -> None:
+                 soft_drop: bool = False, profile: str | None = None) -> None:
+        if profile is not None and profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; known: {sorted(PROFILES)}")
         self.seed = seed
         self.soft_drop = soft_drop
+        self.profile = profile
         self._host = host
         self._port = port
         self._lock = threading.Lock()
@@ -186,12 +215,14 @@ class VendorEmulator:
             self._requests.append(item)
             self._headers.append(headers)
 
-    def _next_scenario(self, api: str, model: str) -> str:
+    def _next_scenario(self, api: str, model: str) -> tuple[str, str]:
+        """The scenario this request plays, and its tag (``""``: none)."""
         if model.startswith(_MODEL_PREFIX):
-            return model[len(_MODEL_PREFIX):]
+            name, _, tag = model[len(_MODEL_PREFIX):].partition(_TAG_SEP)
+            return name, tag
         with self._lock:
             q = self._queues[api]
-            return q.popleft() if q else "text"
+            return (q.popleft() if q else "text"), ""
 
 
 def _check_applies(api: str, name: str) -> None:
@@ -243,17 +274,21 @@ class _Handler(BaseHTTPRequestHandler):
         if rejected is not None:
             self._send_json(rejected.status, rejected.body)
             return
-        name = emu._next_scenario(route.api, route.model)
+        name, tag = emu._next_scenario(route.api, route.model)
         try:
             _check_applies(route.api, name)
         except ValueError as exc:
             self._send_json(400, _bad_request(route.api, str(exc)))
             return
-        script = build_script(name, scenario_rng(emu.seed, route.api, name))
-        rng = scenario_rng(emu.seed, route.api, name + "/wire")
+        seed = f"{emu.seed}{_TAG_SEP}{tag}" if tag else emu.seed
+        script = build_script(name, scenario_rng(seed, route.api, name))
+        rng = scenario_rng(seed, route.api, name + "/wire")
         model = route.model or "emulated-model"
+        profile = PROFILES.get(emu.profile or "") if route.api == "openai-chat" else None
         if route.stream:
-            rendered: Rendered = wire.render_stream(script, rng, model, body)
+            rendered: Rendered = (render_profiled(profile, script, rng, model, body)
+                                  if profile is not None
+                                  else wire.render_stream(script, rng, model, body))
             self._send_stream(rendered, name)
         else:
             reply: Reply = wire.render_complete(script, rng, model, body)

@@ -1,0 +1,460 @@
+"""OpenAI-compatible server profiles: each scenario in another server's dialect.
+
+Many backends speak "the OpenAI chat API" and each one serialises streamed tool
+calls a little differently. A profile renders the same neutral scenario script
+(the calls, their argument text, how the turn ends) the way that server puts it
+on the wire, so a stack can be tested against vLLM, Ollama, DeepSeek, Groq,
+Mistral, OpenRouter or a LiteLLM proxy without running one.
+
+Every profile's class docstring lists the quirks it reproduces and where each
+one is documented: an issue, the vendor's documentation, or a recorded stream
+in the project's corpus (``streams/openai-chat/``, see its MANIFEST.md). Only
+streamed answers change; a non-streamed request gets the OpenAI shape on every
+profile.
+
+Where a profile sends each call whole in one chunk, the per-fragment shapes of
+the chat-only scenarios (``missing_index``, ``id_name_repeated``,
+``empty_id_later``) give way to the server's own shape: the fault a scenario
+names (which calls, how the turn ends) is always kept.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+from ._scenarios import CallSpec, Script, split_text
+from ._wire_common import CREATED, Rendered, dumps, rand_id, sse
+
+__all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
+
+IdStyle = Callable[[random.Random, int, str], str]
+UsageMode = Literal["requested", "final_chunk", "groq"]
+
+
+def _openai_ids(rng: random.Random, i: int, name: str) -> str:
+    return rand_id(rng, "call_", 24)
+
+
+def _vllm_ids(rng: random.Random, i: int, name: str) -> str:
+    return "chatcmpl-tool-" + "".join(rng.choice("0123456789abcdef") for _ in range(16))
+
+
+def _short_ids(rng: random.Random, i: int, name: str) -> str:
+    return rand_id(rng, "", 9)
+
+
+def _ollama_ids(rng: random.Random, i: int, name: str) -> str:
+    return "call_" + "".join(rng.choice(string.ascii_lowercase + string.digits)
+                             for _ in range(8))
+
+
+def _kimi_ids(rng: random.Random, i: int, name: str) -> str:
+    # Kimi-style ids are positional (functions.add:0): add a seeded tail so two
+    # requests never share one, which keeps the cross-talk proofs meaningful.
+    return f"functions.{name}:{i}-{rand_id(rng, '', 6)}"
+
+
+_ID_STYLES: dict[str, IdStyle] = {"openai": _openai_ids, "vllm": _vllm_ids, "short": _short_ids,
+                                  "ollama": _ollama_ids, "kimi": _kimi_ids}
+
+
+def output_limit(body: dict[str, Any]) -> int | None:
+    """The output-token limit the request set (``max_completion_tokens`` or ``max_tokens``)."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+class Profile:
+    """How one OpenAI-compatible server streams tool calls (knobs, read by the renderer).
+
+    The defaults are OpenAI's own behaviour; a subclass sets only what its server
+    does differently and says in its docstring where that is documented.
+    """
+
+    name: ClassVar[str] = "openai"
+    server: ClassVar[str] = "OpenAI"
+    quirks: ClassVar[tuple[str, ...]] = ()
+    id_style: ClassVar[str] = "openai"  # a key of _ID_STYLES
+    index: ClassVar[Literal["keep", "omit", "zero"]] = "keep"
+    whole_calls: ClassVar[bool] = False          # each call's arguments in one chunk
+    calls_in_one_delta: ClassVar[bool] = False   # every call of the turn in one delta
+    finish_on_last_call: ClassVar[bool] = False  # finish_reason rides the last call chunk
+    omit_type: ClassVar[bool] = False
+    repeat_role: ClassVar[bool] = False          # role/content on every chunk
+    empty_fragments: ClassVar[int] = 0           # "" argument fragments after the opening
+    finish_for_calls: ClassVar[str] = "tool_calls"
+    finish_on_cut: ClassVar[str] = "length"
+    repeat_finish: ClassVar[bool] = False        # the finish chunk is sent twice
+    usage: ClassVar[UsageMode] = "requested"
+    usage_null: ClassVar[bool] = False           # "usage": null on every other chunk
+    comments: ClassVar[tuple[bytes, ...]] = ()   # SSE comment lines before the first chunk
+    reasoning: ClassVar[str | None] = None       # reasoning_content deltas before the answer
+    object_arguments: ClassVar[bool] = False     # arguments as a JSON object when they parse
+    summary_chunk: ClassVar[bool] = False        # repeat each call after the finish, re-encoded
+    new_chunk_ids: ClassVar[bool] = False        # a different completion id on every chunk
+    extra: ClassVar[dict[str, Any]] = {}         # fields added to every chunk
+    fingerprint: ClassVar[str | None] = "fp_toolstream"
+    error_event: ClassVar[str | None] = None     # SSE event name for the in-stream error
+    error_body: ClassVar[dict[str, Any]] = {
+        "error": {"message": "The server had an error while processing your request.",
+                  "type": "server_error", "param": None, "code": None}}
+
+    def __repr__(self) -> str:
+        return f"<Profile {self.name}: {self.server}>"
+
+
+class Vllm(Profile):
+    """vLLM's OpenAI-compatible server (``vllm serve --enable-auto-tool-choice``).
+
+    - **A cut call is reported as finished**: once any tool-call delta went out the
+      streaming handler rewrites the finish reason to ``"tool_calls"``, so a call cut
+      by ``max_tokens`` ends with ``finish_reason: "tool_calls"`` (vllm-project/vllm
+      issues 53269 and 58228: 25 of 3,600 generations hit the limit, every one
+      reported ``tool_calls``; issue 9053, PR 46303). The usage chunk (when asked
+      for with ``stream_options.include_usage``) reports ``completion_tokens`` equal
+      to the limit, the only trace of the cut.
+    - Tool-call ids ``chatcmpl-tool-<16 hex>``; id, type and name on the opening delta
+      only, arguments streamed incrementally by index (recorded
+      ``mistral__mistral-incremental-tool-call__0``, a vLLM-served model).
+    """
+
+    name = "vllm"
+    server = "vLLM"
+    quirks = ("finish_reason tool_calls on a max_tokens cut (vllm#53269, #58228)",
+              "usage only on request; completion_tokens == max_tokens on a cut",
+              "ids chatcmpl-tool-<hex>")
+    id_style = "vllm"
+    finish_on_cut = "tool_calls"
+    fingerprint = None
+
+
+class Ollama(Profile):
+    """Ollama's ``/v1/chat/completions`` compatibility endpoint.
+
+    - **No ``index``** on tool-call deltas (ollama/ollama issue 7881) and every call
+      **whole in one chunk**, all calls of a turn in one delta, ids ``call_<8>``
+      (recorded ``ollama__openai_chat_model_complete_ollama-…``).
+    - **``finish_reason: "stop"``** after tool calls (same recording; ollama PR 7963
+      discusses switching to ``tool_calls``).
+    - ``role``/``content: ""`` repeated on the finish chunk; ``system_fingerprint``
+      ``fp_ollama``; usage only on request.
+    """
+
+    name = "ollama"
+    server = "Ollama"
+    quirks = ("no index (ollama#7881)", "all calls whole in one chunk",
+              'finish_reason "stop" after tool calls', "ids call_<8>")
+    id_style = "ollama"
+    index = "omit"
+    whole_calls = True
+    calls_in_one_delta = True
+    finish_for_calls = "stop"
+    repeat_role = True
+    fingerprint = "fp_ollama"
+
+
+class DeepSeek(Profile):
+    """DeepSeek's API (``api.deepseek.com``, ``deepseek-reasoner``/``deepseek-chat``).
+
+    - ``reasoning_content`` deltas before the answer and ``"usage": null`` on every
+      chunk (recorded ``deepseek__deepseek-tool-call__0``).
+    - **Usage always reported, on the finish chunk itself** (no separate usage-only
+      chunk), whether or not the client asked (DeepSeek API docs, Chat Completions,
+      ``stream_options``; same recording).
+    - Arguments streamed incrementally by index; id and name on the opening delta.
+    """
+
+    name = "deepseek"
+    server = "DeepSeek"
+    quirks = ("reasoning_content deltas", "usage: null on every chunk",
+              "usage always, on the finish chunk")
+    usage = "final_chunk"
+    usage_null = True
+    reasoning = "The user wants a tool call; I will call it."
+    fingerprint = "fp_deepseek_prod0820_fp8_kvcache"
+
+
+class Groq(Profile):
+    """Groq's OpenAI-compatible API.
+
+    - **Each call whole in one chunk** (arguments in a single delta, with index, id,
+      type and name), ids of 9 alphanumerics (recorded ``groq__groq-tool-call__0``,
+      ``groq__groq-kimi-k2_multi_tool_streaming__0``).
+    - **Usage twice**: in ``x_groq.usage`` and ``usage`` on the finish chunk, always,
+      plus a trailing ``choices: []`` usage chunk when asked (kimi-k2 recording).
+    - A failed tool generation arrives as an ``event: error`` SSE frame with
+      ``code: "tool_use_failed"`` and no ``[DONE]`` (recorded
+      ``groq__tool_use_failed_error_streaming__0``).
+    """
+
+    name = "groq"
+    server = "Groq"
+    quirks = ("each call whole in one chunk", "usage in x_groq and on the finish chunk",
+              "event: error tool_use_failed")
+    id_style = "short"
+    whole_calls = True
+    usage = "groq"
+    fingerprint = "fp_f8b414701e"
+    error_event = "error"
+    error_body = {"error": {
+        "message": "Tool call validation failed: parameters for tool write_file did not "
+                   "match schema", "type": "invalid_request_error", "code": "tool_use_failed",
+        "failed_generation": "", "status_code": 400}}
+
+
+class Mistral(Profile):
+    """Mistral's chat completions API (``api.mistral.ai``).
+
+    - **No ``index`` and no ``type``** on tool calls, every call **whole in one
+      chunk**, all calls in one delta, ids of 9 alphanumerics (recorded
+      ``mistral__mistral-tool-call__0`` and
+      ``mistral__synchronous_streaming_chat_completions_with_tool-b1e02a__0``).
+    - **The finish reason and the usage ride the chunk that carries the calls**
+      (same recordings): there is no separate finish chunk.
+    """
+
+    name = "mistral"
+    server = "Mistral"
+    quirks = ("no index, no type", "all calls whole in one chunk",
+              "finish_reason and usage on the call chunk")
+    id_style = "short"
+    index = "omit"
+    omit_type = True
+    whole_calls = True
+    calls_in_one_delta = True
+    finish_on_last_call = True
+    usage = "final_chunk"
+    fingerprint = None
+
+
+class OpenRouter(Profile):
+    """OpenRouter (here routing to a Kimi/Anthropic upstream).
+
+    - ``: OPENROUTER PROCESSING`` SSE comment lines before the first chunk (dropped
+      by the corpus converter, noted in the MANIFEST); ``provider`` and
+      ``native_finish_reason`` on every chunk; ``role``/``content`` repeated on every
+      chunk; **empty ``""`` argument fragments** after a call opens (recorded
+      ``openrouter__anthropic_multi_tool_streaming__0``).
+    - Kimi-style positional ids ``functions.<name>:<n>`` (recorded
+      ``openrouter__kimi_multi_tool_streaming__0``; a seeded tail is added here so
+      ids stay unique across requests).
+    - **The finish chunk is sent twice** (recorded
+      ``openrouter__openrouter_stream_error__0``: two ``finish_reason: "length"``
+      chunks) and usage with ``cost`` rides the last one, always.
+    """
+
+    name = "openrouter"
+    server = "OpenRouter"
+    quirks = (": OPENROUTER PROCESSING comments", 'empty "" argument fragments',
+              "ids functions.<name>:<n>", "finish chunk sent twice", "usage always")
+    id_style = "kimi"
+    repeat_role = True
+    empty_fragments = 2
+    repeat_finish = True
+    usage = "final_chunk"
+    comments = (b": OPENROUTER PROCESSING\n\n", b": OPENROUTER PROCESSING\n\n")
+    extra = {"provider": "Chutes"}
+    fingerprint = None
+
+
+class LiteLLM(Profile):
+    """A LiteLLM proxy in front of Ollama (``ollama_chat/`` models).
+
+    - **Arguments as a JSON object**, each call whole in one chunk, **every call at
+      ``index: 0``** with its own id, and **a new completion id on every chunk**
+      (BerriAI/litellm PR 37792, describing the ``ollama_chat`` streaming path). A
+      call whose text does not parse (a cut) is sent as the string it is.
+    - ``finish_reason: "stop"`` after tool calls (BerriAI/litellm issue 35663).
+    - **A summary chunk after the finish** repeats every call with the same id and
+      its arguments encoded again as a JSON string (BerriAI/litellm issue 20480).
+    """
+
+    name = "litellm"
+    server = "LiteLLM proxy"
+    quirks = ("arguments as a JSON object (litellm#37792)", "every call at index 0",
+              "new chunk id per chunk", 'finish_reason "stop"',
+              "summary chunk, arguments double-encoded (litellm#20480)")
+    index = "zero"
+    whole_calls = True
+    object_arguments = True
+    finish_for_calls = "stop"
+    summary_chunk = True
+    new_chunk_ids = True
+    fingerprint = None
+
+
+#: The compatible-server profiles, by name (``VendorEmulator(profile=name)``).
+PROFILES: dict[str, Profile] = {
+    p.name: p for p in (Vllm(), Ollama(), DeepSeek(), Groq(), Mistral(), OpenRouter(),
+                        LiteLLM())
+}
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+class _Chunks:
+    """Chunk dicts for one answer in one profile's shape."""
+
+    def __init__(self, p: Profile, rng: random.Random, model: str) -> None:
+        self.p = p
+        self.rng = rng
+        self.base: dict[str, Any] = {"id": rand_id(rng, "chatcmpl-", 29),
+                                     "object": "chat.completion.chunk",
+                                     "created": CREATED, "model": model, **p.extra}
+        if p.fingerprint is not None:
+            self.base["system_fingerprint"] = p.fingerprint
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None,
+              **top: Any) -> dict[str, Any]:
+        p = self.p
+        if p.repeat_role:
+            delta = {"role": "assistant", "content": "" if finish else None, **delta}
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None,
+                                  "finish_reason": finish}
+        if "provider" in p.extra:
+            choice["native_finish_reason"] = finish
+        out = {**self.base, "choices": [choice], **top}
+        if p.new_chunk_ids:
+            out["id"] = "chatcmpl-" + rand_id(self.rng, "", 8)
+        if p.usage_null and "usage" not in out:
+            out["usage"] = None
+        return out
+
+
+def _tool(p: Profile, i: int, call_id: str | None, name: str | None,
+          args: Any) -> dict[str, Any]:
+    tc: dict[str, Any] = {}
+    if p.index == "keep":
+        tc["index"] = i
+    elif p.index == "zero":
+        tc["index"] = 0
+    if call_id is not None:
+        tc["id"] = call_id
+        if not p.omit_type:
+            tc["type"] = "function"
+    fn: dict[str, Any] = {}
+    if name is not None:
+        fn["name"] = name
+    fn["arguments"] = args
+    tc["function"] = fn
+    return tc
+
+
+def _whole_args(p: Profile, text: str) -> Any:
+    if p.object_arguments:
+        try:
+            return json.loads(text) if text.strip() else {}
+        except ValueError:
+            return text
+    return text
+
+
+def _usage(body: dict[str, Any], script: Script) -> dict[str, Any]:
+    prompt = 20 + len(body.get("messages") or []) * 10
+    completion = sum(len(c.args_text) for c in script.calls) // 4 + 5
+    limit = output_limit(body)
+    if script.ending == "length" and limit is not None:
+        completion = limit  # a cut by the limit spends exactly the limit
+    elif limit is not None:
+        completion = min(completion, max(limit - 1, 1))
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
+                    body: dict[str, Any]) -> Rendered:
+    """The streamed answer for ``script`` as server ``p`` sends it."""
+    ch = _Chunks(p, rng, model)
+    make_id = _ID_STYLES[p.id_style]
+    ids = [make_id(rng, i, c.name) for i, c in enumerate(script.calls)]
+    texts = [c.args_text for c in script.calls]
+    if script.cut_at is not None and texts:
+        texts[-1] = texts[-1][: script.cut_at]
+    chunks: list[dict[str, Any]] = []
+
+    if p.reasoning:
+        chunks.append(ch.chunk({"role": "assistant", "content": None,
+                                "reasoning_content": ""}))
+        chunks.extend(ch.chunk({"content": None, "reasoning_content": piece})
+                      for piece in split_text(p.reasoning, rng, max_piece=12))
+    if script.text is not None:
+        chunks.append(ch.chunk({"role": "assistant", "content": ""}))
+        chunks.extend(ch.chunk({"content": piece})
+                      for piece in split_text(script.text, rng, max_piece=8))
+    elif not p.reasoning:
+        chunks.append(ch.chunk({"role": "assistant", "content": None}))
+
+    resend = script.scenario == "resent_duplicate"
+    if p.whole_calls:
+        entries = []
+        for i, (call, text) in enumerate(zip(script.calls, texts, strict=True)):
+            entries.append(_tool(p, i, ids[i], call.name, _whole_args(p, text)))
+            if resend:
+                entries.append(_tool(p, i, ids[i], call.name, _whole_args(p, text)))
+        groups = [entries] if p.calls_in_one_delta and entries else [[e] for e in entries]
+        chunks.extend(ch.chunk({"content": None, "tool_calls": g}) for g in groups)
+    else:
+        for i, (call, text) in enumerate(zip(script.calls, texts, strict=True)):
+            for _copy in range(2 if resend else 1):
+                chunks.extend(_incremental(p, ch, i, ids[i], call, text, rng))
+
+    usage = _usage(body, script)
+    wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    frames: list[bytes] = list(p.comments)
+    if script.ending == "error":
+        frames.extend(sse(c) for c in chunks)
+        frames.append(sse(p.error_body, p.error_event))
+        return Rendered(frames)
+    if script.ending in ("drop", "no_finish"):
+        frames.extend(sse(c) for c in chunks)
+        if script.ending == "drop":
+            return Rendered(frames, drop=True)
+        frames.append(sse("[DONE]"))
+        return Rendered(frames)
+
+    finish = p.finish_for_calls if script.calls else "stop"
+    if script.ending == "length":
+        finish = p.finish_on_cut
+    top: dict[str, Any] = {}
+    if p.usage == "final_chunk":
+        top["usage"] = usage
+    elif p.usage == "groq":
+        top = {"x_groq": {"id": "req_" + rand_id(rng, "", 26), "usage": usage},
+               "usage": usage}
+    if p.finish_on_last_call and len(chunks) > 1 and script.calls:
+        last = chunks.pop()
+        last["choices"][0]["finish_reason"] = finish
+        chunks.append({**last, **top})
+    else:
+        if p.repeat_finish:
+            chunks.append(ch.chunk({}, finish))
+        chunks.append(ch.chunk({"content": ""} if p.usage_null else {}, finish, **top))
+    if p.summary_chunk and script.calls:
+        chunks.append(ch.chunk({"tool_calls": [
+            _tool(p, i, ids[i], c.name, json.dumps(dumps(_whole_args(p, t))
+                                                   if p.object_arguments else t))
+            for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
+    if wants_usage and p.usage in ("requested", "groq"):
+        chunks.append({**ch.base, "choices": [], "usage": usage})
+    frames.extend(sse(c) for c in chunks)
+    frames.append(sse("[DONE]"))
+    return Rendered(frames)
+
+
+def _incremental(p: Profile, ch: _Chunks, i: int, call_id: str, call: CallSpec, text: str,
+                 rng: random.Random) -> list[dict[str, Any]]:
+    """Opening delta (id, name, ``""``), optional empty fragments, then the pieces."""
+    out = [ch.chunk({"tool_calls": [_tool(p, i, call_id, call.name, "")]})]
+    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, "")]})
+               for _ in range(p.empty_fragments))
+    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, piece)]})
+               for piece in split_text(text, rng))
+    return out
