@@ -377,8 +377,8 @@ STREAM_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
 def streams_dir() -> Path:
-    """Where the real streams live (``TOOLSTREAM_STREAMS`` overrides, as for the tests)."""
-    return Path(os.environ.get("TOOLSTREAM_STREAMS", "/work/shared/streams"))
+    """Where the real streams live: ``TOOLSTREAM_STREAMS`` if set, else the in-repo ``tests/streams``."""
+    return Path(os.environ.get("TOOLSTREAM_STREAMS") or Path(__file__).resolve().parents[1] / "tests" / "streams")
 
 
 def real_streams(root: Path | None = None, limit: int | None = None) -> list[Workload]:

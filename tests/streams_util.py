@@ -1,10 +1,18 @@
-"""Find and read the shared corpus of real vendor streams (``../shared/streams``).
+"""Find and read the corpus of real vendor streams (``tests/streams``, plus ``$TOOLSTREAM_STREAMS``).
 
-The streams are third-party recordings that must not be copied into the repo, so every test
-reads them in place. This module is the one place that knows the on-disk format (see the
-corpus MANIFEST.md): a header line, then ``{"event"?: name, "data": <vendor event>}``,
-``{"done": true}`` for ``data: [DONE]`` or ``{"raw": text}`` per line, and an
-``<name>.expected.json`` of factual reassembly beside streams of the four main APIs.
+The streams are unmodified third-party recordings from public repositories under MIT or
+Apache-2.0; ``tests/streams/MANIFEST.md`` names every source and commit and ``licenses/``
+holds the license texts, which is what lets the repository (and its sdist) ship them. The
+copy is refreshed from the upstream collection (``../shared/streams``) by
+``scripts/refresh_streams.py``. ``$TOOLSTREAM_STREAMS`` (one folder, or several joined with
+``os.pathsep``) ADDS folders of the same layout, e.g. a larger private set; a stream id
+already seen in an earlier folder is not read again, so pointing it at the upstream copy
+does not run everything twice (the in-repo copy wins; refresh it to pick up edits).
+
+This module is the one place that knows the on-disk format (see the MANIFEST): a header
+line, then ``{"event"?: name, "data": <vendor event>}``, ``{"done": true}`` for
+``data: [DONE]`` or ``{"raw": text}`` per line, and an ``<name>.expected.json`` of factual
+reassembly beside streams of the four main APIs.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ __all__ = [
     "DONE",
     "ENV_VAR",
     "MAIN_APIS",
+    "REPO_STREAMS",
     "RawPayload",
     "StreamCase",
     "find_streams_dir",
@@ -28,6 +37,7 @@ __all__ = [
     "load_stream",
     "stream_id",
     "stream_paths",
+    "streams_dirs",
 ]
 
 ENV_VAR: Final = "TOOLSTREAM_STREAMS"
@@ -92,16 +102,28 @@ class StreamCase:
         return iter((self.path, self.header, self.events, self.expected))
 
 
-def find_streams_dir() -> Path | None:
-    """Where the corpus is: ``$TOOLSTREAM_STREAMS``, else ``<repo>/../shared/streams``.
+#: The corpus shipped with the repository (and the sdist).
+REPO_STREAMS: Final = Path(__file__).resolve().parent / "streams"
 
-    Returns ``None`` when the folder is absent so callers can skip with a clear message
-    instead of failing on machines that do not have the corpus.
-    """
-    env = os.environ.get(ENV_VAR)
-    repo = Path(__file__).resolve().parents[1]
-    candidate = Path(env) if env else repo.parent / "shared" / "streams"
-    return candidate if candidate.is_dir() else None
+
+def find_streams_dir() -> Path:
+    """The in-repo corpus. Its absence is a broken checkout, so it raises instead of skipping."""
+    if not (REPO_STREAMS / "MANIFEST.md").is_file():
+        raise FileNotFoundError(
+            f"the stream corpus is missing from {REPO_STREAMS}: it ships with the repository "
+            "(restore it, or run scripts/refresh_streams.py)"
+        )
+    return REPO_STREAMS
+
+
+def streams_dirs() -> list[Path]:
+    """The in-repo corpus first, then every existing folder named in ``$TOOLSTREAM_STREAMS``."""
+    dirs = [find_streams_dir()]
+    for entry in os.environ.get(ENV_VAR, "").split(os.pathsep):
+        extra = Path(entry).expanduser() if entry.strip() else None
+        if extra is not None and extra.is_dir() and extra.resolve() not in {d.resolve() for d in dirs}:
+            dirs.append(extra)
+    return dirs
 
 
 def stream_id(path: Path) -> str:
@@ -141,16 +163,26 @@ def load_stream(path: Path) -> StreamCase:
 
 
 def stream_paths(root: Path | None = None, apis: tuple[str, ...] = MAIN_APIS) -> list[Path]:
-    """Every ``*.jsonl`` under the given API folders, sorted for stable test ids."""
-    base = root if root is not None else find_streams_dir()
-    if base is None:
-        return []
-    return [p for api in apis for p in sorted((base / api).glob("*.jsonl"))]
+    """Every ``*.jsonl`` under the given API folders, sorted for stable test ids.
+
+    With ``root`` only that folder is read; without it, :func:`streams_dirs` (the in-repo
+    corpus plus ``$TOOLSTREAM_STREAMS``), keeping the first file of each stream id.
+    """
+    roots = [root] if root is not None else streams_dirs()
+    seen: set[str] = set()
+    paths: list[Path] = []
+    for api in apis:
+        for base in roots:
+            for path in sorted((base / api).glob("*.jsonl")):
+                if stream_id(path) not in seen:
+                    seen.add(stream_id(path))
+                    paths.append(path)
+    return paths
 
 
 def iter_streams(
     root: Path | None = None, apis: tuple[str, ...] = MAIN_APIS
 ) -> Iterator[StreamCase]:
-    """Yield each stream of the given API folders; nothing when the corpus is absent."""
+    """Yield each stream of the given API folders (see :func:`stream_paths` for which)."""
     for path in stream_paths(root, apis):
         yield load_stream(path)

@@ -431,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[colour],
         help="replay recorded streams through the assembler",
         description=_para(
-            "Replay vcrpy cassettes (.yaml) or JSONL streams (the shared/streams "
+            "Replay vcrpy cassettes (.yaml) or JSONL streams (the tests/streams "
         "format) through toolstream's Assembler and show, per tool call, its identity, state, "
         "reason and size, then the error results that pair every rejected call. Directories "
         "are searched for .jsonl/.yaml files."

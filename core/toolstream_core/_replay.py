@@ -3,7 +3,7 @@
 Two recording formats exist in this project and both are read here so the CLI,
 the demo and the tests agree on what a recording *says*:
 
-* the JSONL streams of ``../shared/streams`` (a header line, then one
+* the JSONL streams of ``tests/streams`` (a header line, then one
   ``{"event"?: ..., "data": <vendor event>}`` or ``{"done": true}`` per line);
 * vcrpy cassettes (``cassettes/<api>/<scenario>.yaml``), whose response bodies
   are the raw wire bytes: SSE for every vendor, or a JSON array for Gemini's

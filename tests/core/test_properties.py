@@ -24,7 +24,7 @@ import builders as b
 from builders import run, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from streams_util import MAIN_APIS, find_streams_dir, load_stream, stream_paths
+from streams_util import MAIN_APIS, load_stream, stream_paths
 from toolstream_core import AssembleConfig, Assembler, CallState, Reason
 
 SETTINGS = settings(max_examples=150, derandomize=True, deadline=None,
@@ -248,12 +248,9 @@ def _synthetic_bases() -> list[tuple[str, list[Any]]]:
 
 
 def _real_bases() -> list[tuple[str, list[Any]]]:
-    """Real recorded streams with tool calls (none when the corpus is absent: synthetic only)."""
-    root = find_streams_dir()
-    if root is None:
-        return []
+    """Real recorded streams with tool calls (in-repo corpus plus ``$TOOLSTREAM_STREAMS``)."""
     bases = []
-    for path in stream_paths(root, MAIN_APIS):
+    for path in stream_paths(apis=MAIN_APIS):
         case = load_stream(path)
         if case.expected and case.expected.get("tool_calls") and len(case.events) < 400:
             bases.append((case.api, [e for e in case.data_events() if isinstance(e, dict)]))

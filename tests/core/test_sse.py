@@ -1,6 +1,6 @@
 """Tests for ``toolstream_core.sse``: raw body bytes -> vendor events, under any cut.
 
-The real-stream tests re-encode the recorded vendor events of ``../shared/streams`` as the
+The real-stream tests re-encode the recorded vendor events of ``tests/streams`` as the
 bytes a server would send (SSE, and Gemini's JSON array for the gemini folder) and check
 that every way of cutting those bytes gives back the recorded events, in order.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from streams_util import BONUS_APIS, MAIN_APIS, stream_paths
 from toolstream_core.sse import (
     UNPARSABLE_KEY,
     EventDecoder,
@@ -28,13 +28,8 @@ from toolstream_core.sse import (
     iter_events,
 )
 
-STREAMS = Path(os.environ.get("TOOLSTREAM_STREAMS", "/work/shared/streams"))
-STREAM_FILES = sorted(STREAMS.glob("*/*.jsonl")) if STREAMS.is_dir() else []
+STREAM_FILES = stream_paths(apis=MAIN_APIS + BONUS_APIS)  # in-repo corpus + $TOOLSTREAM_STREAMS
 GEMINI_FILES = [p for p in STREAM_FILES if p.parent.name == "gemini"]
-needs_streams = pytest.mark.skipif(
-    not STREAM_FILES,
-    reason=f"vendor stream corpus not found at {STREAMS} (set TOOLSTREAM_STREAMS to its path)",
-)
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 Record = dict[str, Any]
@@ -116,7 +111,6 @@ def bytewise(body: bytes) -> list[bytes]:
 # ---------------------------------------------------------------------------------------
 
 
-@needs_streams
 @pytest.mark.parametrize("path", STREAM_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_real_stream_as_sse_fed_byte_by_byte(path: Path) -> None:
     """One byte per feed is every cut at once, multi-byte characters included."""
@@ -129,7 +123,6 @@ def test_real_stream_as_sse_fed_byte_by_byte(path: Path) -> None:
     assert decoder.truncated is False
 
 
-@needs_streams
 @pytest.mark.parametrize("path", GEMINI_FILES, ids=lambda p: p.stem)
 def test_real_gemini_stream_as_json_array_fed_byte_by_byte(path: Path) -> None:
     events_in = expected_events(load_records(path))
@@ -140,13 +133,11 @@ def test_real_gemini_stream_as_json_array_fed_byte_by_byte(path: Path) -> None:
     assert decoder.truncated is False
 
 
-@needs_streams
 def test_corpus_exercises_multibyte_cuts() -> None:
     """Guard the byte-by-byte tests: the corpus must actually contain non-ASCII payloads."""
     assert any(inside_multibyte(sse_body(load_records(p))) for p in STREAM_FILES)
 
 
-@needs_streams
 @FAST
 @given(data=st.data())
 def test_real_stream_sse_random_cuts(data: st.DataObject) -> None:
@@ -169,7 +160,6 @@ def test_real_stream_sse_random_cuts(data: st.DataObject) -> None:
     assert decoder.saw_done == any("data" not in r for r in records)
 
 
-@needs_streams
 @FAST
 @given(data=st.data())
 def test_real_gemini_stream_json_array_random_cuts(data: st.DataObject) -> None:

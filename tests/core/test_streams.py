@@ -12,7 +12,7 @@ What is checked, per stream (DESIGN §3-§5):
 * input forms: plain dicts with the provider named and auto-detected, and SDK objects built
   with the vendor SDK's own types (see ``to_sdk_events`` for the tiers and the fallbacks).
 
-The streams are read in place from the shared corpus; every test skips when it is absent.
+The streams are the in-repo corpus (``tests/streams``) plus any ``$TOOLSTREAM_STREAMS`` folders.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import pytest
 from stream_expectations import BONUS_NEAREST_FAMILY, EXPECTATIONS, Outcome
 from streams_util import (
     BONUS_APIS,
-    ENV_VAR,
     MAIN_APIS,
     StreamCase,
     find_streams_dir,
@@ -44,17 +43,11 @@ from streams_util import (
 core = pytest.importorskip("toolstream_core", reason="toolstream_core is not importable yet")
 
 _STREAMS_DIR = find_streams_dir()
-_SKIP_NO_CORPUS = pytest.mark.skip(
-    reason=f"real-stream corpus not found (set ${ENV_VAR} or place it at <repo>/../shared/streams)"
-)
 
 
 def _params(apis: tuple[str, ...]) -> list[Any]:
-    """One pytest param per stream file, or a single skipped param when the corpus is absent."""
-    paths = stream_paths(_STREAMS_DIR, apis) if _STREAMS_DIR is not None else []
-    if not paths:
-        return [pytest.param(None, marks=_SKIP_NO_CORPUS, id="no-corpus")]
-    return [pytest.param(p, id=stream_id(p)) for p in paths]
+    """One pytest param per stream file (in-repo corpus plus ``$TOOLSTREAM_STREAMS``)."""
+    return [pytest.param(p, id=stream_id(p)) for p in stream_paths(apis=apis)]
 
 
 MAIN_PARAMS = _params(MAIN_APIS)
@@ -513,9 +506,7 @@ def resplit(api: str, events: list[Any], seed: str) -> tuple[list[Any], int]:
 
 def test_table_covers_the_corpus() -> None:
     """A stream without a written-down outcome, or a stale entry, is a finding."""
-    if _STREAMS_DIR is None:
-        pytest.skip("real-stream corpus not found")
-    ids = {stream_id(p) for p in stream_paths(_STREAMS_DIR, MAIN_APIS)}
+    ids = {stream_id(p) for p in stream_paths(apis=MAIN_APIS)}
     assert ids == set(EXPECTATIONS), {
         "missing": sorted(ids - set(EXPECTATIONS)), "stale": sorted(set(EXPECTATIONS) - ids)}
     for key, outcome in EXPECTATIONS.items():
@@ -555,13 +546,11 @@ def test_stream_from_sdk_objects(path: Any, provider_mode: str) -> None:
 
 def test_sdk_fallbacks_are_few_and_explained() -> None:
     """Events the SDK cannot represent are fed as dicts; keep that list short and known."""
-    if _STREAMS_DIR is None:
-        pytest.skip("real-stream corpus not found")
     tiers: Counter[tuple[str, str]] = Counter()
     fallbacks: list[str] = []
     loose: Counter[tuple[str, str]] = Counter()
     unexplained: list[str] = []
-    for path in stream_paths(_STREAMS_DIR, MAIN_APIS):
+    for path in stream_paths(apis=MAIN_APIS):
         case = _load(path)
         _objects, report = to_sdk_events(case.api, copy.deepcopy(case.data_events()))
         for conv in report:
@@ -611,10 +600,8 @@ def test_stream_resplit_gives_same_turn(path: Any) -> None:
 
 def test_resplit_is_not_vacuous() -> None:
     """The re-split test must actually cut fragments, in every family."""
-    if _STREAMS_DIR is None:
-        pytest.skip("real-stream corpus not found")
     per_api: Counter[str] = Counter()
-    for path in stream_paths(_STREAMS_DIR, MAIN_APIS):
+    for path in stream_paths(apis=MAIN_APIS):
         case = _load(path)
         _events, splits = resplit(case.api, copy.deepcopy(case.data_events()), case.id)
         per_api[case.api] += splits

@@ -1,4 +1,4 @@
-"""Serve one recorded vendor stream (the shared corpus) on 127.0.0.1 in its wire format, so
+"""Serve one recorded vendor stream (the stream corpus) on 127.0.0.1 in its wire format, so
 the real SDK clients and LlamaIndex classes read real vendor bytes. Every request gets the
 same stream; the body ends cleanly after the last recorded event."""
 

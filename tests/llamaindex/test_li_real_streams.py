@@ -1,4 +1,4 @@
-"""Real vendor streams (the shared corpus) through the real SDKs and LlamaIndex classes.
+"""Real vendor streams (the in-repo corpus) through the real SDKs and LlamaIndex classes.
 
 The shim sees the vendor's events only through what each LlamaIndex class exposes
 (``ChatResponse.raw``; for Anthropic, the SDK tap). This checks that it loses nothing: the
@@ -46,7 +46,6 @@ def _direct(events: list[Any], api: str) -> Turn:
     return assembler.finish()
 
 
-@pytest.mark.skipif(not PATHS, reason="real-stream corpus not found (set $TOOLSTREAM_STREAMS)")
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 async def test_shim_verdict_equals_direct_verdict(path: Path) -> None:
     case = load_stream(path)
