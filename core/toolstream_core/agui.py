@@ -1,0 +1,184 @@
+"""AG-UI tool-call events from the gate's decisions (the ``agui`` extra: ``ag-ui-protocol``).
+
+A CopilotKit-style frontend renders a tool call from ``TOOL_CALL_START`` / ``TOOL_CALL_ARGS``
+/ ``TOOL_CALL_END``. :class:`AGUIToolCallEvents` produces those from the gate's events, so
+the frontend shows a call's arguments growing while the model writes them, and:
+
+- a committed call ends with ``TOOL_CALL_END`` (its arguments are complete and proven; the
+  tool's own result follows from whoever runs it);
+- a rejected call does not vanish: it ends with ``TOOL_CALL_END``, then a ``CUSTOM`` event
+  ``toolstream.call_rejected`` (reason, detail, state) and a ``TOOL_CALL_RESULT`` whose
+  content is the error result the model itself receives, which is how AG-UI closes a call
+  that will never run.
+
+It reads three kinds of input, so one adapter serves either shim:
+
+- the core's events (``Assembler(on_event=...)``, ``ToolstreamLLM(on_event=...)``);
+- ``ToolstreamCallbackHandler(on_event=...)``'s ``(run_id, event)`` pairs (LangChain);
+- LlamaIndex's ``CallOpenedEvent`` ... ``CallRejectedEvent`` workflow events (from
+  ``ToolstreamStreamHandler``), matched by class name so the core never imports LlamaIndex.
+
+The events are the package's own pydantic models (``ag_ui.core``): serialise them with
+``ag_ui.encoder.EventEncoder`` or ``model_dump(by_alias=True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from ._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, Reason
+from ._progress import rejection_content, rejection_detail
+
+__all__ = ["REJECTED_EVENT_NAME", "AGUIToolCallEvents"]
+
+REJECTED_EVENT_NAME = "toolstream.call_rejected"
+_UNNAMED = "unknown"
+_MISSING: Any = object()
+
+
+@dataclass
+class _Call:
+    """One call between its start and its verdict."""
+
+    id: str | None
+    name: str | None
+    started: bool = False
+    waiting: list[str] = field(default_factory=list)  # fragments before the id was known
+
+
+class AGUIToolCallEvents:
+    """Translate gate events to AG-UI events; call it, or pass it as an ``on_event`` callback.
+
+    ``emit`` receives each AG-UI event as it is made (default: appended to ``events``).
+    ``parent_message_id`` is put on every ``TOOL_CALL_START`` (the assistant message that
+    holds the calls, if the frontend tracks one). ``forward_args`` mirrors the config's
+    ``ui_forward_partial_args`` for what a rejection may say (deltas already obey it).
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[BaseEvent], None] | None = None,
+        *,
+        parent_message_id: str | None = None,
+        forward_args: bool = True,
+    ) -> None:
+        self.events: list[BaseEvent] = []
+        self._emit = emit if emit is not None else self.events.append
+        self._parent = parent_message_id
+        self._forward = forward_args
+        self._calls: dict[tuple[Any, Hashable], _Call] = {}
+
+    def __call__(self, first: Any, second: Any = _MISSING) -> None:
+        """``on_event(event)`` (core, ``ToolstreamLLM``) or ``on_event(run_id, event)``
+        (``ToolstreamCallbackHandler``): a run id keeps concurrent runs' calls apart."""
+        if second is _MISSING:
+            self.translate(first)
+        else:
+            self.translate(second, scope=first)
+
+    def translate(self, event: Any, *, scope: Any = None) -> list[BaseEvent]:
+        """The AG-UI events for one gate event (also emitted); ``[]`` for anything else."""
+        out: list[BaseEvent] = []
+        if isinstance(event, ArgumentsDelta):
+            self._delta(out, (scope, event.key), event.fragment)
+        elif isinstance(event, CallOpened):
+            self._open(out, (scope, event.key), event.id, event.name)
+        elif isinstance(event, CallCommitted):
+            call = event.call
+            self._commit(out, (scope, call.key), call.id, call.name)
+        elif isinstance(event, CallRejected):
+            call = event.call
+            self._reject(out, (scope, call.key), call.id, call.name, {
+                "reason": str(call.reason or Reason.upstream_error),
+                "detail": rejection_detail(call, self._forward),
+                "state": str(call.state),
+            }, rejection_content(call, self._forward))
+        else:
+            self._workflow_event(out, event, scope)
+        for item in out:
+            self._emit(item)
+        return out
+
+    # -- LlamaIndex workflow events ------------------------------------------------------------
+
+    def _workflow_event(self, out: list[BaseEvent], event: Any, scope: Any) -> None:
+        kind = next((k.__name__ for k in type(event).__mro__ if k.__name__ in _WORKFLOW_EVENTS), None)
+        if kind is None:
+            return
+        key = ((scope, getattr(event, "agent_name", "")), getattr(event, "key", None))
+        tool_id, name = event.tool_id, event.tool_name
+        if kind == "CallOpenedEvent":
+            self._open(out, key, tool_id, name)
+        elif kind == "CallProgressEvent":
+            self._delta(out, key, event.fragment)
+        elif kind == "CallCommittedEvent":
+            self._commit(out, key, tool_id, name)
+        else:
+            self._reject(out, key, tool_id, name, {"reason": event.reason, "detail": event.detail,
+                                                   "state": "failed"}, event.content)
+
+    # -- the sequence --------------------------------------------------------------------------
+
+    def _open(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
+              name: str | None) -> None:
+        call = self._calls[key] = _Call(call_id, name)
+        if call_id:
+            self._start(out, call)
+
+    def _start(self, out: list[BaseEvent], call: _Call) -> None:
+        assert call.id is not None
+        call.started = True
+        out.append(ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name or _UNNAMED,
+                                      parent_message_id=self._parent))
+        for fragment in call.waiting:
+            out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=fragment))
+        call.waiting = []
+
+    def _delta(self, out: list[BaseEvent], key: tuple[Any, Hashable], fragment: str | None) -> None:
+        call = self._calls.get(key)
+        if call is None or not fragment:
+            return  # a folded re-sent copy is never opened; no text when args are private
+        if call.started:
+            assert call.id is not None
+            out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=fragment))
+        else:
+            call.waiting.append(fragment)
+
+    def _finish(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
+                name: str | None) -> str:
+        """Start the call if it never was (its id came with the verdict), then end it."""
+        call = self._calls.pop(key, None) or _Call(call_id, name)
+        if not call.started:
+            call.id = call.id or call_id or f"toolstream-{key[1]}"
+            call.name = call.name or name
+            self._start(out, call)
+        assert call.id is not None
+        out.append(ToolCallEndEvent(tool_call_id=call.id))
+        return call.id
+
+    def _commit(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
+                name: str | None) -> None:
+        self._finish(out, key, call_id, name)
+
+    def _reject(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
+                name: str | None, why: dict[str, Any], content: str) -> None:
+        ident = self._finish(out, key, call_id, name)
+        out.append(CustomEvent(name=REJECTED_EVENT_NAME,
+                               value={"toolCallId": ident, "toolCallName": name, **why}))
+        out.append(ToolCallResultEvent(message_id=f"{ident}-rejected", tool_call_id=ident,
+                                       content=content, role="tool"))
+
+
+_WORKFLOW_EVENTS = frozenset({"CallOpenedEvent", "CallProgressEvent", "CallCommittedEvent",
+                              "CallRejectedEvent"})
