@@ -1,0 +1,296 @@
+"""Run one (mutated) stream through an assembler and check the invariants on what it decided.
+
+The checks are written against the public contract (DESIGN §4-§5) and do not reuse the core's
+own parser: a committed call's arguments are compared with an independent strict parse of its
+``raw_arguments``, so a bug shared by the core's parse and its finalize step cannot hide.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolstream_core._models import CallCommitted, CallOpened, CallRejected, CallState
+from toolstream_core.sse import EventDecoder
+
+from ._fuzz_mutations import Mutant
+
+__all__ = ["AssemblerFactory", "Outcome", "run_mutant", "run_stream", "violations_of"]
+
+#: ``factory(provider=..., on_event=...)`` -> an object with ``feed(chunk)`` and ``finish(...)``.
+AssemblerFactory = Callable[..., Any]
+
+_TERMINAL = frozenset({CallState.committed, CallState.failed, CallState.cancelled})
+_MAX_DEPTH = 256
+
+
+@dataclass
+class Outcome:
+    """What one run produced: the Turn (or the exception), and the facts the checks need."""
+
+    turn: Any = None
+    raised: str | None = None
+    transport_complete: bool = True
+    poisoned: set[Hashable] = field(default_factory=set)
+    commits: frozenset[str] = frozenset()
+    signature: Any = None
+
+
+def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], transport_complete: bool,
+               poison: int | None = None) -> Outcome:
+    """Feed ``events`` to a fresh assembler; track which calls the ``poison`` event could touch."""
+    live: set[Hashable] = set()
+    outcome = Outcome(transport_complete=transport_complete)
+    feeding_poison = False
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, CallOpened):
+            live.add(event.key)
+            if feeding_poison:
+                outcome.poisoned.add(event.key)
+        elif isinstance(event, (CallCommitted, CallRejected)):
+            live.discard(event.call.key)
+
+    stage = "construct"
+    try:
+        assembler = factory(provider=provider, on_event=on_event)
+        for position, event in enumerate(events):
+            stage = f"feed(event {position})"
+            if position == poison:
+                outcome.poisoned.update(live)
+                feeding_poison = True
+            assembler.feed(event)
+            feeding_poison = False
+        stage = "finish"
+        outcome.turn = assembler.finish(transport_complete=transport_complete)
+    except Exception as exc:  # the first invariant: nothing raises; report it, never propagate
+        outcome.raised = f"{stage} raised {type(exc).__name__}: {exc}"[:300]
+        return outcome
+    _summarise(outcome)
+    return outcome
+
+
+def run_mutant(factory: AssemblerFactory, provider: Any, mutant: Mutant) -> Outcome:
+    """Run a mutant: its events, or its body bytes decoded by `toolstream_core.sse` piece by piece."""
+    if mutant.events is not None:
+        return run_stream(factory, provider, mutant.events, mutant.transport_complete, mutant.poison)
+    assert mutant.body is not None
+    fmt: Any = "sse" if "event-stream" in mutant.content_type else "auto"
+    decoder = EventDecoder(fmt)
+    events: list[Any] = []
+    pos = 0
+    try:
+        for size in mutant.pieces:
+            events.extend(decoder.feed(mutant.body[pos:pos + size]))
+            pos += size
+        events.extend(decoder.close())
+    except Exception as exc:
+        return Outcome(raised=f"toolstream_core.sse raised {type(exc).__name__}: {exc}"[:300])
+    complete = mutant.transport_complete and not decoder.truncated
+    return run_stream(factory, provider, events, complete)
+
+
+def _canonical(value: Any, *, sort: bool) -> str:
+    try:
+        return json.dumps(value, sort_keys=sort, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return f"<not JSON: {value!r:.80}>"
+
+
+def _summarise(outcome: Outcome) -> None:
+    turn = outcome.turn
+    calls = list(getattr(turn, "calls", ()))
+    outcome.commits = frozenset(
+        f"{c.name}\x00{_canonical(c.arguments, sort=True)}" for c in calls if c.state is CallState.committed
+    )
+    outcome.signature = (
+        bool(getattr(turn, "complete", False)),
+        getattr(turn, "finish_reason", None),
+        tuple((c.id, c.name, c.kind, str(c.state), str(c.reason), c.raw_arguments,
+               _canonical(c.arguments, sort=False)) for c in calls),
+        tuple((c.id, c.name, str(c.state), c.raw_arguments) for c in getattr(turn, "server_calls", ())),
+    )
+
+
+# --------------------------------------------------------------------------- strict parse
+
+
+class _NotStrict(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _NotStrict("duplicate key")
+    return dict(pairs)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotStrict("overflowing number")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise _NotStrict(f"{name} is not JSON")
+
+
+def strict_parse(text: str) -> Any:
+    """One strictly valid JSON value (DESIGN §4.5), or `ValueError`.
+
+    A UTF-16 pair split over two fragments is one character (decoding, not repair); a lone
+    half anywhere, as a character or an escape, is not JSON text.
+    """
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16")  # UnicodeDecodeError: lone
+    if text.startswith("\ufeff"):
+        raise _NotStrict("byte order mark")
+    value = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_finite,
+                       parse_constant=_constant)
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)) and depth > _MAX_DEPTH:
+            raise _NotStrict("too deep")
+        items = list(node.items()) if isinstance(node, dict) else (
+            [(None, v) for v in node] if isinstance(node, list) else [(None, node)])
+        for key, item in items:
+            for text_value in (key, item):
+                if isinstance(text_value, str) and any("\ud800" <= c <= "\udfff" for c in text_value):
+                    raise _NotStrict("lone surrogate")
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+    return value
+
+
+def _parses(text: str) -> tuple[bool, Any]:
+    try:
+        return True, strict_parse(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _top_level_texts(text: str) -> list[str]:
+    decoder = json.JSONDecoder()
+    texts: list[str] = []
+    pos = 0
+    try:
+        while pos < len(text):
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if pos == len(text):
+                break
+            _, end = decoder.raw_decode(text, pos)
+            texts.append(text[pos:end])
+            pos = end
+    except (ValueError, RecursionError):
+        return []
+    return texts
+
+
+def expected_arguments(call: Any) -> list[Any]:
+    """The values a committed call may carry given its ``raw_arguments`` (rules 3, 5, 7, 11)."""
+    raw = call.raw_arguments
+    if call.kind == "custom":
+        return [{"input": raw or ""}]
+    if raw is None or not raw.strip():
+        return [{}]
+    ok, value = _parses(raw)
+    if ok:
+        return [value]
+    texts = _top_level_texts(raw)  # re-sent copies kept in raw: `{..}{..}` or `{..}"{..}"`
+    if len(texts) < 2:
+        return []
+    ok, value = _parses(texts[0])
+    if not ok or not isinstance(value, dict):
+        return []
+    for other in texts[1:]:
+        if other == texts[0]:
+            continue
+        ok_other, inner = _parses(other)
+        if not (ok_other and isinstance(inner, str) and (inner == texts[0] or _parses(inner) == (True, value))):
+            return []
+    return [value]
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | None) -> list[tuple[str, str]]:
+    """``(invariant, message)`` for every invariant the run broke; empty when it held."""
+    if outcome.raised is not None:
+        return [("no_raise", outcome.raised)]
+    found: list[tuple[str, str]] = []
+    turn = outcome.turn
+    calls = list(turn.calls)
+    for call in calls:
+        if call.state not in _TERMINAL:
+            found.append(("one_terminal_state", f"call {call.id!r} ({call.name}) ended {call.state}"))
+    keys = [c.key for c in calls]
+    if len(set(keys)) != len(keys):
+        found.append(("one_terminal_state", "a call appears twice in Turn.calls"))
+    found.extend(_pairing(turn, calls))
+    for call in calls:
+        if call.state is CallState.committed:
+            allowed = [_canonical(v, sort=False) for v in expected_arguments(call)]
+            if _canonical(call.arguments, sort=False) not in allowed:
+                found.append(("arguments_are_raw_parse",
+                              f"{call.name}: arguments {_canonical(call.arguments, sort=False)[:80]} "
+                              f"from raw {call.raw_arguments!r:.80}"))
+    committed = [c for c in calls if c.state is CallState.committed]
+    if mutant is None or baseline is None:
+        return found
+    if committed and not outcome.transport_complete:
+        found.append(("cut_commits_nothing",
+                      f"{len(committed)} call(s) committed on a cut stream: {committed[0].name}"))
+    for call in committed:
+        if call.key in outcome.poisoned:
+            found.append(("garbage_fails_touched_calls",
+                          f"{call.name}({_canonical(call.arguments, sort=True)[:80]}) committed "
+                          "though a garbage or mistyped event could have touched it"))
+    if mutant.removes_info:
+        extra = sorted(outcome.commits - baseline.commits)
+        if extra:
+            name, _, args = extra[0].partition("\x00")
+            found.append(("commits_subset_of_unmutated",
+                          f"{name}({args[:80]}) was never committed by the unmutated stream"))
+    if mutant.exact and outcome.signature != baseline.signature:
+        found.append(("same_outcome_as_unmutated", _difference(outcome.signature, baseline.signature)))
+    return found
+
+
+def _pairing(turn: Any, calls: list[Any]) -> list[tuple[str, str]]:
+    rejected = [c for c in calls if c.state in (CallState.failed, CallState.cancelled)]
+    results = list(turn.error_results())
+    result_ids = [r.tool_call_id for r in results]
+    problems: list[tuple[str, str]] = []
+    if len(results) != len(rejected) or result_ids != [c.id for c in rejected]:
+        problems.append(("one_result_per_rejected_call",
+                         f"rejected ids {[c.id for c in rejected]} vs result ids {result_ids}"))
+    if len(set(result_ids)) != len(result_ids):
+        problems.append(("one_result_per_rejected_call", f"an id is answered twice: {result_ids}"))
+    committed_ids = {c.id for c in calls if c.state is CallState.committed}
+    if committed_ids & set(result_ids):
+        problems.append(("one_result_per_rejected_call", "a committed call's id also has an error result"))
+    if any(not isinstance(i, str) or not i for i in result_ids):
+        problems.append(("one_result_per_rejected_call", "an error result without a call id"))
+    return problems
+
+
+def _difference(got: Any, want: Any) -> str:
+    for label, a, b in zip(("complete", "finish_reason", "calls", "server_calls"), got, want, strict=False):
+        if a != b:
+            return f"{label}: {str(a)[:120]} != unmutated {str(b)[:120]}"
+    return "outcomes differ"
+
+
+def case_rng(seed: int, case: int) -> random.Random:
+    """The one source of every choice a case makes: same seed and number, same case."""
+    return random.Random(f"toolstream-fuzz:{seed}:{case}")

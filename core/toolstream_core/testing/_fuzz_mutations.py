@@ -1,0 +1,449 @@
+"""Mutations of one recorded stream, each paired with what it obliges the assembler to do.
+
+A `Mutant` says how the stream changed (events, or raw body bytes cut into pieces) and which
+invariants apply beyond the ones every case gets: ``removes_info`` (every committed call must
+be one the unmutated stream committed), ``exact`` (the outcome must equal the unmutated one),
+``poison`` (the position of a garbage or mistyped event: no call it could have touched may
+commit) and ``blind`` (a difference nobody can detect: a lost or repeated argument fragment on
+an API with neither sequence numbers nor a final copy of the arguments).
+
+Every choice comes from the `random.Random` handed in, so a case replays bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._fuzz_sources import FuzzStream, synthesize_body
+
+__all__ = ["KINDS", "Mutant", "StreamShape", "make_mutant"]
+
+Path = tuple[str | int, ...]
+
+#: One round of mutation kinds; case ``n`` takes entry ``n % len`` among the applicable ones.
+KINDS: tuple[str, ...] = (
+    "truncate", "drop", "rechunk", "garbage", "retype", "truncate",
+    "duplicate", "swap", "char", "keepalive", "rawcut", "rebyte",
+)
+_BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini"})
+
+# Where argument text streams, per API ("*" is any list position).
+_FRAGMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "openai-chat": (
+        ("choices", "*", "delta", "tool_calls", "*", "function", "arguments"),
+        ("choices", "*", "delta", "tool_calls", "*", "custom", "input"),
+        ("choices", "*", "delta", "function_call", "arguments"),
+    ),
+    "openai-responses": (("delta",),),
+    "anthropic": (("delta", "partial_json"),),
+    "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "partialArgs", "*",
+                "stringValue"),),
+}
+# Structured arguments (char mutations reach their string leaves too).
+_STRUCTURED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "anthropic": (("content_block", "input"), ("message", "content", "*", "input")),
+    "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "args"),),
+}
+# Fields each adapter reads to place a tool-call event; retyping one makes the event mistyped.
+_TC = ("choices", "*", "delta", "tool_calls")
+_PART = ("candidates", "*", "content", "parts", "*")
+_READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "openai-chat": (
+        ("choices",), ("choices", "*"), ("choices", "*", "delta"), _TC, (*_TC, "*"),
+        (*_TC, "*", "index"), (*_TC, "*", "function"), (*_TC, "*", "function", "arguments"),
+    ),
+    "openai-responses": (("type",), ("delta",), ("item",), ("item", "type"), ("arguments",),
+                         ("response",)),
+    "anthropic": (("type",), ("index",), ("delta",), ("delta", "type"), ("delta", "partial_json"),
+                  ("content_block",), ("content_block", "type")),
+    "gemini": (
+        ("candidates",), ("candidates", "*"), ("candidates", "*", "content"),
+        ("candidates", "*", "content", "parts"), _PART, (*_PART, "functionCall"),
+        (*_PART, "functionCall", "partialArgs"), (*_PART, "functionCall", "partialArgs", "*"),
+        (*_PART, "functionCall", "partialArgs", "*", "stringValue"),
+        (*_PART, "functionCall", "args"),
+    ),
+}
+_WRONG_TYPES: tuple[Any, ...] = ("x", 7, 1.5, [], {}, True)
+_GARBAGE: tuple[str, ...] = ("None", "list", "str", "int", "bytes", "{}", "float", "json-text")
+# Replacement characters for a one-character mutation: structure, escapes, multi-byte, halves.
+_CHARS = ('"', "\\", "{", "}", ",", ":", "0", "a", " ", "\x00", "\u00e9", "\U0001f600", "\ud800",
+          "\udc00", "\ufeff")
+
+# Split rules: keys copied to every piece ("*": all keys not on the path and not tail-only);
+# keys only the last piece carries (the finish signal, usage). Everything else: first piece.
+_COPY: dict[str, dict[str, frozenset[str] | str]] = {
+    "openai-chat": {"": "*", "choices": frozenset({"index"}), "tool_calls": frozenset({"index"})},
+    "openai-responses": {"": "*"},
+    "anthropic": {"": "*", "delta": "*"},
+    "gemini": {"": "*", "candidates": frozenset({"index"}), "content": frozenset({"role"}),
+               "partialArgs": frozenset({"jsonPath", "willContinue"})},
+}
+_TAIL: dict[str, dict[str, frozenset[str]]] = {
+    "openai-chat": {"": frozenset({"usage", "error"}),
+                    "choices": frozenset({"finish_reason", "error"})},
+    "gemini": {"": frozenset({"usageMetadata", "error", "promptFeedback"}),
+               "candidates": frozenset({"finishReason", "finishMessage", "safetyRatings",
+                                        "citationMetadata", "groundingMetadata"}),
+               "functionCall": frozenset({"willContinue"})},
+}
+
+
+@dataclass
+class Mutant:
+    """One mutated stream and the invariants it adds (see the module docstring)."""
+
+    kind: str
+    detail: str
+    events: list[Any] | None = None
+    body: bytes | None = None
+    content_type: str = ""
+    pieces: list[int] = field(default_factory=list)
+    transport_complete: bool = True
+    removes_info: bool = False
+    exact: bool = False
+    poison: int | None = None
+    blind: bool = False
+
+
+def _find(node: Any, pattern: tuple[str, ...], prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every (path, value) in ``node`` matching ``pattern``; ``*`` matches list positions."""
+    if not pattern:
+        yield prefix, node
+        return
+    step, rest = pattern[0], pattern[1:]
+    if step == "*":
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                yield from _find(item, rest, (*prefix, i))
+    elif isinstance(node, dict) and step in node:
+        yield from _find(node[step], rest, (*prefix, step))
+
+
+def _leaves(value: Any, prefix: Path) -> Iterator[tuple[Path, str]]:
+    if isinstance(value, str):
+        yield prefix, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _leaves(item, (*prefix, i))
+
+
+def replace_at(node: Any, path: Path, value: Any) -> Any:
+    """A copy of ``node`` with ``path`` set to ``value``; only the containers on the path copy."""
+    if not path:
+        return value
+    step, rest = path[0], path[1:]
+    copy: Any = list(node) if isinstance(node, list) else dict(node)
+    copy[step] = replace_at(node[step], rest, value)
+    return copy
+
+
+class StreamShape:
+    """What one stream offers to mutate, computed once per stream and shared by its cases."""
+
+    def __init__(self, stream: FuzzStream) -> None:
+        self.stream = stream
+        api = stream.api
+        events = stream.events
+        self.fragments: list[tuple[int, Path, str]] = []
+        self.texts: list[tuple[int, Path, str]] = []
+        self.fields: list[tuple[int, Path, Any]] = []
+        self.fragment_events: set[int] = set()  # events carrying argument data
+        self.tool_events: set[int] = set()  # events carrying any part of a tool call
+        for i, event in enumerate(events):
+            for pattern in _FRAGMENTS.get(api, ()):
+                for path, value in _find(event, pattern):
+                    if isinstance(value, str) and (api != "openai-responses" or _is_delta(event)):
+                        self.texts.append((i, path, value))
+                        if value:
+                            self.fragments.append((i, path, value))
+                            self.fragment_events.add(i)
+            for pattern in _STRUCTURED.get(api, ()):
+                for path, value in _find(event, pattern):
+                    self.texts.extend((i, p, v) for p, v in _leaves(value, path))
+            if api == "gemini" and any(True for _ in _find(event, (*_PART, "functionCall", "partialArgs", "*"))):
+                self.fragment_events.add(i)  # a lost value of any type is as invisible as text
+            if _tool_event(api, event):
+                self.tool_events.add(i)
+                for pattern in _READ_FIELDS.get(api, ()):
+                    self.fields.extend((i, p, v) for p, v in _find(event, pattern))
+        self.texts = [t for t in self.texts if t[2]]
+        self.keepalive_after = _gemini_open_points(events) if api == "gemini" else []
+        self._bodies: dict[bool, tuple[bytes, str]] = {}
+
+    def body(self, rng: random.Random) -> tuple[bytes, str, str]:
+        """The raw body to cut: the cassette's own, else one built (Gemini: SSE or JSON array)."""
+        if self.stream.body is not None:
+            return self.stream.body, self.stream.content_type, "recorded body"
+        as_array = self.stream.api == "gemini" and rng.random() < 0.5
+        if as_array not in self._bodies:
+            self._bodies[as_array] = synthesize_body(self.stream, json_array=as_array)
+        body, content_type = self._bodies[as_array]
+        return body, content_type, "JSON array" if as_array else "SSE"
+
+    def applicable(self, kind: str) -> bool:
+        n = len(self.stream.events)
+        if kind == "swap":
+            return n >= 2
+        if kind == "rechunk":
+            return any(len(text) >= 2 for _, _, text in self.fragments)
+        if kind == "char":
+            return bool(self.texts)
+        if kind == "retype":
+            return bool(self.fields)
+        if kind == "keepalive":
+            return bool(self.keepalive_after)
+        return n >= 1
+
+
+def _is_delta(event: Any) -> bool:
+    kind = event.get("type") if isinstance(event, dict) else None
+    return isinstance(kind, str) and kind.endswith(".delta") and "call" in kind
+
+
+def _tool_event(api: str, event: Any) -> bool:
+    """Does this event carry part of a tool call (so a mistyped field in it touches one)?"""
+    if not isinstance(event, dict):
+        return False
+    if api == "openai-chat":
+        return any(True for _ in _find(event, ("choices", "*", "delta", "tool_calls", "*")))
+    if api == "gemini":
+        return any(True for _ in _find(event, (*_PART, "functionCall")))
+    kind = event.get("type")
+    if api == "anthropic":
+        block = event.get("content_block")
+        block_type = block.get("type") if isinstance(block, dict) else None
+        delta = event.get("delta")
+        return (isinstance(block_type, str) and block_type.endswith("tool_use")) or (
+            isinstance(delta, dict) and delta.get("type") == "input_json_delta")
+    if api == "openai-responses" and isinstance(kind, str):
+        item = event.get("item")
+        item_type = item.get("type") if isinstance(item, dict) else None
+        return "call" in kind or item_type in ("function_call", "custom_tool_call")
+    return False
+
+
+def _gemini_open_points(events: list[Any]) -> list[tuple[int, Any]]:
+    """Positions after which a streaming Gemini call is open: (event index, candidate index)."""
+    points: list[tuple[int, Any]] = []
+    open_at: dict[Any, bool] = {}
+    for i, event in enumerate(events):
+        for path, call in _find(event, (*_PART, "functionCall")):
+            if not isinstance(call, dict):
+                continue
+            candidate = event["candidates"][path[1]]
+            ci = candidate.get("index") if isinstance(candidate, dict) else None
+            if call.get("name"):
+                open_at[ci] = call.get("willContinue") is True
+            elif call.get("partialArgs") or call.get("willContinue") is True:
+                open_at[ci] = open_at.get(ci, False) and call.get("willContinue") is True
+            else:
+                open_at[ci] = False
+        points.extend((i, ci) for ci, is_open in open_at.items() if is_open)
+    return points
+
+
+def make_mutant(shape: StreamShape, kind: str, rng: random.Random) -> Mutant:
+    """Build one mutant of ``kind`` (which must be applicable) from ``rng``."""
+    return _BUILDERS[kind](shape, rng)
+
+
+def _truncate(shape: StreamShape, rng: random.Random) -> Mutant:
+    events = shape.stream.events
+    complete = rng.random() < 0.5
+    keep = rng.randrange(len(events)) if complete else rng.randrange(len(events) + 1)
+    return Mutant("truncate", f"keep {keep} of {len(events)} events, transport_complete={complete}",
+                  events=events[:keep], transport_complete=complete and shape.stream.transport_complete,
+                  removes_info=True)
+
+
+def _drop(shape: StreamShape, rng: random.Random) -> Mutant:
+    events = shape.stream.events
+    i = rng.randrange(len(events))
+    return _with(shape, Mutant("drop", f"drop event {i}", events=events[:i] + events[i + 1:],
+                               removes_info=True, blind=_blind(shape, i)))
+
+
+def _duplicate(shape: StreamShape, rng: random.Random) -> Mutant:
+    events = shape.stream.events
+    i = rng.randrange(len(events))
+    return _with(shape, Mutant("duplicate", f"repeat event {i}",
+                               events=[*events[:i + 1], events[i], *events[i + 1:]],
+                               removes_info=True, blind=_blind(shape, i, reorder=True)))
+
+
+def _swap(shape: StreamShape, rng: random.Random) -> Mutant:
+    events = list(shape.stream.events)
+    i = rng.randrange(len(events) - 1)
+    j = i + 1 if rng.random() < 0.7 else rng.randrange(i + 1, len(events))
+    events[i], events[j] = events[j], events[i]
+    return _with(shape, Mutant("swap", f"swap events {i} and {j}", events=events, removes_info=True,
+                               blind=_blind(shape, i, reorder=True) or _blind(shape, j, reorder=True)))
+
+
+def _blind(shape: StreamShape, i: int, *, reorder: bool = False) -> bool:
+    """Can a changed outcome go unnoticed by anyone? Only on APIs with no sequence numbers and
+    no final copy, and only when the event carries argument data (or, for a repeat or a
+    reordering, any part of a tool call: a repeated or moved start/end marker makes another
+    well-formed stream, e.g. a Gemini call that ends before its arguments)."""
+    events = shape.tool_events if reorder else shape.fragment_events
+    return shape.stream.api in _BLIND_APIS and i in events
+
+
+def _with(shape: StreamShape, mutant: Mutant) -> Mutant:
+    mutant.transport_complete = shape.stream.transport_complete
+    return mutant
+
+
+def _cut_points(rng: random.Random, text: str) -> list[int]:
+    """2-5 cut points, biased to land inside ``\\uXXXX`` escapes and next to non-ASCII text."""
+    special = [i for i in range(1, len(text)) if not text[i].isascii() or not text[i - 1].isascii()]
+    start = 0
+    while (start := text.find("\\u", start)) != -1:
+        special.extend(p for p in range(start + 1, start + 6) if 0 < p < len(text))
+        start += 2
+    cuts: set[int] = set()
+    for _ in range(rng.randint(1, min(4, len(text) - 1))):
+        pool = special if special and rng.random() < 0.5 else range(1, len(text))
+        cuts.add(rng.choice(list(pool)) if not isinstance(pool, range) else rng.choice(pool))
+    return sorted(cuts)
+
+
+def _rechunk(shape: StreamShape, rng: random.Random) -> Mutant:
+    i, path, text = rng.choice([f for f in shape.fragments if len(f[2]) >= 2])
+    cuts = _cut_points(rng, text)
+    bounds = [0, *cuts, len(text)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    api = shape.stream.api
+    events = shape.stream.events
+    split = [_split_event(api, events[i], path, piece, k, len(pieces)) for k, piece in enumerate(pieces)]
+    return _with(shape, Mutant("rechunk", f"split the fragment of event {i} at {cuts}",
+                               events=[*events[:i], *split, *events[i + 1:]], exact=True))
+
+
+def _split_event(api: str, node: Any, path: Path, piece: str, k: int, n: int, level: str = "") -> Any:
+    """Piece ``k`` of ``n`` of an event whose fragment at ``path`` is split (see `_COPY`)."""
+    if not path:
+        return piece
+    step, rest = path[0], path[1:]
+    if isinstance(node, list):
+        assert isinstance(step, int)
+        item = _split_event(api, node[step], rest, piece, k, n, level)
+        if k == 0:
+            return [*node[:step], item]
+        return [item, *node[step + 1:]] if k == n - 1 else [item]
+    copy_keys = _COPY.get(api, {}).get(level, frozenset())
+    tail_keys = _TAIL.get(api, {}).get(level, frozenset())
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == step:
+            out[key] = _split_event(api, value, rest, piece, k, n, key)
+        elif key in tail_keys:
+            if k == n - 1:
+                out[key] = value
+        elif copy_keys == "*" or key in copy_keys or k == 0:
+            out[key] = value
+    if api == "gemini" and level == "functionCall" and k < n - 1:
+        out["willContinue"] = True  # every piece but the last keeps the call open
+    return out
+
+
+def _keepalive(shape: StreamShape, rng: random.Random) -> Mutant:
+    picks = sorted(rng.choice(shape.keepalive_after) for _ in range(rng.randint(1, 3)))
+    events: list[Any] = []
+    for i, event in enumerate(shape.stream.events):
+        events.append(event)
+        for at, ci in picks:
+            if at == i:
+                candidate: dict[str, Any] = {
+                    "content": {"role": "model", "parts": [{"functionCall": {"willContinue": True}}]}}
+                if ci is not None:
+                    candidate["index"] = ci
+                events.append({"candidates": [candidate]})
+    where = ", ".join(f"after event {i}" for i, _ in picks)
+    return _with(shape, Mutant("keepalive", f"keep-alive part(s) {where}", events=events, exact=True))
+
+
+def _garbage(shape: StreamShape, rng: random.Random) -> Mutant:
+    events = shape.stream.events
+    i = rng.randrange(len(events))
+    choice = rng.choice(_GARBAGE)
+    value = _garbage_value(choice, events[i])
+    return _with(shape, Mutant("garbage", f"event {i} replaced by {choice}",
+                               events=[*events[:i], value, *events[i + 1:]], removes_info=True,
+                               poison=i))
+
+
+def _garbage_value(choice: str, event: Any) -> Any:
+    import json
+
+    text = json.dumps(event)
+    return {"None": None, "list": [event], "str": "garbage", "int": 42, "bytes": text.encode(),
+            "{}": {}, "float": 3.5, "json-text": text}[choice]
+
+
+def _retype(shape: StreamShape, rng: random.Random) -> Mutant:
+    i, path, current = rng.choice(shape.fields)
+    pool = [v for v in _WRONG_TYPES if type(v) is not type(current)]
+    if shape.stream.api == "anthropic" and path == ("index",):
+        pool.append(None)
+    value = rng.choice(pool)
+    events = shape.stream.events
+    mutated = replace_at(events[i], path, value)
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    return _with(shape, Mutant("retype", f"event {i}: {where} = {value!r}",
+                               events=[*events[:i], mutated, *events[i + 1:]], removes_info=True,
+                               poison=i))
+
+
+def _char(shape: StreamShape, rng: random.Random) -> Mutant:
+    i, path, text = rng.choice(shape.texts)
+    pos = rng.randrange(len(text))
+    new = rng.choice([c for c in _CHARS if c != text[pos]])
+    events = shape.stream.events
+    mutated = replace_at(events[i], path, text[:pos] + new + text[pos + 1:])
+    blind = shape.stream.api in _BLIND_APIS
+    return _with(shape, Mutant("char", f"event {i}: character {pos} -> {new!r}",
+                               events=[*events[:i], mutated, *events[i + 1:]], removes_info=True,
+                               blind=blind))
+
+
+def _byte_pieces(rng: random.Random, size: int) -> list[int]:
+    """Chunk sizes covering ``size`` bytes: often one byte, sometimes larger runs."""
+    pieces: list[int] = []
+    left = size
+    while left > 0:
+        step = min(left, 1 if rng.random() < 0.3 else rng.randint(2, 97))
+        pieces.append(step)
+        left -= step
+    return pieces
+
+
+def _rawcut(shape: StreamShape, rng: random.Random) -> Mutant:
+    body, content_type, how = shape.body(rng)
+    cut = rng.randrange(len(body)) if body else 0
+    return Mutant("rawcut", f"{how} cut after byte {cut} of {len(body)}", body=body[:cut],
+                  content_type=content_type, pieces=_byte_pieces(rng, cut),
+                  transport_complete=shape.stream.transport_complete, removes_info=True)
+
+
+def _rebyte(shape: StreamShape, rng: random.Random) -> Mutant:
+    body, content_type, how = shape.body(rng)
+    pieces = _byte_pieces(rng, len(body))
+    return Mutant("rebyte", f"{how} of {len(body)} bytes fed in {len(pieces)} pieces", body=body,
+                  content_type=content_type, pieces=pieces,
+                  transport_complete=shape.stream.transport_complete, exact=True)
+
+
+_BUILDERS = {
+    "truncate": _truncate, "drop": _drop, "duplicate": _duplicate, "swap": _swap,
+    "rechunk": _rechunk, "keepalive": _keepalive, "garbage": _garbage, "retype": _retype,
+    "char": _char, "rawcut": _rawcut, "rebyte": _rebyte,
+}
