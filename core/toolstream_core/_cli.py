@@ -342,7 +342,8 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     try:
         try:
             emulator = VendorEmulator(
-                seed=args.seed, host=args.host, port=args.port, soft_drop=args.soft_drop
+                seed=args.seed, host=args.host, port=args.port, soft_drop=args.soft_drop,
+                profile=getattr(args, "profile", None),
             )
             emulator.start()
         except OSError as exc:
@@ -372,6 +373,14 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- parser
+
+
+def _profile_names() -> list[str]:
+    try:
+        from toolstream_core.testing._profiles import PROFILES
+    except ImportError:  # pragma: no cover - the test kit ships with the core
+        return []
+    return sorted(PROFILES)
 
 
 def _version() -> str:
@@ -548,6 +557,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulate.add_argument(
         "--seed", type=int, default=0, help="seed of the fragment cutter (same seed, same bytes)"
+    )
+    emulate.add_argument(
+        "--profile",
+        choices=_profile_names(),
+        help="stream openai-chat answers the way this OpenAI-compatible server does",
     )
     emulate.set_defaults(func=_cmd_emulate)
     return parser

@@ -47,6 +47,12 @@ Non-streamed requests get the whole message (a call cut by max tokens is left
 out where the vendor's message cannot hold partial JSON), a 500/529 error body
 for ``error_event``, and a dropped socket for ``dropped_connection``.
 
+OpenAI-compatible servers: ``VendorEmulator(profile="vllm")`` (or ``ollama``,
+``deepseek``, ``groq``, ``mistral``, ``openrouter``, ``litellm``; see
+``PROFILES``) streams the ``openai-chat`` answers with that server's documented
+quirks, each cited in the profile's docstring. A model ``scenario:<name>@<tag>``
+mixes ``<tag>`` into the seed, so the request gets its own call ids.
+
 Tools used by the scenarios: ``write_file(path, content)``, ``get_weather(city)``,
 ``get_time()``; their JSON Schemas are ``TOOLS``.
 
@@ -55,15 +61,18 @@ Cassettes and the pytest plugin: see :mod:`toolstream_core.testing.pytest_plugin
 and :mod:`toolstream_core.testing._recording`.
 """
 
+from ._profiles import PROFILES, Profile
 from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
 from ._server import DROPPED_HEADER, Received, VendorEmulator
 
 __all__ = [
     "API_NAMES",
     "DROPPED_HEADER",
+    "PROFILES",
     "SCENARIOS",
     "TOOLS",
     "Expectation",
+    "Profile",
     "Received",
     "Scenario",
     "VendorEmulator",

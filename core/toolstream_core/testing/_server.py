@@ -9,6 +9,7 @@ without a finish signal* completes the chunked body normally.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -240,6 +241,12 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "toolstream-emulator/1"
     emulator: VendorEmulator  # set on the per-server subclass
 
+    def setup(self) -> None:
+        """No Nagle: a small SSE write must not wait for the client's delayed ACK (40 ms)."""
+        super().setup()
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def date_time_string(self, timestamp: float | None = None) -> str:
         """A fixed Date header, so a scenario's response bytes never depend on the clock."""
         return "Mon, 16 Jun 2025 00:00:00 GMT"
@@ -319,14 +326,15 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in rendered.headers.items():
             self.send_header(key, value)
         self.end_headers()
+        # The frames are scripted, so they go out in one write (one syscall, not one per
+        # frame): under load the per-frame writes were most of the server's CPU.
+        body = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in rendered.frames)
         try:
-            for frame in rendered.frames:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-            self.wfile.flush()
             if rendered.drop and not soft:
+                self.wfile.write(body)
                 self._drop()
                 return
-            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.write(body + b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             logger.debug("client went away during %s", scenario)
