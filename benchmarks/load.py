@@ -171,7 +171,11 @@ async def _gated(client: Any, tag: str) -> Outcome:
     return Outcome(time.perf_counter() - t0, calls, err)
 
 
-def _langchain(base_url: str) -> Callable[[Any, str], Awaitable[Outcome]] | None:
+def _tag_header(tag: str) -> dict[str, str]:
+    return {"x-toolstream-scenario": f"{SCENARIO}@{tag}"}
+
+
+def _langchain(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outcome]] | None:
     try:
         from langchain_openai import ChatOpenAI
 
@@ -182,12 +186,15 @@ def _langchain(base_url: str) -> Callable[[Any, str], Awaitable[Outcome]] | None
 
     async def run(client: Any, tag: str) -> Outcome:
         t0 = time.perf_counter()
-        llm = ChatOpenAI(model=f"scenario:{SCENARIO}@{tag}", base_url=base_url + "/v1",
-                         api_key="test", max_retries=0, timeout=REQUEST_TIMEOUT_S,
+        llm = ChatOpenAI(model="gpt-4o-mini", base_url=base_url + "/v1", api_key="test",
+                         max_retries=0, timeout=REQUEST_TIMEOUT_S,
+                         default_headers=_tag_header(tag),
                          http_async_client=client._client)  # the shared pool
-        gated = with_toolstream(llm.bind_tools(tools), tools=TOOLS)
+        model: Any = llm.bind_tools(tools)
+        if gate:
+            model = with_toolstream(model, tools=TOOLS)
         message = None
-        async for chunk in gated.astream(_messages()):
+        async for chunk in model.astream(_messages()):
             message = chunk if message is None else message + chunk
         calls = [(tc["id"], tc["args"]) for tc in (message.tool_calls if message else [])]
         return Outcome(time.perf_counter() - t0, calls)
@@ -195,10 +202,10 @@ def _langchain(base_url: str) -> Callable[[Any, str], Awaitable[Outcome]] | None
     return run
 
 
-def _llamaindex(base_url: str) -> Callable[[Any, str], Awaitable[Outcome]] | None:
+def _llamaindex(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outcome]] | None:
     try:
         from llama_index.core.llms import ChatMessage
-        from llama_index.llms.openai_like import OpenAILike
+        from llama_index.llms.openai import OpenAI
 
         from llamaindex_toolstream import ToolstreamLLM
     except ImportError:
@@ -206,23 +213,26 @@ def _llamaindex(base_url: str) -> Callable[[Any, str], Awaitable[Outcome]] | Non
 
     async def run(client: Any, tag: str) -> Outcome:
         t0 = time.perf_counter()
-        inner = OpenAILike(model=f"scenario:{SCENARIO}@{tag}", api_base=base_url + "/v1",
-                           api_key="test", is_chat_model=True, is_function_calling_model=True,
-                           max_retries=0, timeout=REQUEST_TIMEOUT_S,
-                           async_http_client=client._client)
-        llm = ToolstreamLLM(inner, tools=TOOLS)
+        llm: Any = OpenAI(model="gpt-4o-mini", api_base=base_url + "/v1", api_key="test",
+                          max_retries=0, timeout=REQUEST_TIMEOUT_S,
+                          default_headers=_tag_header(tag), async_http_client=client._client)
+        if gate:
+            llm = ToolstreamLLM(llm, tools=TOOLS)
         response = None
         gen = await llm.astream_chat([ChatMessage(role="user", content=DEFAULT_PROMPT)],
                                      tools=openai_chat_tools())
         async for item in gen:
             response = item
-        raw = (response.message.additional_kwargs.get("tool_calls") or []) if response else []
-        calls = [(tc.id if hasattr(tc, "id") else tc["id"],
-                  json.loads(tc.function.arguments if hasattr(tc, "function")
-                             else tc["function"]["arguments"])) for tc in raw]
+        selected = llm.get_tool_calls_from_response(response, error_on_no_tool_call=False) \
+            if response is not None else []
+        calls = [(sel.tool_id, sel.tool_kwargs) for sel in selected]
         return Outcome(time.perf_counter() - t0, calls)
 
     return run
+
+
+#: Each gated contender and the same load without the gate it is compared with.
+BASELINE = {"gated": "plain", "langchain": "langchain-plain", "llamaindex": "llamaindex-plain"}
 
 
 # --------------------------------------------------------------------------- HTTP load
@@ -261,16 +271,19 @@ async def http_load(base_url: str, n: int, rounds: int, contenders: list[str],
     http = httpx.AsyncClient(limits=limits, timeout=REQUEST_TIMEOUT_S)
     client = AsyncOpenAI(base_url=base_url + "/v1", api_key="test", max_retries=0,
                          http_client=http)
-    runners: dict[str, Callable[[Any, str], Awaitable[Outcome]]] = {
-        "plain": _plain, "gated": _gated}
+    runners: dict[str, Callable[[Any, str], Awaitable[Outcome]]] = {}
+    if "gated" in contenders:
+        runners.update(plain=_plain, gated=_gated)
     for key, make in (("langchain", _langchain), ("llamaindex", _llamaindex)):
-        if key in contenders and (runner := make(base_url)) is not None:
-            runners[key] = runner
-    runners = {k: v for k, v in runners.items() if k in contenders or k == "plain"}
+        if key in contenders:
+            gated, plain = make(base_url, True), make(base_url, False)
+            if gated is not None and plain is not None:
+                runners.update({BASELINE[key]: plain, key: gated})
     samples: dict[str, list[float]] = {k: [] for k in runners}
     walls: dict[str, list[float]] = {k: [] for k in runners}
     errors: dict[str, list[str]] = {k: [] for k in runners}
     talk: dict[str, list[str]] = {k: [] for k in runners}
+    cpu: dict[str, float] = {k: 0.0 for k in runners}
     cpu_client = cpu_server = 0.0
     rss0 = _rss_mib()
     try:
@@ -279,6 +292,7 @@ async def http_load(base_url: str, n: int, rounds: int, contenders: list[str],
             for key, run in runners.items():
                 c0, s0 = time.process_time(), emulator.cpu_seconds()
                 wall, outs = await _wave(run, client, n, f"{key}{r}-")
+                cpu[key] += time.process_time() - c0
                 cpu_client += time.process_time() - c0
                 cpu_server += emulator.cpu_seconds() - s0
                 walls[key].append(wall)
@@ -299,12 +313,15 @@ async def http_load(base_url: str, n: int, rounds: int, contenders: list[str],
             "throughput_per_s": n / statistics.median(walls[key]),
             "p50_ms": 1000 * _pct(lat, 0.50) if lat else None,
             "p99_ms": 1000 * _pct(lat, 0.99) if lat else None,
+            "client_cpu_ms_per_stream": 1000 * cpu[key] / (n * rounds),
         }
-    base = rows["plain"]
     for key, row in rows.items():
-        if key != "plain" and row["p50_ms"] is not None and base["p50_ms"] is not None:
+        base = rows.get(BASELINE.get(key, ""))
+        if base and row["p50_ms"] is not None and base["p50_ms"] is not None:
             row["added_p50_ms"] = row["p50_ms"] - base["p50_ms"]
             row["added_p99_ms"] = row["p99_ms"] - base["p99_ms"]
+            row["added_cpu_ms_per_stream"] = (row["client_cpu_ms_per_stream"]
+                                              - base["client_cpu_ms_per_stream"])
     return {"concurrency": n, "rounds": rounds, "contenders": rows,
             "peak_rss_growth_kib_per_stream": 1024 * (_rss_mib() - rss0) / n,
             "cpu_client_s": cpu_client, "cpu_emulator_s": cpu_server}
@@ -400,7 +417,8 @@ def run(streams: list[int], rounds: int, core: list[int], contenders: list[str],
 def render(doc: dict[str, Any]) -> str:
     """The tables as Markdown."""
     lines = ["| concurrency | contender | streams/s | p50 ms | p99 ms | +p50 ms | +p99 ms "
-             "| failed | cross-talk |", "|---|---|---|---|---|---|---|---|---|"]
+             "| client CPU ms/stream | +CPU ms | failed | wrong turns |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for part in doc["http"]:
         for key, row in part["contenders"].items():
             def f(v: Any) -> str:
@@ -408,11 +426,13 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"| {part['concurrency']} | {key} | {row['throughput_per_s']:.0f} | "
                          f"{f(row['p50_ms'])} | {f(row['p99_ms'])} | "
                          f"{f(row.get('added_p50_ms'))} | {f(row.get('added_p99_ms'))} | "
+                         f"{row['client_cpu_ms_per_stream']:.2f} | "
+                         f"{f(row.get('added_cpu_ms_per_stream'))} | "
                          f"{row['failed']} | {row['cross_talk']} |")
         lines.append(f"| {part['concurrency']} | (processes) | CPU client "
                      f"{part['cpu_client_s']:.1f} s, emulator {part['cpu_emulator_s']:.1f} s; "
                      f"peak RSS +{part['peak_rss_growth_kib_per_stream']:.0f} KiB/stream "
-                     "| | | | | | |")
+                     "| | | | | | | | |")
     lines += ["", "| core streams | chunks | µs/chunk | loop only µs/chunk | streams/s "
               "| KiB/stream (traced) | wrong turns | unique ids |",
               "|---|---|---|---|---|---|---|---|"]
@@ -438,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     doc = run(args.streams, args.rounds, args.core, args.contenders, args.profile)
     sys.stdout.write((json.dumps(doc, indent=2) if args.json else render(doc)) + "\n")
     return 0

@@ -42,6 +42,9 @@ _WIRES: dict[str, ModuleType] = {
 }
 
 _MODEL_PREFIX = "scenario:"
+#: Request header naming the scenario (``name`` or ``name@tag``), for clients whose
+#: model name is fixed (a framework class that validates it): it wins over the model.
+SCENARIO_HEADER = "x-toolstream-scenario"
 _TAG_SEP = "@"
 
 
@@ -124,7 +127,9 @@ class VendorEmulator:
 
     A model ``scenario:<name>@<tag>`` plays ``<name>`` with the tag mixed into the
     seed: call ids and fragment cuts are then unique to the request, which is what
-    a load test needs to prove that no stream received another's calls.
+    a load test needs to prove that no stream received another's calls. The
+    request header ``x-toolstream-scenario: <name>[@<tag>]`` does the same for a
+    client whose model name is fixed.
     """
 
     def __init__(self, seed: int = 0, *, host: str = "127.0.0.1", port: int = 0,
@@ -281,7 +286,9 @@ class _Handler(BaseHTTPRequestHandler):
         if rejected is not None:
             self._send_json(rejected.status, rejected.body)
             return
-        name, tag = emu._next_scenario(route.api, route.model)
+        picked = self.headers.get(SCENARIO_HEADER)
+        name, tag = emu._next_scenario(route.api, _MODEL_PREFIX + picked if picked
+                                       else route.model)
         try:
             _check_applies(route.api, name)
         except ValueError as exc:
