@@ -17,6 +17,7 @@ import httpx
 import pytest
 from toolstream_core.testing import API_NAMES, SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.testing._clients import stream_sdk
+from toolstream_core.testing._recording import is_dropped_connection
 from toolstream_core.testing._scenarios import build_script, scenario_rng, split_text
 
 CASES = [(api, name) for name, sc in SCENARIOS.items() for api in API_NAMES if api in sc.apis]
@@ -107,7 +108,7 @@ def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> 
     calls = list(seen.calls.values())
 
     if script.ending == "drop":
-        assert isinstance(result.error, httpx.RemoteProtocolError), result.error
+        assert is_dropped_connection(result.error), repr(result.error)
     elif script.ending == "error":
         # the SDK raises its own API error class on the vendor's error event
         assert result.error is not None and type(result.error).__module__.split(".")[0] in {

@@ -21,10 +21,17 @@ chosen by the path), so a cassette replays with the SDKs' default base URLs. The
 same rewrite applies when matching, so replaying with the emulator's base URL
 also works.
 
+Matching ignores what differs between SDK majors asking the same question: the
+API version path segment (google-genai 3 asks ``/v1/models/...``, 2.x asked
+``/v1beta/models/...``), the order of query parameters and the case of the HTTP
+method; bodies and headers are not compared at all.
+
 Dropped connections: vcrpy cannot store a body that broke off, so the emulator's
 ``soft_drop`` mode records it as a clean body marked ``x-toolstream-transport:
 dropped``; :func:`replaying_drops` makes replay raise the transport error
-(``RemoteProtocolError``) at the end of such a body, as the live server did.
+(``RemoteProtocolError``) at the end of such a body, as the live server did. Some
+SDKs wrap it in their own class (openai 3.x: ``APIConnectionError``);
+:func:`is_dropped_connection` recognises every form.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ._server import DROPPED_HEADER
 
@@ -48,11 +55,13 @@ __all__ = [
     "Scrubber",
     "cassette_path",
     "default_cassette_dir",
+    "is_dropped_connection",
     "recording_vcr",
     "replay_vcr",
     "replaying_drops",
     "use_cassette",
     "vendor_host_for_path",
+    "versionless_path",
 ]
 
 REDACTED = "REDACTED"
@@ -73,7 +82,11 @@ RESPONSE_DROP_HEADERS: frozenset[str] = frozenset(
 )
 LOCAL_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 #: Replay matches on these only: bodies differ with every agent, the key query is scrubbed.
-MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "port", "path")
+#: ``method``, ``path`` and ``query`` are this module's lenient versions (see `_same_path`).
+MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "port", "path", "query")
+
+#: An API version path segment: ``/v1``, ``/v1beta``, ``/v1alpha``, ``/v2beta1``.
+_VERSION_SEGMENT = re.compile(r"/v\d+(?:(?:alpha|beta)\d*)?(?=/|$)")
 
 #: Environment variable naming a cassette directory to use instead of the bundled one.
 CASSETTES_ENV = "TOOLSTREAM_CASSETTES"
@@ -233,12 +246,39 @@ def recording_vcr(*, rewrite_local_hosts: bool = True, **overrides: Any) -> Any:
     options.update(overrides)
     recorder = vcr.VCR(**options)
     recorder.register_matcher("method", _same_method)
+    recorder.register_matcher("path", _same_path)
+    recorder.register_matcher("query", _same_query)
     return recorder
 
 
 def _same_method(r1: Any, r2: Any) -> None:
     """HTTP methods are case-insensitive: aiohttp (google-genai's async path) says ``post``."""
     assert r1.method.upper() == r2.method.upper(), f"{r1.method} != {r2.method}"
+
+
+def versionless_path(path: str) -> str:
+    """``path`` with its API version segments replaced by ``/v*``.
+
+    SDK majors move between API versions of the same endpoint (google-genai 3
+    asks ``/v1/models/...`` where 2.x asked ``/v1beta/models/...``) while the
+    streamed answer is the same, so a cassette must not be tied to one of them.
+    """
+    return _VERSION_SEGMENT.sub("/v*", unquote(path) or "/")
+
+
+def _same_path(r1: Any, r2: Any) -> None:
+    """Paths match when they differ only in the API version segment."""
+    assert versionless_path(r1.path) == versionless_path(r2.path), f"{r1.path} != {r2.path}"
+
+
+def _query_pairs(request: Any) -> list[tuple[str, str]]:
+    secret = set(SECRET_QUERY_PARAMETERS)
+    return sorted((k, v) for k, v in request.query if k not in secret)
+
+
+def _same_query(r1: Any, r2: Any) -> None:
+    """The same parameters, in any order; secrets (already scrubbed on record) are not compared."""
+    assert _query_pairs(r1) == _query_pairs(r2), f"{r1.query} != {r2.query}"
 
 
 def replay_vcr(**overrides: Any) -> Any:
@@ -310,6 +350,30 @@ def _dropping_stream(body: bytes, httpx: Any) -> Any:
                {"__iter__": __iter__, "__aiter__": __aiter__, "close": close,
                 "aclose": aclose})
     return cls()
+
+
+#: Exception classes (by name, in these modules) that mean the connection broke mid-body.
+_TRANSPORT_CLASSES = frozenset({"TransportError", "ClientPayloadError"})
+_TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "aiohttp")
+
+
+def is_dropped_connection(exc: BaseException | None) -> bool:
+    """Did a stream end because the connection broke (as opposed to a vendor error)?
+
+    The same cut body surfaces differently by SDK major and HTTP stack: httpx's
+    (or httpx2's) ``RemoteProtocolError`` from anthropic 2.x, google-genai and
+    openai 2.x, openai 3.x's ``APIConnectionError`` wrapping it, aiohttp's
+    ``ClientPayloadError`` on google-genai's async path. Tests that mean "the
+    transport broke" ask this instead of naming one of those classes.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        for cls in type(exc).__mro__:
+            if cls.__name__ in _TRANSPORT_CLASSES and cls.__module__.startswith(_TRANSPORT_MODULES):
+                return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 @contextlib.contextmanager
