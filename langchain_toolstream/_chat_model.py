@@ -32,6 +32,7 @@ from toolstream_core import AssembleConfig, Turn
 from ._gate import GateRun, OnStreamError
 from ._link import register, unregister
 from ._messages import finalize_message, request_view
+from ._observability import current_run_manager, model_run
 from ._rebind import rebind
 from ._tap import tappable
 from ._tools import Registry, merge_registries, registry_from_bound_tools, registry_from_tools, to_config
@@ -131,8 +132,9 @@ class ToolstreamChatModel(BaseChatModel):
             bound = registry_from_bound_tools(kwargs["tools"])
         return merge_registries(self.tool_registry, bound)
 
-    def _new_run(self, kwargs: Mapping[str, Any]) -> GateRun:
-        return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config)
+    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
+        return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
+                       run_manager=run_manager or current_run_manager())
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model
@@ -156,7 +158,7 @@ class ToolstreamChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        run = self._new_run(kwargs)
+        run = self._new_run(kwargs, run_manager)
         messages = request_view(messages, tappable(self.chat_model))
         if self._streaming_off(kwargs):
             result = run.model._generate(messages, stop=stop, **kwargs)
@@ -201,7 +203,7 @@ class ToolstreamChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        run = self._new_run(kwargs)
+        run = self._new_run(kwargs, run_manager)
         messages = request_view(messages, tappable(self.chat_model))
         if self._streaming_off(kwargs):
             result = await run.model._agenerate(messages, stop=stop, **kwargs)
@@ -283,11 +285,15 @@ class ToolstreamChatModel(BaseChatModel):
 
     # Every invoke path (plain, v1 streaming callbacks, v2 protocol events) ends here; the
     # rejected calls go into ``invalid_tool_calls`` now, where aggregation cannot undo it.
+    # The run manager is kept for the gate's trace: LangChain's streaming path calls ``_stream``
+    # without it.
     def _generate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
-        return _finalize(super()._generate_with_cache(*args, **kwargs))
+        with model_run(kwargs.get("run_manager")):
+            return _finalize(super()._generate_with_cache(*args, **kwargs))
 
     async def _agenerate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
-        return _finalize(await super()._agenerate_with_cache(*args, **kwargs))
+        with model_run(kwargs.get("run_manager")):
+            return _finalize(await super()._agenerate_with_cache(*args, **kwargs))
 
 
 def _finalize(result: ChatResult) -> ChatResult:

@@ -40,6 +40,7 @@ from toolstream_core import (
 
 from ._convert import ChunkConverter, message_to_events
 from ._link import GateLink
+from ._observability import finish_traced, graph_progress
 from ._tap import static_provider, tap_model
 
 __all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
@@ -191,9 +192,12 @@ class GateRun:
         *,
         tools: Mapping[str, Any] | None,
         config: AssembleConfig,
+        run_manager: Any = None,
     ) -> None:
         self._tools = tools
         self._config = config
+        self._run_manager = run_manager  # whose span a turn's trace nests under
+        self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
         self._assembler: Assembler | None = None
         self._provider: str | None = static_provider(model)
@@ -218,6 +222,8 @@ class GateRun:
     def _emit(self, event: AssemblerEvent) -> None:
         if isinstance(event, CallOpened):
             self._opened += 1
+        if self._graph is not None:
+            self._graph.write(event)
         self.link.publish_one(event)
 
     def _core(self) -> Assembler:
@@ -331,7 +337,7 @@ class GateRun:
         if self.turn is None:
             core = self._core()
             core.cancel(reason)
-            self.turn = core.finish(transport_complete=False)
+            self.turn = finish_traced(core, self._run_manager, transport_complete=False)
         return self.turn
 
     def finish(self, error: BaseException | None = None) -> Turn:
@@ -351,7 +357,8 @@ class GateRun:
             transport_complete = error is None and self._raw_state == "ok"
         else:
             transport_complete = error is None
-        self.turn = self._core().finish(transport_complete=transport_complete, error=error)
+        self.turn = finish_traced(self._core(), self._run_manager,
+                                  transport_complete=transport_complete, error=error)
         return self.turn
 
     @property

@@ -1,0 +1,101 @@
+"""Where a gated LangChain run shows its decisions besides the message: LangGraph and traces.
+
+- Inside a LangGraph graph (``create_agent`` or any graph whose node calls the gated model),
+  every gate event goes to the graph's custom stream as a plain dict (``toolstream_core``'s
+  progress schema, see ``docs/observability.md``), so ``stream_mode=["messages", "custom"]``
+  shows a call's arguments growing and its verdict. Outside a graph: nothing, no error.
+- With a tracer provider configured, the turn's span (``toolstream_core._tracing``) is
+  parented on the model run's own span when a callback handler knows it (OpenInference's
+  LangChain tracer keeps its spans out of the OTel context on purpose and parents them by run
+  id; it offers ``get_span(run_id)``); otherwise the current OTel context decides.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from toolstream_core import AssembleConfig, Assembler, AssemblerEvent, Turn
+from toolstream_core import _tracing as tracing
+from toolstream_core._progress import ProgressEncoder
+
+__all__ = ["GraphProgress", "current_run_manager", "finish_traced", "graph_progress", "model_run",
+           "run_span"]
+
+_log = logging.getLogger("langchain_toolstream")
+_run_manager: ContextVar[Any] = ContextVar("toolstream_lc_run_manager", default=None)
+
+
+@contextmanager
+def model_run(run_manager: Any) -> Iterator[None]:
+    """The model run being generated, for ``_stream`` calls that are not handed it."""
+    token = _run_manager.set(run_manager)
+    try:
+        yield
+    finally:
+        _run_manager.reset(token)
+
+
+def current_run_manager() -> Any:
+    return _run_manager.get()
+
+
+class GraphProgress:
+    """Writes one model call's gate events to LangGraph's custom stream, as JSON dicts."""
+
+    __slots__ = ("_encoder", "_writer")
+
+    def __init__(self, writer: Callable[[Any], None], config: AssembleConfig) -> None:
+        self._writer = writer
+        self._encoder = ProgressEncoder(forward_args=config.ui_forward_partial_args)
+
+    def write(self, event: AssemblerEvent) -> None:
+        try:
+            self._writer(self._encoder.encode(event))
+        except Exception:  # a stream consumer must never break the model call
+            _log.debug("toolstream: writing to the LangGraph custom stream failed", exc_info=True)
+
+
+def graph_progress(config: AssembleConfig) -> GraphProgress | None:
+    """The custom-stream writer of the graph node running now, or ``None`` outside a graph.
+
+    Inside a graph the writer is always taken: LangGraph hands a node a no-op writer when
+    nobody streams ``"custom"``, and does not say which one it handed out.
+    """
+    try:
+        from langgraph.config import get_stream_writer
+
+        writer = get_stream_writer()
+    except Exception:  # no runnable context, not a graph, or no langgraph: nothing to write to
+        return None
+    return GraphProgress(writer, config) if callable(writer) else None
+
+
+def run_span(run_manager: Any) -> Any:
+    """The OTel span a callback handler keeps for this LangChain run, if one does."""
+    run_id = getattr(run_manager, "run_id", None)
+    if run_id is None:
+        return None
+    handlers = [*getattr(run_manager, "handlers", ()), *getattr(run_manager, "inheritable_handlers", ())]
+    for handler in handlers:
+        get_span = getattr(handler, "get_span", None)
+        if not callable(get_span):
+            continue
+        try:
+            span = get_span(run_id)
+        except Exception:
+            continue
+        if span is not None and callable(getattr(span, "get_span_context", None)):
+            return span
+    return None
+
+
+def finish_traced(core: Assembler, run_manager: Any, **kwargs: Any) -> Turn:
+    """``core.finish(**kwargs)``, with the turn's span under the model run's span."""
+    if not tracing.active():
+        return core.finish(**kwargs)
+    with tracing.trace_parent(run_span(run_manager)):
+        return core.finish(**kwargs)
