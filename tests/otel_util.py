@@ -1,0 +1,54 @@
+"""One OpenTelemetry SDK tracer provider per test process, with an in-memory span exporter.
+
+OpenTelemetry lets a process set its global tracer provider once; every test module that
+looks at spans shares this one (and clears the exporter per test).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+_EXPORTER: InMemorySpanExporter | None = None
+
+
+def span_exporter() -> InMemorySpanExporter:
+    """The shared exporter, emptied; the global provider is set on first use."""
+    global _EXPORTER
+    if _EXPORTER is None:
+        _EXPORTER = InMemorySpanExporter()
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            provider = TracerProvider()
+            trace.set_tracer_provider(provider)
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+    _EXPORTER.clear()
+    return _EXPORTER
+
+
+def tracer_provider() -> TracerProvider:
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    return provider
+
+
+def turn_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return [s for s in exporter.get_finished_spans() if s.name == "toolstream.turn"]
+
+
+def call_events(span: ReadableSpan) -> list[dict[str, Any]]:
+    """The span's ``toolstream.tool_call`` events, as plain attribute dicts."""
+    return [dict(e.attributes or {}) for e in span.events if e.name == "toolstream.tool_call"]
+
+
+def parent_name(span: ReadableSpan, exporter: InMemorySpanExporter) -> str | None:
+    """The name of ``span``'s parent among the exported spans (``None``: a root or unknown)."""
+    if span.parent is None:
+        return None
+    by_id = {s.context.span_id: s for s in exporter.get_finished_spans() if s.context is not None}
+    parent = by_id.get(span.parent.span_id)
+    return parent.name if parent is not None else None
