@@ -24,6 +24,7 @@ The events are the package's own pydantic models (``ag_ui.core``): serialise the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,10 @@ class _Call:
     name: str | None
     started: bool = False
     waiting: list[str] = field(default_factory=list)  # fragments before the id was known
+    text: list[str] = field(default_factory=list)  # argument text forwarded (or waiting) so far
+    nbytes: int = 0
+    is_text: bool = True  # False once the deltas prove not to be argument text (see _delta)
+    private: bool = False  # a delta came without its text: ui_forward_partial_args is off
 
 
 class AGUIToolCallEvents:
@@ -62,8 +67,11 @@ class AGUIToolCallEvents:
 
     ``emit`` receives each AG-UI event as it is made (default: appended to ``events``).
     ``parent_message_id`` is put on every ``TOOL_CALL_START`` (the assistant message that
-    holds the calls, if the frontend tracks one). ``forward_args`` mirrors the config's
-    ``ui_forward_partial_args`` for what a rejection may say (deltas already obey it).
+    holds the calls, if the frontend tracks one). ``forward_args`` is the config's
+    ``ui_forward_partial_args``: whether argument text (and a parse error that may quote it)
+    may reach the frontend. By default it is read from the events themselves: a delta without
+    its text means the config keeps arguments private, and then the call's final text is not
+    sent either.
     """
 
     def __init__(
@@ -71,7 +79,7 @@ class AGUIToolCallEvents:
         emit: Callable[[BaseEvent], None] | None = None,
         *,
         parent_message_id: str | None = None,
-        forward_args: bool = True,
+        forward_args: bool | None = None,
     ) -> None:
         self.events: list[BaseEvent] = []
         self._emit = emit if emit is not None else self.events.append
@@ -91,24 +99,30 @@ class AGUIToolCallEvents:
         """The AG-UI events for one gate event (also emitted); ``[]`` for anything else."""
         out: list[BaseEvent] = []
         if isinstance(event, ArgumentsDelta):
-            self._delta(out, (scope, event.key), event.fragment)
+            self._delta(out, (scope, event.key), event.fragment, event.total_bytes)
         elif isinstance(event, CallOpened):
             self._open(out, (scope, event.key), event.id, event.name)
         elif isinstance(event, CallCommitted):
             call = event.call
-            self._commit(out, (scope, call.key), call.id, call.name)
+            self._finish(out, (scope, call.key), call.id, call.name, call.raw_arguments)
         elif isinstance(event, CallRejected):
             call = event.call
-            self._reject(out, (scope, call.key), call.id, call.name, {
+            forward = self._forwards(self._calls.get((scope, call.key)))
+            self._reject(out, (scope, call.key), call.id, call.name, call.raw_arguments, {
                 "reason": str(call.reason or Reason.upstream_error),
-                "detail": rejection_detail(call, self._forward),
+                "detail": rejection_detail(call, forward),
                 "state": str(call.state),
-            }, rejection_content(call, self._forward))
+            }, rejection_content(call, forward))
         else:
             self._workflow_event(out, event, scope)
         for item in out:
             self._emit(item)
         return out
+
+    def _forwards(self, call: _Call | None) -> bool:
+        if self._forward is not None:
+            return self._forward
+        return call is None or not call.private
 
     # -- LlamaIndex workflow events ------------------------------------------------------------
 
@@ -121,12 +135,15 @@ class AGUIToolCallEvents:
         if kind == "CallOpenedEvent":
             self._open(out, key, tool_id, name)
         elif kind == "CallProgressEvent":
-            self._delta(out, key, event.fragment)
+            self._delta(out, key, event.fragment, event.bytes_so_far)
         elif kind == "CallCommittedEvent":
-            self._commit(out, key, tool_id, name)
+            arguments = event.tool_kwargs
+            text = None if arguments is None else json.dumps(
+                arguments, ensure_ascii=False, separators=(",", ":"))
+            self._finish(out, key, tool_id, name, text, exact=False)
         else:
-            self._reject(out, key, tool_id, name, {"reason": event.reason, "detail": event.detail,
-                                                   "state": "failed"}, event.content)
+            self._reject(out, key, tool_id, name, None, {"reason": event.reason, "detail": event.detail,
+                                                         "state": "failed"}, event.content)
 
     # -- the sequence --------------------------------------------------------------------------
 
@@ -145,10 +162,29 @@ class AGUIToolCallEvents:
             out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=fragment))
         call.waiting = []
 
-    def _delta(self, out: list[BaseEvent], key: tuple[Any, Hashable], fragment: str | None) -> None:
+    def _delta(self, out: list[BaseEvent], key: tuple[Any, Hashable], fragment: str | None,
+               total_bytes: int) -> None:
+        """Forward a fragment only while the deltas are provably the argument text.
+
+        ``TOOL_CALL_ARGS`` deltas must concatenate to the arguments. Text streams (OpenAI,
+        Anthropic) report ``total_bytes`` = the bytes of all fragments so far; structured ones
+        (Gemini ``partialArgs``: a piece of a value at a JSON path) report the size of the JSON
+        built so far, which their fragments do not add up to. Such a call's text is sent whole
+        with its verdict instead.
+        """
         call = self._calls.get(key)
-        if call is None or not fragment:
-            return  # a folded re-sent copy is never opened; no text when args are private
+        if call is None:
+            return  # a folded re-sent copy is never opened
+        if fragment is None and total_bytes:
+            call.private = True
+        if not fragment or not call.is_text:
+            return
+        size = len(fragment.encode("utf-8", "surrogatepass"))
+        if call.nbytes + size != total_bytes:
+            call.is_text = False
+            return
+        call.nbytes = total_bytes
+        call.text.append(fragment)
         if call.started:
             assert call.id is not None
             out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=fragment))
@@ -156,24 +192,31 @@ class AGUIToolCallEvents:
             call.waiting.append(fragment)
 
     def _finish(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
-                name: str | None) -> str:
-        """Start the call if it never was (its id came with the verdict), then end it."""
+                name: str | None, text: str | None, *, exact: bool = True) -> str:
+        """Start the call if it never was (its id came with the verdict), send the rest of its
+        argument text if it is known, then end it.
+
+        ``exact``: ``text`` is the argument text as received (core events); otherwise it is a
+        re-serialisation (LlamaIndex's ``tool_kwargs``), only sent when nothing was.
+        """
         call = self._calls.pop(key, None) or _Call(call_id, name)
         if not call.started:
             call.id = call.id or call_id or f"toolstream-{key[1]}"
             call.name = call.name or name
             self._start(out, call)
         assert call.id is not None
+        if text and self._forwards(call):
+            sent = "".join(call.text)
+            if exact and text.startswith(sent) and len(text) > len(sent):
+                out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=text[len(sent):]))
+            elif not exact and not sent:
+                out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=text))
         out.append(ToolCallEndEvent(tool_call_id=call.id))
         return call.id
 
-    def _commit(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
-                name: str | None) -> None:
-        self._finish(out, key, call_id, name)
-
     def _reject(self, out: list[BaseEvent], key: tuple[Any, Hashable], call_id: str | None,
-                name: str | None, why: dict[str, Any], content: str) -> None:
-        ident = self._finish(out, key, call_id, name)
+                name: str | None, text: str | None, why: dict[str, Any], content: str) -> None:
+        ident = self._finish(out, key, call_id, name, text)
         out.append(CustomEvent(name=REJECTED_EVENT_NAME,
                                value={"toolCallId": ident, "toolCallName": name, **why}))
         out.append(ToolCallResultEvent(message_id=f"{ident}-rejected", tool_call_id=ident,
