@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
-from . import _results
+from . import _results, _tracing
 from ._adapters import Adapter, detect_provider, make_adapter, unwrap
+from ._adapters._access import Malformed, is_record
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
 from ._finalize import NO_VALUE, Deferred, decide
@@ -44,7 +45,7 @@ from ._models import (
     Turn,
 )
 from ._registry import Registry
-from ._strict_json import StrictJSONError, compact
+from ._strict_json import decodes_to, dump_structured
 
 __all__ = ["Assembler"]
 
@@ -54,6 +55,7 @@ _LIVE = (CallState.open, CallState.args_complete)
 _BLOCK = 256
 _DEFAULT_CONFIG = AssembleConfig()
 _OPEN = CallState.open
+_NO_SIGNAL = "the stream ended without a finish signal"
 _ARGS_COMPLETE = CallState.args_complete
 
 
@@ -130,14 +132,11 @@ class _Call:
 
     def raw(self) -> str | None:
         text = self.text()
-        if text is not None or self.value is NO_VALUE:
+        if self.value is NO_VALUE or (text and self.nfrag):
             return text
         if self.value_text is not None:
             return self.value_text
-        try:
-            return compact(self.structured())
-        except StrictJSONError:
-            return None
+        return dump_structured(self.structured())[0]
 
 
 class Assembler:
@@ -176,6 +175,8 @@ class Assembler:
         self._turn: Turn | None = None
         self._max_bytes = self.config.max_tool_argument_bytes
         self._forward = self.config.ui_forward_partial_args
+        # Set by adapters whose vendors may send a fragment as a JSON value (OpenAI chat).
+        self.structured_fragments = False
 
     # -- public API --------------------------------------------------------------------------
 
@@ -187,10 +188,15 @@ class Assembler:
             return
         try:
             event = chunk
-            if chunk.__class__ is dict and len(chunk) <= 2:  # only small dicts can be an envelope
+            if chunk.__class__ is not dict:
+                if not is_record(chunk):  # None, a list, text, bytes, a number: not an event
+                    raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+            elif len(chunk) <= 2:  # only small dicts can be an envelope
                 event = unwrap(chunk)
                 if event is None:
                     return
+                if event.__class__ is not dict and not is_record(event):
+                    raise Malformed(f"a {type(event).__name__} is not a vendor event")
             adapter = self._adapter
             if adapter is None:
                 provider = detect_provider(event)
@@ -201,10 +207,16 @@ class Assembler:
                 adapter = self._adapter = make_adapter(provider, self)
             adapter.feed(event)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
-            self.anomaly(f"unreadable event ({type(exc).__name__}: {exc})")
-            for call in self._calls.values():
-                if call.state in _LIVE and call.taint is None:
-                    call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
+            self.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")
+
+    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None) -> None:
+        """DESIGN §5: data that may have belonged to a live call but cannot be attributed to
+        one (a malformed event, an orphan fragment) fails every live call it could have
+        touched (``where`` narrows them by key), with ``upstream_error``. Counted once."""
+        self.anomaly(detail)
+        for call in self._calls.values():
+            if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
+                call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel every call not yet terminal; later ``feed`` calls are absorbed."""
@@ -222,14 +234,23 @@ class Assembler:
         complete = False
         if not self._cancelled:
             complete, reason, detail = self._completion(transport_complete, error)
+            # Only the finish signal is missing: ToolSpec.strict decides per tool (DESIGN §3);
+            # Turn.complete stays the config mode's answer.
+            unsignalled = reason is Reason.stream_truncated and detail is _NO_SIGNAL
+            default_strict = self.config.mode == "strict"
             for call in self._client_calls():
                 if call.state not in _LIVE:
                     continue
-                if complete:
+                proven = complete
+                if unsignalled:
+                    proven = not self._registry.strict_for(call.name, default_strict)
+                if proven:
                     self._finalize(call)
                 else:
                     self._terminate(call, CallState.failed, reason, detail)
         self._turn = self._build_turn(complete, error)
+        if _tracing.active():  # one span per turn, only with a tracer provider configured
+            _tracing.record_turn(self, self._turn)
         return self._turn
 
     def fail_open(self, reason: Reason, detail: str) -> None:
@@ -299,7 +320,10 @@ class Assembler:
             self.anomaly(f"argument fragment for unknown call {key!r} dropped")
             return
         if fragment.__class__ is not str and not isinstance(fragment, str):
-            self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
+            if self.structured_fragments and call.kind == "function":
+                self.set_value(key, fragment)
+            else:
+                self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
             return
         state = call.state
         if state is not _OPEN:
@@ -345,30 +369,41 @@ class Assembler:
         if call.nbytes > self._max_bytes:
             self._overflow(call)
         elif self._on_event is not None and fragment != "":
-            text = fragment if isinstance(fragment, str) else compact(fragment)
+            text = fragment if isinstance(fragment, str) else dump_structured(fragment)[0]
             self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
 
     def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None:
-        """Structured arguments (Gemini ``args``, a complete Anthropic ``input``), taken as is."""
+        """Structured arguments (Gemini ``args``, a complete Anthropic ``input``, an OpenAI chat
+        ``arguments`` object), taken as is. ``count=False``: a value still being built
+        (``Deferred``), counted by ``count_structured`` as it grows.
+
+        DESIGN §5: the value gets the strict verdict its text would get (no NaN, no lone
+        surrogate). A second, different value for the same call is a conflicting re-send.
+        """
         call = self._calls.get(key)
         if call is None or call.state.terminal:
             return
-        call.value = value
-        call.value_text = None
         if not count:
+            call.value = value
+            call.value_text = None
             return
-        try:
-            call.value_text = compact(value)
-        except StrictJSONError as exc:
-            self.taint(key, Reason.invalid_json, str(exc))
+        text, error = dump_structured(value)
+        if call.value is not NO_VALUE and not isinstance(call.value, Deferred):
+            if text != call.value_text or error is not None:
+                self.taint(key, Reason.duplicate_conflict, "structured arguments sent twice, differently")
             return
-        text = call.value_text
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        call.value = value
+        call.value_text = text
+        if error is not None:
+            self.taint(key, Reason.invalid_json, error)
+            return
+        assert text is not None
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
         call.nbytes = size
         if size > self._max_bytes:
             self._overflow(call)
         elif self._on_event is not None:
-            self._emit(ArgumentsDelta(key, None, size))
+            self._emit(ArgumentsDelta(key, text if self._forward else None, size))
 
     def done_arguments(self, key: Hashable, text: Any) -> None:
         """A vendor's own final copy of the arguments (Responses done events).
@@ -377,7 +412,10 @@ class Assembler:
         contradiction means the vendor itself is unsure what it sent.
         """
         call = self._calls.get(key)
-        if call is None or call.state.terminal or not isinstance(text, str):
+        if call is None or call.state.terminal or text is None:
+            return
+        if not isinstance(text, str):
+            self.taint(key, Reason.upstream_error, f"the done event's arguments are a {type(text).__name__}")
             return
         if call.nfrag == 0:
             if call.done_text is None:
@@ -482,17 +520,30 @@ class Assembler:
             return False, Reason.stream_truncated, f"the stream ended before the vendor finished{cause}"
         if verdict is Verdict.truncated:
             return False, Reason.stream_truncated, f"the vendor stopped early ({self._finish_reason!r})"
-        if verdict is None and self.config.mode != "lenient":
-            return False, Reason.stream_truncated, "the stream ended without a finish signal"
+        if verdict is None:
+            return self.config.mode == "lenient", Reason.stream_truncated, _NO_SIGNAL
         return True, Reason.stream_truncated, ""
 
     def _finalize(self, call: _Call) -> None:
         if call.taint is not None:
             self._terminate(call, CallState.failed, *call.taint)
             return
+        text = call.text()
+        if call.value is not NO_VALUE:
+            if text and call.nfrag:
+                self._terminate(call, CallState.failed, Reason.upstream_error,
+                                "the call's arguments arrived both as text and as a structured value")
+                return
+            # Structured arguments: their compact JSON is the text that gets the verdict.
+            text, error = dump_structured(call.structured())
+            call.value_text = text
+            if error is not None:
+                self._reject_invalid_json(call, error)
+                return
         raw = call.raw()
         for twin in call.twins:
-            if twin.name != call.name or twin.raw() != raw:
+            twin_raw = twin.raw()
+            if twin.name != call.name or (twin_raw != raw and not decodes_to(twin_raw, raw)):
                 metrics.duplicate(self.provider, call.name)
                 self._terminate(
                     call, CallState.failed, Reason.duplicate_conflict,
@@ -505,8 +556,7 @@ class Assembler:
             has_id=call.id is not None,
             kind=call.kind,
             provider=self.provider,
-            text=call.text(),
-            value=call.structured() if call.nfrag == 0 and call.done_text is None else NO_VALUE,
+            text=text,
             registry=self._registry,
             strict=strict,
             must_be_object=self.config.arguments_must_be_object,
@@ -519,9 +569,14 @@ class Assembler:
             self._terminate(call, CallState.committed, arguments=decision.arguments)
             return
         if decision.reason is Reason.invalid_json:
-            metrics.invalid_json(self.provider, call.name)
-            call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
+            self._reject_invalid_json(call, decision.detail or "invalid JSON")
+            return
         self._terminate(call, CallState.failed, decision.reason, decision.detail)
+
+    def _reject_invalid_json(self, call: _Call, detail: str) -> None:
+        metrics.invalid_json(self.provider, call.name)
+        call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
+        self._terminate(call, CallState.failed, Reason.invalid_json, detail)
 
     def _overflow(self, call: _Call) -> None:
         metrics.overflow(self.provider, call.name)

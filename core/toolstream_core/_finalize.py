@@ -12,7 +12,7 @@ from typing import Any
 
 from ._models import CallKind, Provider, Reason
 from ._registry import Registry, schema_violation_detail
-from ._strict_json import StrictJSONError, loads_strict, split_concatenated
+from ._strict_json import StrictJSONError, decodes_to, loads_strict, split_concatenated
 
 __all__ = ["NO_VALUE", "Decision", "Deferred", "decide"]
 
@@ -46,11 +46,12 @@ def _parse(text: str | None, *, strict: bool, provider: Provider | None) -> Deci
         failure = Decision(reason=Reason.invalid_json, detail=str(exc))
     if provider != "openai-chat":
         return failure
-    # The GPT-4.1-nano re-send: the same arguments object streamed twice onto one call.
+    # The GPT-4.1-nano re-send: the same arguments object streamed twice onto one call; a
+    # LiteLLM summary chunk re-sends it encoded once more as a JSON string (DESIGN §5).
     pieces = split_concatenated(text)
     if pieces is None:
         return failure
-    if any(piece != pieces[0] for piece in pieces):
+    if any(piece != pieces[0] and not decodes_to(piece, pieces[0]) for piece in pieces):
         return Decision(
             reason=Reason.duplicate_conflict,
             detail=f"{len(pieces)} different argument objects were sent for one call",
@@ -71,12 +72,15 @@ def decide(
     kind: CallKind,
     provider: Provider | None,
     text: str | None,
-    value: Any,
     registry: Registry,
     strict: bool,
     must_be_object: bool,
 ) -> Decision:
-    """Commit-or-reject for one complete call. ``value`` is ``NO_VALUE`` unless structured."""
+    """Commit-or-reject for one complete call.
+
+    ``text`` is the argument text, or the compact JSON of structured arguments: both get the
+    one strict parse, so a structured value can never commit what its text would not.
+    """
     if not name:
         return Decision(reason=Reason.missing_id_or_name, detail="the call has no tool name")
     if not has_id and strict and provider in _ID_VENDORS:
@@ -86,8 +90,6 @@ def decide(
 
     if kind == "custom":
         decision = Decision(arguments={"input": text or ""})
-    elif value is not NO_VALUE:
-        decision = Decision(arguments=value)
     else:
         decision = _parse(text, strict=strict, provider=provider)
         if decision.reason is not None:

@@ -14,7 +14,15 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "StrictJSONError", "compact", "loads_strict", "split_concatenated"]
+__all__ = [
+    "MAX_DEPTH",
+    "StrictJSONError",
+    "compact",
+    "decodes_to",
+    "dump_structured",
+    "loads_strict",
+    "split_concatenated",
+]
 
 MAX_DEPTH = 256
 _MAX_INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
@@ -141,3 +149,49 @@ def compact(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise StrictJSONError(f"structured arguments are not JSON: {exc}") from None
+
+
+def dump_structured(value: Any) -> tuple[str | None, str | None]:
+    """Structured arguments as text: ``(compact JSON, None)``, or ``(shown text, why not JSON)``.
+
+    DESIGN §5: a structured value gets the verdict its text would get. Non-finite numbers and
+    values JSON cannot hold fail here; a UTF-16 pair split across two streamed pieces is one
+    character (decoding, as in ``loads_strict``); a lone surrogate fails. The text returned for
+    a failure is still valid UTF-8 (escaped), because it becomes ``raw_arguments``. Depth and
+    digit limits are left to the ``loads_strict`` every committed text goes through.
+    """
+    try:
+        text = compact(value)
+    except StrictJSONError as exc:
+        return _shown(value), str(exc)
+    if text.isascii() or not _RAW_SURROGATE.search(text):
+        return text, None
+    try:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16"), None
+    except UnicodeDecodeError:
+        return _shown(value), "lone surrogate in structured arguments"
+
+
+def _shown(value: Any) -> str | None:
+    """Compact JSON of a value that is not strict JSON, for diagnosis: always encodable."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        if not text.isascii() and _RAW_SURROGATE.search(text):
+            text = json.dumps(value, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text
+
+
+def decodes_to(text: str | None, original: str | None) -> bool:
+    """Is ``text`` a JSON string whose content is exactly ``original`` (decoded once)?
+
+    The LiteLLM summary chunk re-sends a call's arguments encoded again as a JSON string
+    (DESIGN §5): the same arguments, not a conflicting copy.
+    """
+    if not text or original is None or not text.lstrip().startswith('"'):
+        return False
+    try:
+        return bool(loads_strict(text) == original)
+    except StrictJSONError:
+        return False

@@ -34,6 +34,7 @@ __all__ = [
     "build",
     "fragments",
     "gemini",
+    "gemini_chunk",
     "openai_chat",
     "openai_responses",
     "responses_server_item",
@@ -618,3 +619,15 @@ def to_sdk(provider: str, events: Iterable[Mapping[str, Any]]) -> list[Any]:
                 raise ValueError("google-genai raises on an error payload; it never yields one")
         return [GenerateContentResponse.model_validate(e) for e in events]
     raise ValueError(f"unknown provider {provider!r}")
+
+
+def gemini_chunk(parts: list[dict[str, Any]], *, finish_reason: str | None = None,
+                 usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One Gemini chunk holding exactly ``parts`` (hand-built streams for the §5 rule tests)."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish_reason is not None:
+        candidate["finishReason"] = finish_reason
+    chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": "gemini-3-pro-preview"}
+    if usage is not None:
+        chunk["usageMetadata"] = dict(usage)
+    return chunk

@@ -10,9 +10,39 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-__all__ = ["field", "field2", "text_of"]
+__all__ = ["Malformed", "field", "field2", "is_record", "record", "records", "text_of"]
 
 _MISSING: Any = object()
+_NOT_RECORDS = (str, bytes, bytearray, int, float, list, tuple, set, frozenset)
+
+
+class Malformed(ValueError):
+    """An event, or a field an adapter reads, is not the vendor's shape (DESIGN §5).
+
+    Raised inside ``Assembler.feed``, which counts it and fails every live call: the event may
+    have carried fragments of any of them.
+    """
+
+
+def is_record(value: Any) -> bool:
+    """A dict or an SDK object: something with named fields (not None, a scalar or a list)."""
+    return value.__class__ is dict or not (value is None or isinstance(value, _NOT_RECORDS))
+
+
+def record(value: Any, what: str) -> Any:
+    """``value`` when it is absent (None) or a record; ``Malformed`` otherwise."""
+    if value is None or value.__class__ is dict or is_record(value):
+        return value
+    raise Malformed(f"{what} is a {type(value).__name__}")
+
+
+def records(value: Any, what: str) -> Any:
+    """A list of records (``()`` when absent); ``Malformed`` when it is not a list."""
+    if value is None:
+        return ()
+    if value.__class__ is not list and not isinstance(value, (list, tuple)):
+        raise Malformed(f"{what} is a {type(value).__name__}, not a list")
+    return value
 
 
 def field(obj: Any, name: str) -> Any:

@@ -5,6 +5,13 @@ Identity (DESIGN §4.1): the content block index. A ``tool_use`` block streams i
 but a non-empty ``input`` there (or a complete block inside ``message_start.message.content``)
 is the arguments when no deltas follow. ``server_tool_use`` / ``mcp_tool_use`` (and any other
 ``*_tool_use``) blocks run on Anthropic's side: server calls.
+A ``tool_use`` block re-sent whole at an index already used is a new copy of the call: with the
+same id it is linked to the first and commits once when name and arguments agree (rule 7).
+Bad input (DESIGN §5): an ``input_json_delta`` whose index is not an integer or names no tool
+block cannot be attributed, so every live call of the message fails (``upstream_error``); a
+tool block started without an integer index fails. An event without a string ``type``, or with
+a field of the wrong type, raises ``Malformed``. Events and delta types of unknown kinds
+(``ping``, ``citations_delta``, ``signature_delta``, ...) are ignored.
 Completion: ``message_stop`` with a normal ``stop_reason`` (``_completion.anthropic_stop``).
 Pipelining (rule 10): a block is settled when the next block starts or ``stop_reason`` is
 ``tool_use`` — not at its own ``content_block_stop``.
@@ -16,8 +23,8 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import anthropic_stop
-from .._models import CallKind
-from ._access import field
+from .._models import CallKind, Reason
+from ._access import Malformed, field, record, records
 
 if TYPE_CHECKING:
     from .._assembler import Assembler
@@ -26,46 +33,63 @@ __all__ = ["AnthropicAdapter"]
 
 
 class AnthropicAdapter:
-    __slots__ = ("_blocks", "_closed", "_sink", "_stop_reason")
+    __slots__ = ("_blocks", "_closed", "_copies", "_sink", "_stop_reason")
 
     def __init__(self, sink: Assembler) -> None:
         self._sink = sink
         self._stop_reason: str | None = None
         self._closed: list[Hashable] = []
         self._blocks: dict[Any, Hashable] = {}  # block index -> key, tool blocks only
+        self._copies = 0  # blocks re-sent at an index already used
 
     def feed(self, event: Any) -> None:
         get: Callable[[Any, str], Any] = dict.get if event.__class__ is dict else field
         kind = get(event, "type")
-        if kind == "content_block_delta":  # the hot path: one lookup, one append
+        if kind == "content_block_delta":  # the hot path: two lookups, one append
             delta = get(event, "delta")
-            if get(delta, "type") == "input_json_delta":
-                key = self._blocks.get(get(event, "index"))
+            delta_type = get(delta, "type")
+            if delta_type == "input_json_delta":
+                index = get(event, "index")
+                key = self._blocks.get(index) if index.__class__ is int else None
                 if key is not None:
                     self._sink.append(key, get(delta, "partial_json"))
-                else:
-                    self._sink.anomaly(f"input_json_delta for unknown block {get(event, 'index')!r}")
+                else:  # arguments of no known block: they may be any live call's
+                    self._sink.fail_live(f"input_json_delta for unknown block {index!r}")
+            elif delta_type.__class__ is not str:
+                raise Malformed(f"content_block_delta with a {type(delta_type).__name__} delta type")
             return
+        if kind.__class__ is not str:
+            raise Malformed(f"event type is a {type(kind).__name__}")
         sink = self._sink
         if kind == "content_block_start":
             self._settle_closed()
             index = field(event, "index")
-            block = field(event, "content_block")
+            block = record(field(event, "content_block"), "content_block")
+            if index.__class__ is not int:
+                if self._block(("block", None, self._copies), None, block, complete=False):
+                    sink.taint(("block", None, self._copies), Reason.upstream_error,
+                               f"a tool block started with a {type(index).__name__} index")
+                    self._copies += 1
+                return
             key = ("block", index)
+            if index in self._blocks:  # the whole block sent again: a copy, linked by its id
+                key = ("block", index, self._copies)
+                self._copies += 1
             if self._block(key, index, block, complete=False):
                 self._blocks[index] = key
         elif kind == "content_block_stop":
-            key = self._blocks.get(field(event, "index"))
+            index = field(event, "index")
+            key = self._blocks.get(index) if index.__class__ is int else None
             if key is not None:
                 sink.close(key)
                 self._closed.append(key)
         elif kind == "message_start":
-            message = field(event, "message")
+            message = record(field(event, "message"), "message")
             self._note_stop(field(message, "stop_reason"))
-            for position, block in enumerate(field(message, "content") or ()):
-                self._block(("start", position), position, block, complete=True)
+            for position, block in enumerate(records(field(message, "content"), "message content")):
+                self._block(("start", position), position, record(block, "a content block"), complete=True)
         elif kind == "message_delta":
-            self._note_stop(field(field(event, "delta"), "stop_reason"))
+            self._note_stop(field(record(field(event, "delta"), "message_delta delta"), "stop_reason"))
         elif kind == "message_stop":
             sink.end(self._stop_reason, anthropic_stop(self._stop_reason))
         elif kind == "error":
@@ -86,7 +110,9 @@ class AnthropicAdapter:
     def _block(self, key: Hashable, index: Any, block: Any, *, complete: bool) -> bool:
         """Open a call for a tool block; ``False`` for text, thinking and result blocks."""
         block_type = field(block, "type")
-        if not isinstance(block_type, str) or not block_type.endswith("tool_use"):
+        if block_type.__class__ is not str:
+            raise Malformed(f"content block type is a {type(block_type).__name__}")
+        if not block_type.endswith("tool_use"):
             return False
         kind: CallKind = "function" if block_type == "tool_use" else "server"
         position = index if isinstance(index, int) and not isinstance(index, bool) else None

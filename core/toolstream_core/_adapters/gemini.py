@@ -4,8 +4,14 @@ Identity (DESIGN §4.1): every complete ``functionCall`` part is its own call �
 calls to the same tool are two calls, never merged by name. Streaming arguments
 (``willContinue`` + ``partialArgs``) attach to the open call of that candidate by position;
 string values for one ``jsonPath`` concatenate; ``willContinue`` false/absent or an empty
-``functionCall`` ends the call. Arguments are structured: the object is built as it arrives and
-its compact JSON is the raw text.
+``functionCall`` ends the call. A part holding only ``{"willContinue": true}`` is a keep-alive
+inside the open call (Vertex sends them between argument groups): it ends nothing, opens
+nothing, changes nothing. A new named ``functionCall`` while a streaming call is still open
+fails the open one (``stream_truncated``: it never got its end).
+Arguments are structured: the object is built as it arrives and its compact JSON is the raw
+text; a ``partialArgs`` entry with no value fails the call (``upstream_error``, DESIGN §5).
+Bad input (DESIGN §5): a chunk, candidate, content, part or ``functionCall`` of the wrong type
+raises ``Malformed`` (every live call fails); a chunk with no Gemini field at all is malformed.
 Completion: ``finishReason`` ``STOP`` (``_completion.gemini_finish``); a prompt block is an error.
 """
 
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .._completion import Verdict, gemini_finish
 from .._finalize import Deferred
 from .._models import Reason
-from ._access import field2, text_of
+from ._access import Malformed, field2, record, records, text_of
 
 if TYPE_CHECKING:
     from .._assembler import Assembler
@@ -147,6 +153,13 @@ _VALUE_FIELDS = (
     ("structValue", "struct_value"),
     ("listValue", "list_value"),
 )
+_NO_VALUE: Any = object()
+# Fields of a GenerateContentResponse, wire and SDK spelling: a dict with none of them is not
+# a Gemini chunk.
+_CHUNK_FIELDS = frozenset({
+    "candidates", "usageMetadata", "usage_metadata", "promptFeedback", "prompt_feedback", "error",
+    "modelVersion", "model_version", "responseId", "response_id", "createTime", "create_time",
+})
 
 
 class GeminiAdapter:
@@ -161,6 +174,8 @@ class GeminiAdapter:
 
     def feed(self, chunk: Any) -> None:
         sink = self._sink
+        if chunk.__class__ is dict and _CHUNK_FIELDS.isdisjoint(chunk):
+            raise Malformed("a dict with no Gemini response field")
         error = field2(chunk, "error", "error")
         if error:
             sink.upstream_error(str(field2(error, "message", "message") or error))
@@ -168,14 +183,18 @@ class GeminiAdapter:
         block = text_of(field2(feedback, "blockReason", "block_reason"))
         if block:
             sink.end(block, Verdict.error)
-        for candidate in field2(chunk, "candidates", "candidates") or ():
+        for candidate in records(field2(chunk, "candidates", "candidates"), "candidates"):
+            record(candidate, "a candidate")
             ci = field2(candidate, "index", "index")
-            ci = ci if isinstance(ci, int) else 0
-            content = field2(candidate, "content", "content")
-            for part in field2(content, "parts", "parts") or ():
-                call = field2(part, "functionCall", "function_call")
+            if ci is None:
+                ci = 0
+            elif ci.__class__ is not int:
+                raise Malformed(f"candidate index is a {type(ci).__name__}")
+            content = record(field2(candidate, "content", "content"), "candidate content")
+            for part in records(field2(content, "parts", "parts"), "content parts"):
+                call = field2(record(part, "a part"), "functionCall", "function_call")
                 if call is not None:
-                    self._function_call(ci, call)
+                    self._function_call(ci, record(call, "functionCall"))
             reason = text_of(field2(candidate, "finishReason", "finish_reason"))
             if reason:
                 sink.end(reason, gemini_finish(reason))
@@ -203,13 +222,16 @@ class GeminiAdapter:
 
     def _function_call(self, ci: int, call: Any) -> None:
         name = field2(call, "name", "name")
+        if name is not None and name.__class__ is not str:
+            raise Malformed(f"functionCall name is a {type(name).__name__}")
         args = field2(call, "args", "args")
-        partial = field2(call, "partialArgs", "partial_args")
+        partial = records(field2(call, "partialArgs", "partial_args"), "partialArgs")
         will_continue = field2(call, "willContinue", "will_continue") is True
         if name:
             previous = self._open.pop(ci, None)
-            if previous is not None:
-                self._sink.close(previous)  # a new call began: the previous one ended unmarked
+            if previous is not None:  # it never got its end marker: it did not finish
+                self._sink.taint(previous, Reason.stream_truncated,
+                                 "a new functionCall began before the streaming call ended")
             key = self._start(call, name, args, will_continue or bool(partial))
         elif partial:
             opened = self._open.get(ci)
@@ -220,6 +242,8 @@ class GeminiAdapter:
         elif args is not None:
             self._sink.anomaly("a functionCall with args but no name")
             key = self._start(call, None, args, False)
+        elif will_continue:  # a keep-alive: part of the open call (or of nothing), changes nothing
+            return
         else:
             ended = self._open.pop(ci, None)  # an empty functionCall ends the open call
             if ended is None:
@@ -243,6 +267,7 @@ class GeminiAdapter:
             return
         try:
             for item in partial:
+                record(item, "a partialArgs entry")
                 path = field2(item, "jsonPath", "json_path")
                 if not isinstance(path, str):
                     raise ValueError("jsonPath is not a string")
@@ -253,13 +278,27 @@ class GeminiAdapter:
                     builder.apply(path, text, is_string=True)
                     self._sink.count_structured(key, text, builder.size)
                     continue
-                value = None
-                for wire, sdk in _VALUE_FIELDS:
-                    found = field2(item, wire, sdk)
-                    if found is not None:
-                        value = None if wire == "nullValue" else found
-                        break
+                value = _value_of(item)
+                if value is _NO_VALUE:  # never read as JSON null: the value was lost on the way
+                    self._sink.taint(key, Reason.upstream_error, f"partialArgs entry for {path!r} has no value")
+                    return
                 builder.apply(path, value, is_string=False)
                 self._sink.count_structured(key, value, builder.size)
         except (ValueError, TypeError) as exc:
             self._sink.taint(key, Reason.invalid_json, f"partialArgs could not be applied: {exc}")
+
+
+def _value_of(item: Any) -> Any:
+    """The non-string value of one ``partialArgs`` entry, or ``_NO_VALUE`` when it has none.
+
+    The SDK spells a null ``"NULL_VALUE"``; protobuf's JSON mapping may send ``"nullValue":
+    null``, so on the wire the camelCase *key* marks a null too. A ``stringValue: null`` is no
+    value at all (a dumped SDK object has every field, ``None`` where unset: not a null).
+    """
+    for wire, sdk in _VALUE_FIELDS:
+        found = field2(item, wire, sdk)
+        if found is not None:
+            return None if wire == "nullValue" else found
+    if item.__class__ is dict and "nullValue" in item and "stringValue" not in item:
+        return None
+    return _NO_VALUE

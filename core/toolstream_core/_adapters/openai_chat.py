@@ -6,8 +6,15 @@ Identity (DESIGN §4.1): key = (choice index, tool_call index). Servers differ w
   new call, and a bare fragment joins the most recent call of that choice;
 - ``""`` ids/names and ids/names repeated on every chunk are handled by first-write-wins in
   the assembler, never concatenated.
+- ``arguments`` sent as a JSON object (or any non-string JSON value, as some compatible servers
+  do) are structured arguments, like Gemini ``args`` (DESIGN §5); a call that gets both text
+  and a value fails ``upstream_error`` at the end (what the server meant is unknowable).
 Completion: ``finish_reason`` (see ``_completion.chat_finish``); an ``error`` object anywhere
 in a chunk is an upstream error.
+Bad input (DESIGN §5): a tool-call ``index`` that is not an integer cannot be attributed, so
+every live call of that choice fails; a chunk or field of the wrong type raises ``Malformed``
+(every live call fails); a dict with no chat field at all is malformed, a ``type``-tagged dict
+is an unknown kind and ignored. The continuation-chunk path pays for none of these checks.
 """
 
 from __future__ import annotations
@@ -17,12 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from .._completion import chat_finish
 from .._models import CallKind
-from ._access import field
+from ._access import Malformed, field
 
 if TYPE_CHECKING:
     from .._assembler import Assembler
 
 __all__ = ["OpenAIChatAdapter"]
+
+# A chunk with none of these (and no ``type`` tag of an unknown kind) is not a chat chunk.
+_CHUNK_FIELDS = frozenset({"choices", "error", "usage", "id", "object"})
 
 
 def _error_text(error: Any) -> str:
@@ -41,6 +51,10 @@ class OpenAIChatAdapter:
         self._last: dict[int, Hashable] = {}
         self._positions: dict[int, int] = {}
         self._generation = 0
+        # Compatible servers may send ``arguments`` as a JSON object: structured arguments.
+        # ``append`` sorts that out on its (already present) non-string branch, so the
+        # continuation-chunk path pays nothing for it.
+        sink.structured_fragments = True
 
     def feed(self, chunk: Any) -> None:
         # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
@@ -51,10 +65,18 @@ class OpenAIChatAdapter:
             sink.upstream_error(_error_text(error))
         choices = get(chunk, "choices")
         if not choices:
+            if choices is None:
+                if chunk.__class__ is dict and _CHUNK_FIELDS.isdisjoint(chunk) and not isinstance(
+                        chunk.get("type"), str):
+                    raise Malformed("a dict with no chat completion field")
+            elif choices.__class__ is not list:
+                raise Malformed(f"choices is a {type(choices).__name__}")
             return
         for choice in choices:
             ci = get(choice, "index")
             if ci.__class__ is not int:
+                if ci is not None:
+                    raise Malformed(f"choice index is a {type(ci).__name__}")
                 ci = 0
             delta = get(choice, "delta")
             if delta is not None:
@@ -62,6 +84,8 @@ class OpenAIChatAdapter:
                 if calls:
                     for tc in calls:
                         self._tool_call(ci, tc, get)
+                elif calls is not None and calls.__class__ is not list:
+                    raise Malformed(f"tool_calls is a {type(calls).__name__}")
                 legacy = get(delta, "function_call")
                 if legacy:
                     self._legacy(ci, legacy)
@@ -86,10 +110,16 @@ class OpenAIChatAdapter:
 
     def _tool_call(self, ci: int, tc: Any, get: Callable[[Any, str], Any]) -> None:
         index = get(tc, "index")
-        if index.__class__ is not int:
-            index = None
+        if index.__class__ is not int and index is not None:
+            # Cannot be attributed: it may belong to any call of the choice.
+            self._sink.fail_live(f"a tool-call delta with a {type(index).__name__} index",
+                                 lambda key: key[1] == ci)  # type: ignore[index]
+            return
         call_id = get(tc, "id")
-        if not call_id or call_id.__class__ is not str:
+        if call_id.__class__ is not str:
+            if call_id is not None:
+                raise Malformed(f"tool call id is a {type(call_id).__name__}")
+        elif not call_id:
             call_id = None
         function = get(tc, "function")
         kind: CallKind = "function"
@@ -98,7 +128,10 @@ class OpenAIChatAdapter:
             if function is not None:
                 kind = "custom"
         name = get(function, "name") if function is not None else None
-        if not name or name.__class__ is not str:
+        if name.__class__ is not str:
+            if name is not None:
+                raise Malformed(f"tool name is a {type(name).__name__}")
+        elif not name:
             name = None
         fragment = None
         if function is not None:
@@ -130,7 +163,7 @@ class OpenAIChatAdapter:
             self._by_id.setdefault((ci, call_id), key)
         self._last[ci] = key
         if fragment is not None:
-            sink.append(key, fragment)
+            sink.append(key, fragment)  # a non-string value is structured (see __init__)
 
     def _differs(self, key: Hashable, call_id: str) -> bool:
         known = self._sink.call_id(key)

@@ -8,6 +8,9 @@ item's ``call_id``, not its ``id``.
 Completion: ``response.completed``; ``response.incomplete`` / ``response.failed`` / ``error``
 are not (see ``_completion.responses_status``). The done events close a call and carry the
 vendor's own copy of the arguments, which must agree with the deltas.
+Bad input (DESIGN §5): argument events for an output item never added cannot be attributed, so
+every live call fails (``upstream_error``); an event without a string ``type``, or a field read
+here with the wrong type, raises ``Malformed``. Unknown event types are ignored.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._completion import responses_status
 from .._models import CallKind
-from ._access import field
+from ._access import Malformed, field, record
 
 if TYPE_CHECKING:
     from .._assembler import Assembler
@@ -41,6 +44,8 @@ class OpenAIResponsesAdapter:
 
     def feed(self, event: Any) -> None:
         kind = field(event, "type")
+        if kind.__class__ is not str:
+            raise Malformed(f"event type is a {type(kind).__name__}")
         if kind in _ARG_DELTAS:
             key = self._key(event)
             if key is not None:
@@ -56,7 +61,7 @@ class OpenAIResponsesAdapter:
                 self._sink.close(key)
                 self._sink.settle(key)
         elif kind in _TERMINAL:
-            response = field(event, "response")
+            response = record(field(event, "response"), "response")
             status = field(response, "status")
             details = field(response, "incomplete_details")
             reason = field(details, "reason")
@@ -77,16 +82,20 @@ class OpenAIResponsesAdapter:
         key = self._by_item.get(item_id) if isinstance(item_id, str) else None
         if key is None:
             index = field(event, "output_index")
-            key = self._by_index.get(index) if isinstance(index, int) else None
-        if key is None:
-            self._sink.anomaly(f"arguments for an unknown output item {item_id!r}")
+            key = self._by_index.get(index) if index.__class__ is int else None
+        if key is None:  # arguments of no known item: they may be any live call's
+            self._sink.fail_live(f"arguments for an unknown output item {item_id!r}")
         return key
 
     def _item(self, item: Any, output_index: Any, *, done: bool) -> None:
-        item_type = field(item, "type")
-        if not isinstance(item_type, str) or item_type in _NOT_CALLS or item_type.endswith("_output"):
+        item_type = field(record(item, "output item"), "type")
+        if item_type.__class__ is not str:
+            raise Malformed(f"output item type is a {type(item_type).__name__}")
+        if item_type in _NOT_CALLS or item_type.endswith("_output"):
             return
-        index = output_index if isinstance(output_index, int) and not isinstance(output_index, bool) else None
+        if output_index is not None and output_index.__class__ is not int:
+            raise Malformed(f"output_index is a {type(output_index).__name__}")
+        index = output_index
         item_id = field(item, "id")
         key: Hashable | None = self._by_item.get(item_id) if isinstance(item_id, str) else None
         if key is None and index is not None:
