@@ -29,7 +29,8 @@ EXIT_VENDOR = 4
 EXIT_CODES = f"""\
 exit codes:
   {EXIT_OK}  success
-  {EXIT_REJECTED}  replay --strict-exit: at least one replayed call was rejected or dropped
+  {EXIT_REJECTED}  replay --strict-exit: at least one replayed call was rejected or dropped;
+     fuzz: at least one case broke a safety invariant
   {EXIT_USAGE}  usage error (bad option, missing API key, output file exists)
   {EXIT_INPUT}  input error (file not found, unreadable or not a stream/cassette/config)
   {EXIT_VENDOR}  network or vendor error (record: the request failed; emulate: cannot listen)
@@ -372,6 +373,39 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- fuzz
+
+
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from toolstream_core.testing.fuzz import SourceError, run_fuzz
+
+    if args.cases < 1 or (args.case is not None and args.case < 0):
+        raise _Fail(EXIT_USAGE, "--cases must be at least 1 and --case at least 0")
+    try:
+        report = run_fuzz(args.paths, cases=args.cases, seed=args.seed, case=args.case)
+    except SourceError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
+    if report.streams == 0:
+        raise _Fail(EXIT_INPUT, "no .jsonl or .yaml stream recordings under the given paths")
+    if args.json:
+        _write_json({"toolstream": "fuzz", "version": 1, **report.to_json()})
+        return EXIT_REJECTED if report.violations else EXIT_OK
+    for violation in report.violations:
+        sys.stdout.write(violation.reproduction + "\n")
+    sys.stdout.write(f"\n{'api / mutation':<22}{'cases':>8}{'violating':>11}{'undetectable':>14}\n")
+    for table in (report.by_api, report.by_mutation):
+        for name, tally in sorted(table.items()):
+            sys.stdout.write(f"{name:<22}{tally.cases:>8}{tally.violations:>11}"
+                             f"{tally.undetectable:>14}\n")
+        sys.stdout.write("\n")
+    sys.stdout.write(
+        f"{report.cases} case(s) over {report.streams} stream(s), seed {report.seed}, "
+        f"{report.seconds:.1f} s: {report.violating_cases} violating, "
+        f"{len(report.undetectable)} undetectable (a lost or repeated fragment no one can see)\n"
+    )
+    return EXIT_REJECTED if report.violations else EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -564,6 +598,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="stream openai-chat answers the way this OpenAI-compatible server does",
     )
     emulate.set_defaults(func=_cmd_emulate)
+
+    fuzz = sub.add_parser(
+        "fuzz",
+        help="mutate recorded streams and check the safety invariants on every case",
+        description=_para(
+            "Mutate each recorded stream (JSONL streams, vcrpy cassettes, directories of either) "
+            "case by case - truncation, dropped, repeated and swapped events, re-chunked "
+            "argument fragments, Gemini keep-alive parts, garbage and mistyped events, changed "
+            "characters, raw bytes cut anywhere - and check that no case raises, leaves a call "
+            "undecided, breaks the one-result-per-rejected-call pairing or commits a call the "
+            "stream did not prove. Each violation prints one line that replays it."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=formatter,
+    )
+    fuzz.add_argument("paths", nargs="+", metavar="PATH", help="cassette, JSONL stream or dir")
+    fuzz.add_argument("--cases", type=int, default=10_000,
+                      help="total cases, shared evenly by the streams (default 10000)")
+    fuzz.add_argument("--seed", type=int, default=0, help="seed of every mutation choice")
+    fuzz.add_argument("--case", type=int, metavar="N",
+                      help="run only case N of each stream (the reproduction of a violation)")
+    fuzz.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    fuzz.set_defaults(func=_cmd_fuzz)
     return parser
 
 

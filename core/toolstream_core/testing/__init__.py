@@ -59,11 +59,16 @@ Tools used by the scenarios: ``write_file(path, content)``, ``get_weather(city)`
 Cassettes and the pytest plugin: see :mod:`toolstream_core.testing.pytest_plugin`
 (fixture ``toolstream_emulator``, marker ``toolstream_cassette("anthropic/truncated_length")``)
 and :mod:`toolstream_core.testing._recording`.
+
+Fuzzing your own recordings: ``run_fuzz(["cassettes/"], cases=20_000, seed=0)`` returns a
+``FuzzReport`` (per-API and per-mutation counts, every ``Violation`` with a one-line
+reproduction); the same as ``toolstream fuzz PATH...``. See :mod:`toolstream_core.testing.fuzz`.
 """
 
 from ._profiles import PROFILES, Profile
 from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
 from ._server import DROPPED_HEADER, Received, VendorEmulator
+from .fuzz import FuzzReport, Violation, run_fuzz
 
 __all__ = [
     "API_NAMES",
@@ -72,8 +77,11 @@ __all__ = [
     "SCENARIOS",
     "TOOLS",
     "Expectation",
+    "FuzzReport",
     "Profile",
     "Received",
     "Scenario",
     "VendorEmulator",
+    "Violation",
+    "run_fuzz",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ AssemblerFactory = Callable[..., Any]
 
 _TERMINAL = frozenset({CallState.committed, CallState.failed, CallState.cancelled})
 _MAX_DEPTH = 256
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -35,7 +37,8 @@ class Outcome:
     turn: Any = None
     raised: str | None = None
     transport_complete: bool = True
-    poisoned: set[Hashable] = field(default_factory=set)
+    live_before: list[Hashable] = field(default_factory=list)  # live when the poison arrived
+    opened_during: list[Hashable] = field(default_factory=list)  # opened by the poison event
     commits: frozenset[str] = frozenset()
     signature: Any = None
 
@@ -43,17 +46,17 @@ class Outcome:
 def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], transport_complete: bool,
                poison: int | None = None) -> Outcome:
     """Feed ``events`` to a fresh assembler; track which calls the ``poison`` event could touch."""
-    live: set[Hashable] = set()
+    live: dict[Hashable, None] = {}  # insertion-ordered: the last one is the newest
     outcome = Outcome(transport_complete=transport_complete)
     feeding_poison = False
 
     def on_event(event: Any) -> None:
         if isinstance(event, CallOpened):
-            live.add(event.key)
+            live[event.key] = None
             if feeding_poison:
-                outcome.poisoned.add(event.key)
+                outcome.opened_during.append(event.key)
         elif isinstance(event, (CallCommitted, CallRejected)):
-            live.discard(event.call.key)
+            live.pop(event.call.key, None)
 
     stage = "construct"
     try:
@@ -61,7 +64,7 @@ def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], tran
         for position, event in enumerate(events):
             stage = f"feed(event {position})"
             if position == poison:
-                outcome.poisoned.update(live)
+                outcome.live_before = list(live)
                 feeding_poison = True
             assembler.feed(event)
             feeding_poison = False
@@ -148,7 +151,7 @@ def strict_parse(text: str) -> Any:
     A UTF-16 pair split over two fragments is one character (decoding, not repair); a lone
     half anywhere, as a character or an escape, is not JSON text.
     """
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
+    if _SURROGATE.search(text):
         text = text.encode("utf-16", "surrogatepass").decode("utf-16")  # UnicodeDecodeError: lone
     if text.startswith("\ufeff"):
         raise _NotStrict("byte order mark")
@@ -163,7 +166,7 @@ def strict_parse(text: str) -> Any:
             [(None, v) for v in node] if isinstance(node, list) else [(None, node)])
         for key, item in items:
             for text_value in (key, item):
-                if isinstance(text_value, str) and any("\ud800" <= c <= "\udfff" for c in text_value):
+                if isinstance(text_value, str) and _SURROGATE.search(text_value):
                     raise _NotStrict("lone surrogate")
             if isinstance(item, (dict, list)):
                 stack.append((item, depth + 1))
@@ -251,7 +254,7 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
         found.append(("cut_commits_nothing",
                       f"{len(committed)} call(s) committed on a cut stream: {committed[0].name}"))
     for call in committed:
-        if call.key in outcome.poisoned:
+        if mutant.poison is not None and _touchable(call, outcome, mutant):
             found.append(("garbage_fails_touched_calls",
                           f"{call.name}({_canonical(call.arguments, sort=True)[:80]}) committed "
                           "though a garbage or mistyped event could have touched it"))
@@ -264,6 +267,20 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
     if mutant.exact and outcome.signature != baseline.signature:
         found.append(("same_outcome_as_unmutated", _difference(outcome.signature, baseline.signature)))
     return found
+
+
+def _touchable(call: Any, outcome: Outcome, mutant: Mutant) -> bool:
+    """Could the mutant's garbage or mistyped event have touched this call (see `Mutant.scope`)?"""
+    kind, value = mutant.scope
+    if kind == "index":  # the event still names its call: only that call
+        return bool(call.index == value) and (call.key in outcome.live_before
+                                              or call.key in outcome.opened_during)
+    if kind == "nth":  # the n-th named Gemini part of the event: only the call it opened
+        opened = outcome.opened_during
+        return isinstance(value, int) and value < len(opened) and call.key == opened[value]
+    if kind == "last":  # a Gemini continuation part: only the call still streaming
+        return bool(outcome.live_before) and call.key == outcome.live_before[-1]
+    return call.key in outcome.live_before or (kind == "all+opened" and call.key in outcome.opened_during)
 
 
 def _pairing(turn: Any, calls: list[Any]) -> list[tuple[str, str]]:

@@ -4,8 +4,9 @@ A `Mutant` says how the stream changed (events, or raw body bytes cut into piece
 invariants apply beyond the ones every case gets: ``removes_info`` (every committed call must
 be one the unmutated stream committed), ``exact`` (the outcome must equal the unmutated one),
 ``poison`` (the position of a garbage or mistyped event: no call it could have touched may
-commit) and ``blind`` (a difference nobody can detect: a lost or repeated argument fragment on
-an API with neither sequence numbers nor a final copy of the arguments).
+commit; ``scope`` says which calls those are, see `_scope`) and ``blind`` (a difference nobody
+can detect: a lost or repeated argument fragment on an API with neither sequence numbers nor a
+final copy of the arguments).
 
 Every choice comes from the `random.Random` handed in, so a case replays bit for bit.
 """
@@ -69,6 +70,7 @@ _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
 }
 _WRONG_TYPES: tuple[Any, ...] = ("x", 7, 1.5, [], {}, True)
+_ABSENT: Any = object()  # retype to "no such field": a Gemini partialArgs entry with no value
 _GARBAGE: tuple[str, ...] = ("None", "list", "str", "int", "bytes", "{}", "float", "json-text")
 # Replacement characters for a one-character mutation: structure, escapes, multi-byte, halves.
 _CHARS = ('"', "\\", "{", "}", ",", ":", "0", "a", " ", "\x00", "\u00e9", "\U0001f600", "\ud800",
@@ -107,6 +109,7 @@ class Mutant:
     removes_info: bool = False
     exact: bool = False
     poison: int | None = None
+    scope: tuple[str, Any] = ("all", None)
     blind: bool = False
 
 
@@ -137,11 +140,12 @@ def _leaves(value: Any, prefix: Path) -> Iterator[tuple[Path, str]]:
 
 def replace_at(node: Any, path: Path, value: Any) -> Any:
     """A copy of ``node`` with ``path`` set to ``value``; only the containers on the path copy."""
-    if not path:
-        return value
     step, rest = path[0], path[1:]
     copy: Any = list(node) if isinstance(node, list) else dict(node)
-    copy[step] = replace_at(node[step], rest, value)
+    if not rest and value is _ABSENT:
+        del copy[step]
+    else:
+        copy[step] = replace_at(node[step], rest, value) if rest else value
     return copy
 
 
@@ -393,14 +397,56 @@ def _retype(shape: StreamShape, rng: random.Random) -> Mutant:
     i, path, current = rng.choice(shape.fields)
     pool = [v for v in _WRONG_TYPES if type(v) is not type(current)]
     if shape.stream.api == "anthropic" and path == ("index",):
-        pool.append(None)
+        pool.append(None)  # a null block index
+    if path[-1] == "stringValue":
+        pool.extend([None, _ABSENT])  # a partialArgs entry with a null value, or none at all
     value = rng.choice(pool)
     events = shape.stream.events
     mutated = replace_at(events[i], path, value)
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-    return _with(shape, Mutant("retype", f"event {i}: {where} = {value!r}",
+    shown = "<removed>" if value is _ABSENT else repr(value)
+    return _with(shape, Mutant("retype", f"event {i}: {where} = {shown}",
                                events=[*events[:i], mutated, *events[i + 1:]], removes_info=True,
-                               poison=i))
+                               poison=i, scope=_scope(shape.stream.api, events[i], path)))
+
+
+def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
+    """Which calls a mistyped field at ``path`` could have touched ("could have touched" made exact).
+
+    When the fields that attribute the event to a call are still readable (an Anthropic block
+    index, a chat tool-call index, a Responses output index, a Gemini part's name), only that
+    call: ``("index", n)`` / ``("nth", n)`` (the n-th call the event opens); a Gemini part
+    without a name continues the call still streaming: ``("last", None)``. Otherwise every call
+    live when the event arrived, and the calls the event opened when it holds no other call:
+    ``("all+opened", None)``.
+    """
+    if api == "anthropic" and path[0] in ("delta", "content_block") and _is_int(event.get("index")):
+        return ("index", event["index"])
+    if api == "openai-responses" and path[0] in ("delta", "arguments", "item") \
+            and _is_int(event.get("output_index")):
+        return ("index", event["output_index"])
+    if api == "openai-chat" and len(path) > 5 and path[-1] != "index":
+        call = event["choices"][path[1]]["delta"]["tool_calls"][path[4]]
+        if isinstance(call, dict) and _is_int(call.get("index")):
+            return ("index", call["index"])
+    if api == "gemini" and len(path) > 6:
+        named = [p for p, call in _find(event, (*_PART, "functionCall"))
+                 if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]]
+        here = tuple(path[:6])
+        return ("nth", named.index(here)) if here in named else ("last", None)
+    return ("all+opened", None) if _tool_elements(api, event) <= 1 else ("all", None)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _tool_elements(api: str, event: Any) -> int:
+    if api == "openai-chat":
+        return sum(1 for _ in _find(event, (*_TC, "*")))
+    if api == "gemini":
+        return sum(1 for _ in _find(event, (*_PART, "functionCall")))
+    return 1
 
 
 def _char(shape: StreamShape, rng: random.Random) -> Mutant:
@@ -416,14 +462,15 @@ def _char(shape: StreamShape, rng: random.Random) -> Mutant:
 
 
 def _byte_pieces(rng: random.Random, size: int) -> list[int]:
-    """Chunk sizes covering ``size`` bytes: often one byte, sometimes larger runs."""
-    pieces: list[int] = []
-    left = size
-    while left > 0:
-        step = min(left, 1 if rng.random() < 0.3 else rng.randint(2, 97))
-        pieces.append(step)
-        left -= step
-    return pieces
+    """Chunk sizes covering ``size`` bytes: up to 64 random cuts plus a run of one-byte pieces
+    somewhere (inside a multi-byte character, between CR and LF, inside ``data:``)."""
+    if size <= 0:
+        return []
+    cuts = set(rng.sample(range(1, size), min(size - 1, rng.randint(1, 64)))) if size > 1 else set()
+    start = rng.randrange(size)
+    cuts.update(range(start, min(size, start + 16)))
+    bounds = sorted(cuts | {0, size})
+    return [b - a for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def _rawcut(shape: StreamShape, rng: random.Random) -> Mutant:

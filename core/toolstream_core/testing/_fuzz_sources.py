@@ -15,13 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from toolstream_core._models import PROVIDERS, Provider
 from toolstream_core._replay import (
+    DROPPED_HEADER,
     SourceError,
+    api_from_uri,
+    decode_body,
     expand_paths,
     header_value,
     load_sources,
-    read_cassette,
     response_body,
 )
 from toolstream_core.sse import UNPARSABLE_KEY
@@ -52,41 +56,66 @@ def collect_streams(paths: Iterable[str]) -> tuple[list[FuzzStream], list[str]]:
     streams: list[FuzzStream] = []
     skipped: list[str] = []
     for path in expand_paths(paths):
-        sources = load_sources(path)
-        bodies = _cassette_bodies(path) if path.suffix in (".yaml", ".yml") else {}
-        for source in sources:
-            if source.http_status is not None and source.http_status >= 400:
-                skipped.append(f"{source.label}: HTTP {source.http_status}, no stream")
-                continue
+        if path.suffix in (".yaml", ".yml"):
+            streams.extend(_cassette_streams(path, skipped))
+            continue
+        for source in load_sources(path):
             api = source.api or path.parent.name
-            provider: Provider | None = None
-            for known in PROVIDERS:
-                if api == known:
-                    provider = known
-            body, content_type = bodies.get(source.interaction, (None, ""))
-            streams.append(
-                FuzzStream(
-                    origin=source.origin,
-                    label=source.label,
-                    api=api,
-                    provider=provider,
-                    events=source.events,
-                    transport_complete=source.transport_complete,
-                    body=body,
-                    content_type=content_type,
-                )
-            )
+            streams.append(FuzzStream(source.origin, source.label, api, _provider(api),
+                                      source.events, source.transport_complete))
     return streams, skipped
 
 
-def _cassette_bodies(path: Path) -> dict[int | None, tuple[bytes, str]]:
-    """Interaction number -> (body bytes, content type), numbered as `load_sources` numbers them."""
-    found: dict[int | None, tuple[bytes, str]] = {}
-    for number, interaction in enumerate(read_cassette(path)):
+def _provider(api: str) -> Provider | None:
+    for known in PROVIDERS:
+        if api == known:
+            return known
+    return None
+
+
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml when present: the pure-Python parser spends seconds on a large cassette.
+
+    Reads what `toolstream_core._replay` reads (safe YAML plus vcrpy's two harmless str tags),
+    and the events come from the same decoder (`_replay.decode_body`).
+    """
+
+
+def _str_tag(loader: Any, node: Any) -> Any:
+    return loader.construct_scalar(node)
+
+
+_FastLoader.add_constructor("tag:yaml.org,2002:python/str", _str_tag)
+_FastLoader.add_constructor("tag:yaml.org,2002:python/unicode", _str_tag)
+
+
+def _cassette_streams(path: Path, skipped: list[str]) -> list[FuzzStream]:
+    try:
+        doc = yaml.load(path.read_bytes(), Loader=_FastLoader)  # a SafeLoader subclass
+    except (OSError, yaml.YAMLError) as exc:
+        raise SourceError(f"{path}: not a readable YAML cassette: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
+        raise SourceError(f"{path}: not a vcrpy cassette (no 'interactions' list)")
+    streams: list[FuzzStream] = []
+    interactions = [i for i in doc["interactions"] if isinstance(i, dict)]
+    for number, interaction in enumerate(interactions):
+        label = f"{path}#{number}"
         response = interaction.get("response") or {}
-        content_type = (header_value(response.get("headers"), "content-type") or "").lower()
-        found[number] = (response_body(response), content_type)
-    return found
+        status_doc = response.get("status")
+        status = status_doc.get("code") if isinstance(status_doc, dict) else None
+        if isinstance(status, int) and status >= 400:
+            skipped.append(f"{label}: HTTP {status}, no stream")
+            continue
+        headers = response.get("headers")
+        content_type = (header_value(headers, "content-type") or "").lower()
+        body = response_body(response)
+        events, complete, _ = decode_body(body, content_type)
+        if (header_value(headers, DROPPED_HEADER) or "").lower() == "dropped":
+            complete = False
+        api = api_from_uri(str((interaction.get("request") or {}).get("uri") or "")) or path.parent.name
+        streams.append(FuzzStream(str(path), label, api, _provider(api), events, complete, body,
+                                  content_type))
+    return streams
 
 
 def synthesize_body(stream: FuzzStream, *, json_array: bool) -> tuple[bytes, str]:
