@@ -1,0 +1,69 @@
+"""Rule 7 (DESIGN §4.7) and §5: a call re-sent whole is one call; a different re-send conflicts.
+
+Anthropic can re-send a ``tool_use`` block whole at the index it already used; a LiteLLM-style
+summary chunk re-sends an OpenAI chat call with its arguments encoded once more as a JSON
+string (BerriAI/litellm issue 20480). Both are the same call, committed once with one result.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import builders as b
+import pytest
+from builders import run
+from toolstream_core import CallState, Reason
+
+ADD = '{"a": 2, "b": 3}'
+
+
+def states(turn: Any) -> list[tuple[str | None, CallState, Reason | None]]:
+    return [(c.id, c.state, c.reason) for c in turn.calls]
+
+
+def anthropic_resent_at_same_index(second_arguments: str, second_name: str = "add") -> list[dict[str, Any]]:
+    first = b.anthropic([("toolu_1", "add", ADD, (4,))], ending="none")
+    again = b.anthropic([("toolu_1", second_name, second_arguments, (6,))])
+    return first + [e for e in again if e["type"] != "message_start"]
+
+
+def test_anthropic_block_resent_whole_at_the_same_index_commits_once() -> None:
+    turn = run(anthropic_resent_at_same_index(ADD), provider="anthropic")
+    assert states(turn) == [("toolu_1", CallState.committed, None)]
+    assert turn.calls[0].arguments == {"a": 2, "b": 3}
+    assert turn.error_results() == []
+
+
+@pytest.mark.parametrize(("arguments", "name"), [('{"a": 9, "b": 3}', "add"), (ADD, "sub")])
+def test_anthropic_block_resent_at_the_same_index_differently_is_duplicate_conflict(arguments: str, name: str) -> None:
+    turn = run(anthropic_resent_at_same_index(arguments, name), provider="anthropic")
+    assert states(turn) == [("toolu_1", CallState.failed, Reason.duplicate_conflict)]
+    assert [r.tool_call_id for r in turn.error_results()] == ["toolu_1"]
+
+
+def litellm_summary(arguments: Any, *, index: int | None = 0) -> dict[str, Any]:
+    call: dict[str, Any] = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": arguments}}
+    if index is not None:
+        call["index"] = index
+    return {"id": "chatcmpl-x", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+
+@pytest.mark.parametrize("index", [0, None, 3])
+def test_litellm_summary_chunk_with_double_encoded_arguments_is_the_same_call(index: int | None) -> None:
+    events = b.openai_chat([("call_1", "add", ADD, (5,))])
+    events.append(litellm_summary(json.dumps(ADD), index=index))
+    turn = run(events, provider="openai-chat")
+    assert states(turn) == [("call_1", CallState.committed, None)]
+    assert turn.calls[0].arguments == {"a": 2, "b": 3}
+    assert turn.error_results() == []
+
+
+@pytest.mark.parametrize("encoded", [json.dumps('{"a": 2, "b": 4}'), json.dumps(json.dumps(ADD)), '"not json"'])
+def test_litellm_summary_chunk_that_decodes_to_something_else_is_duplicate_conflict(encoded: str) -> None:
+    events = b.openai_chat([("call_1", "add", ADD)])
+    events.append(litellm_summary(encoded, index=None))
+    turn = run(events, provider="openai-chat")
+    assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.duplicate_conflict)]
+    assert len(turn.error_results()) == 1
