@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolstream_core._models import CallCommitted, CallOpened, CallRejected, CallState
+from toolstream_core._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, CallState
 from toolstream_core.sse import EventDecoder
 
 from ._fuzz_mutations import Mutant
@@ -38,6 +38,7 @@ class Outcome:
     raised: str | None = None
     transport_complete: bool = True
     live_before: list[Hashable] = field(default_factory=list)  # live when the poison arrived
+    last_touched: Hashable = None  # the live call opened or extended last before the poison
     opened_during: list[Hashable] = field(default_factory=list)  # opened by the poison event
     commits: frozenset[str] = frozenset()
     signature: Any = None
@@ -46,15 +47,16 @@ class Outcome:
 def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], transport_complete: bool,
                poison: int | None = None) -> Outcome:
     """Feed ``events`` to a fresh assembler; track which calls the ``poison`` event could touch."""
-    live: dict[Hashable, None] = {}  # insertion-ordered: the last one is the newest
+    live: dict[Hashable, None] = {}  # re-inserted when touched: the last one is the latest
     outcome = Outcome(transport_complete=transport_complete)
     feeding_poison = False
 
     def on_event(event: Any) -> None:
-        if isinstance(event, CallOpened):
+        if isinstance(event, (CallOpened, ArgumentsDelta)) and not feeding_poison:
+            live.pop(event.key, None)
             live[event.key] = None
-            if feeding_poison:
-                outcome.opened_during.append(event.key)
+        if isinstance(event, CallOpened) and feeding_poison:
+            outcome.opened_during.append(event.key)
         elif isinstance(event, (CallCommitted, CallRejected)):
             live.pop(event.call.key, None)
 
@@ -65,6 +67,7 @@ def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], tran
             stage = f"feed(event {position})"
             if position == poison:
                 outcome.live_before = list(live)
+                outcome.last_touched = outcome.live_before[-1] if live else None
                 feeding_poison = True
             assembler.feed(event)
             feeding_poison = False
@@ -258,6 +261,12 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
             found.append(("garbage_fails_touched_calls",
                           f"{call.name}({_canonical(call.arguments, sort=True)[:80]}) committed "
                           "though a garbage or mistyped event could have touched it"))
+    for position, name in mutant.interrupted:
+        for call in committed:
+            if call.index == position and call.name == name:
+                found.append(("unfinished_call_fails",
+                              f"{name} (call {position}) committed though the stream never ended it "
+                              "(a new functionCall began, or the stream ended, while it continued)"))
     if mutant.removes_info:
         extra = sorted(outcome.commits - baseline.commits)
         if extra:
@@ -278,8 +287,10 @@ def _touchable(call: Any, outcome: Outcome, mutant: Mutant) -> bool:
     if kind == "nth":  # the n-th named Gemini part of the event: only the call it opened
         opened = outcome.opened_during
         return isinstance(value, int) and value < len(opened) and call.key == opened[value]
-    if kind == "last":  # a Gemini continuation part: only the call still streaming
-        return bool(outcome.live_before) and call.key == outcome.live_before[-1]
+    if kind == "id":  # a chat fragment without index, attributed by its id
+        return call.id == value and call.key in outcome.live_before
+    if kind == "last":  # a Gemini continuation part, a bare chat fragment: the latest call
+        return outcome.last_touched is not None and call.key == outcome.last_touched
     return call.key in outcome.live_before or (kind == "all+opened" and call.key in outcome.opened_during)
 
 

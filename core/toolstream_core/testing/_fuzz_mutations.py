@@ -6,7 +6,9 @@ be one the unmutated stream committed), ``exact`` (the outcome must equal the un
 ``poison`` (the position of a garbage or mistyped event: no call it could have touched may
 commit; ``scope`` says which calls those are, see `_scope`) and ``blind`` (a difference nobody
 can detect: a lost or repeated argument fragment on an API with neither sequence numbers nor a
-final copy of the arguments).
+final copy of the arguments). ``interrupted`` lists the Gemini streaming calls (position, name)
+the mutated stream never ends (a new named ``functionCall`` begins over them, or the stream
+ends while they are declared to continue): each must fail.
 
 Every choice comes from the `random.Random` handed in, so a case replays bit for bit.
 """
@@ -111,6 +113,7 @@ class Mutant:
     poison: int | None = None
     scope: tuple[str, Any] = ("all", None)
     blind: bool = False
+    interrupted: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _find(node: Any, pattern: tuple[str, ...], prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
@@ -254,9 +257,51 @@ def _gemini_open_points(events: list[Any]) -> list[tuple[int, Any]]:
     return points
 
 
+def gemini_interrupted(events: list[Any]) -> list[tuple[int, str]]:
+    """Streaming Gemini calls that never got their end: (call position, name).
+
+    Either a new named ``functionCall`` began over the call, or the stream ended with the call
+    still declared to continue (``willContinue: true`` and no end marker before the finish
+    reason): the vendor never finished it. Positions count calls as DESIGN §4.1 opens them
+    (every named part; a nameless part with ``partialArgs`` and nothing open, or with
+    ``args``), which is the ``ToolCall.index``.
+    """
+    interrupted: list[tuple[int, str]] = []
+    open_at: dict[Any, tuple[int, str]] = {}
+    count = 0
+    for event in events:
+        for path, call in _find(event, (*_PART, "functionCall")):
+            if not isinstance(call, dict):
+                continue
+            candidate = event["candidates"][path[1]]
+            ci = candidate.get("index") if isinstance(candidate, dict) else None
+            name, going = call.get("name"), call.get("willContinue") is True
+            if name:
+                if ci in open_at:
+                    interrupted.append(open_at.pop(ci))
+                if going:
+                    open_at[ci] = (count, str(name))
+                count += 1
+            elif call.get("partialArgs"):
+                if ci not in open_at:  # nothing to attach to: a nameless call of its own
+                    if going:
+                        open_at[ci] = (count, "")
+                    count += 1
+                elif not going:
+                    del open_at[ci]
+            elif call.get("args") is not None:
+                count += 1
+            elif not going:
+                open_at.pop(ci, None)
+    return interrupted + [call for call in open_at.values() if call[1]]
+
+
 def make_mutant(shape: StreamShape, kind: str, rng: random.Random) -> Mutant:
     """Build one mutant of ``kind`` (which must be applicable) from ``rng``."""
-    return _BUILDERS[kind](shape, rng)
+    mutant = _BUILDERS[kind](shape, rng)
+    if shape.stream.api == "gemini" and mutant.events is not None:
+        mutant.interrupted = gemini_interrupted(mutant.events)
+    return mutant
 
 
 def _truncate(shape: StreamShape, rng: random.Random) -> Mutant:
@@ -415,8 +460,9 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
 
     When the fields that attribute the event to a call are still readable (an Anthropic block
     index, a chat tool-call index, a Responses output index, a Gemini part's name), only that
-    call: ``("index", n)`` / ``("nth", n)`` (the n-th call the event opens); a Gemini part
-    without a name continues the call still streaming: ``("last", None)``. Otherwise every call
+    call: ``("index", n)`` / ``("nth", n)`` (the n-th call the event opens) / ``("id", id)``
+    (a chat fragment without index); a Gemini part without a name, or a bare chat fragment,
+    continues the latest call: ``("last", None)``. Otherwise every call
     live when the event arrived, and the calls the event opened when it holds no other call:
     ``("all+opened", None)``.
     """
@@ -429,6 +475,14 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
         call = event["choices"][path[1]]["delta"]["tool_calls"][path[4]]
         if isinstance(call, dict) and _is_int(call.get("index")):
             return ("index", call["index"])
+        if isinstance(call, dict) and "index" not in call:  # rule 1 without an index
+            call_id = call.get("id")
+            function = call.get("function")
+            named = isinstance(function, dict) and function.get("name")
+            if isinstance(call_id, str) and call_id:
+                return ("id", call_id)
+            if not named:
+                return ("last", None)
     if api == "gemini" and len(path) > 6:
         named = [p for p, call in _find(event, (*_PART, "functionCall"))
                  if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]]

@@ -181,6 +181,11 @@ def _run(factory: AssemblerFactory, stream: FuzzStream, mutant: Any) -> Outcome:
     return run_mutant(factory, stream.provider, mutant)
 
 
+def _printable(text: str) -> str:
+    """Lone surrogates (a mutation's own doing) as escapes, so a report line always prints."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _record(report: FuzzReport, stream: FuzzStream, number: int, seed: int, kind: str, detail: str,
             broken: list[tuple[str, str]], *, blind: bool) -> None:
     api = report.by_api.setdefault(stream.api, Tally())
@@ -190,8 +195,8 @@ def _record(report: FuzzReport, stream: FuzzStream, number: int, seed: int, kind
     mutation.cases += 1
     if not broken:
         return
-    found = [Violation(stream.label, stream.origin, stream.api, number, seed, kind, detail, inv, msg)
-             for inv, msg in broken]
+    found = [Violation(stream.label, stream.origin, stream.api, number, seed, kind, _printable(detail),
+                       inv, _printable(msg)) for inv, msg in broken]
     if blind and all(v.invariant == "commits_subset_of_unmutated" for v in found):
         api.undetectable += 1
         mutation.undetectable += 1
