@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from docs_examples import run_example
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, parent_name, span_exporter, turn_spans
@@ -175,3 +176,8 @@ def test_without_a_tracer_provider_nothing_is_imported_or_recorded(emulator: Ven
     # Importing the core and assembling a turn loads no tracing, UI or framework package;
     # with OpenTelemetry imported but no provider set, no turn is recorded.
     assert out == ["[]", "False", "0", "1", "False"]
+
+
+def test_docs_example_runs() -> None:
+    assert run_example("core-trace") == [
+        "toolstream.turn toolstream.tool_call write_file failed stream_truncated True"]
