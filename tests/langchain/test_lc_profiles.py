@@ -1,0 +1,109 @@
+"""The LangChain shim against OpenAI-compatible servers (issue 13.4): every profile x scenario.
+
+``ChatOpenAI(base_url=<emulator with that server's profile>)`` drives the real OpenAI SDK;
+the gate is ``with_toolstream`` on its own and ``ToolstreamMiddleware`` inside a real
+``create_agent`` loop whose tools record what they are asked to do. Two things must hold on
+every server: no tool runs on a call the stream did not prove, and the request after the
+turn is legal (every tool_call id paired; the emulator answers an unpaired history with
+OpenAI's 400, which would raise out of the agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_openai import ChatOpenAI
+from lc_util import Recorder, assert_history_paired, recording_tools
+from toolstream_core.testing import PROFILES, SCENARIOS, VendorEmulator
+from toolstream_core.testing._scenarios import build_script, scenario_rng
+
+from langchain_toolstream import ToolstreamMiddleware, with_toolstream
+
+CHAT = [n for n, s in SCENARIOS.items() if "openai-chat" in s.apis]
+CASES = [(p, n) for p in PROFILES for n in CHAT]
+IDS = [f"{p}-{n}" for p, n in CASES]
+LIMIT = 777
+
+
+@pytest.fixture(scope="module")
+def emus() -> Iterator[dict[str, VendorEmulator]]:
+    started = {name: VendorEmulator(profile=name).start() for name in PROFILES}
+    try:
+        yield started
+    finally:
+        for emu in started.values():
+            emu.stop()
+
+
+def chat_model(emu: VendorEmulator) -> ChatOpenAI:
+    return ChatOpenAI(model="gpt-4.1-mini", api_key="test", base_url=emu.base_url + "/v1",  # type: ignore[arg-type]
+                      max_retries=0, max_tokens=LIMIT)  # type: ignore[call-arg]
+
+
+def proven(scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a correct gate lets run: the scenario's committed calls, with their values."""
+    if not SCENARIOS[scenario].expect.committed:
+        return []
+    calls = []
+    for c in build_script(scenario, scenario_rng(0, "openai-chat", scenario)).calls:
+        args = dict(c.arguments)
+        if c.name == "write_file":
+            args.setdefault("content", "")
+        calls.append((c.name, args))
+    return calls
+
+
+def _sorted(calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return sorted(f"{name}{sorted(args.items())}" for name, args in calls)
+
+
+@pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
+def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
+        emus: dict[str, VendorEmulator], profile: str, scenario: str) -> None:
+    emu = emus[profile]
+    emu.clear()
+    emu.queue("openai-chat", scenario)  # then "text": the loop ends after one round of tools
+    recorder = Recorder()
+    agent = create_agent(chat_model(emu), tools=recording_tools(recorder),
+                         middleware=[ToolstreamMiddleware()])
+    messages: list[Any] = []
+    for mode, data in agent.stream({"messages": [HumanMessage("go")]},
+                                   stream_mode=["messages", "values"]):
+        if mode == "values":
+            messages = data["messages"]
+    assert _sorted(recorder.calls) == _sorted(proven(scenario))
+    assert_history_paired(messages)
+    # the follow-up was sent after any tool-call turn, and accepted (else: 400, raised)
+    assert len(emu.requests) == (1 if scenario == "text" else 2)
+    assert isinstance(messages[-1], AIMessage) and messages[-1].text
+
+
+@pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
+@pytest.mark.parametrize("mode", ["astream", "ainvoke"])
+@pytest.mark.asyncio(loop_scope="session")
+async def test_wrapped_model_hands_out_only_committed_calls(
+        emus: dict[str, VendorEmulator], profile: str, scenario: str, mode: str) -> None:
+    emu = emus[profile]
+    emu.clear()
+    emu.queue("openai-chat", scenario)
+    gated = with_toolstream(chat_model(emu), on_stream_error="pair").bind_tools(
+        recording_tools(Recorder()))
+    if mode == "ainvoke":
+        message: Any = await gated.ainvoke([HumanMessage("go")])
+    else:
+        message = None
+        async for chunk in gated.astream([HumanMessage("go")]):
+            message = chunk if message is None else message + chunk
+    assert message is not None
+    got = [(tc["name"], {**tc["args"]} | ({"content": tc["args"].get("content", "")}
+                                           if tc["name"] == "write_file" else {}))
+           for tc in message.tool_calls]
+    assert _sorted(got) == _sorted(proven(scenario))
+    if mode == "ainvoke":  # the finished message names each rejected call (streamed chunks
+        # carry only what is safe to show, so the aggregate of astream has no rejected calls)
+        rejected = SCENARIOS[scenario].expect.rejected
+        assert [c["name"] for c in message.invalid_tool_calls] == list(rejected)
