@@ -145,6 +145,10 @@ class Assembler:
     Sans-I/O: it never reads a socket, sleeps or imports a framework. ``feed`` never raises on
     vendor data (DESIGN §5); it raises ``AssemblerClosed`` only when the caller feeds a finished
     turn.
+
+    ``max_output_tokens``: the request's output-token limit, when the caller knows it (the
+    backstop of DESIGN §5: a turn whose reported output tokens reached it was cut, whatever
+    its finish reason says). Settable until ``finish`` for callers that learn it late.
     """
 
     def __init__(
@@ -154,13 +158,18 @@ class Assembler:
         config: AssembleConfig | None = None,
         provider: Provider | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
+        max_output_tokens: int | None = None,
     ) -> None:
         if provider is not None and provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+        self._max_output_tokens = _token_limit(max_output_tokens)
+        self._output_tokens: int | None = None
         self.config = config if config is not None else _DEFAULT_CONFIG
         self.provider: Provider | None = provider
         self._registry = Registry(tools, self.config.allow_pipelined_execute)
         self._on_event = on_event
+        # Set by adapters whose vendors may send a fragment as a JSON value (OpenAI chat).
+        self.structured_fragments = False
         self._adapter: Adapter | None = make_adapter(provider, self) if provider else None
         self._calls: dict[Hashable, _Call] = {}
         self._ids: dict[str, _Call] = {}
@@ -175,8 +184,6 @@ class Assembler:
         self._turn: Turn | None = None
         self._max_bytes = self.config.max_tool_argument_bytes
         self._forward = self.config.ui_forward_partial_args
-        # Set by adapters whose vendors may send a fragment as a JSON value (OpenAI chat).
-        self.structured_fragments = False
 
     # -- public API --------------------------------------------------------------------------
 
@@ -233,6 +240,9 @@ class Assembler:
             return self._turn
         complete = False
         if not self._cancelled:
+            end_of_stream = getattr(self._adapter, "end_of_stream", None)
+            if end_of_stream is not None:
+                end_of_stream()
             complete, reason, detail = self._completion(transport_complete, error)
             # Only the finish signal is missing: ToolSpec.strict decides per tool (DESIGN §3);
             # Turn.complete stays the config mode's answer.
@@ -262,6 +272,14 @@ class Assembler:
     @property
     def finished(self) -> bool:
         return self._turn is not None
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        return self._max_output_tokens
+
+    @max_output_tokens.setter
+    def max_output_tokens(self, value: int | None) -> None:
+        self._max_output_tokens = _token_limit(value)
 
     # -- the vocabulary adapters speak -------------------------------------------------------
 
@@ -464,6 +482,16 @@ class Assembler:
         if verdict is not None and (self._verdict is None or verdict > self._verdict):
             self._verdict = verdict
 
+    def usage(self, output_tokens: Any) -> None:
+        """The vendor's count of output tokens so far (cumulative); the largest report counts."""
+        if output_tokens is None:
+            return
+        if output_tokens.__class__ is not int or output_tokens < 0:
+            self.anomaly(f"output token count {output_tokens!r} is not a count")
+            return
+        if self._output_tokens is None or output_tokens > self._output_tokens:
+            self._output_tokens = output_tokens
+
     def upstream_error(self, detail: str) -> None:
         """An error event or error object: nothing open can be proven any more."""
         self._verdict = Verdict.error
@@ -520,6 +548,13 @@ class Assembler:
             return False, Reason.stream_truncated, f"the stream ended before the vendor finished{cause}"
         if verdict is Verdict.truncated:
             return False, Reason.stream_truncated, f"the vendor stopped early ({self._finish_reason!r})"
+        limit, used = self._max_output_tokens, self._output_tokens
+        if limit is not None and used is not None and used >= limit:
+            # DESIGN §5 backstop: some servers report a normal finish when max_tokens cut the
+            # call (vLLM), and a cut can land where the JSON happens to parse.
+            return False, Reason.stream_truncated, (
+                f"the output reached the token limit ({used} of {limit}) whatever the finish "
+                f"reason ({self._finish_reason!r}) says")
         if verdict is None:
             return self.config.mode == "lenient", Reason.stream_truncated, _NO_SIGNAL
         return True, Reason.stream_truncated, ""
@@ -691,6 +726,12 @@ class Assembler:
             anomalies=tuple(self._anomalies),
             _results=tuple(results),
         )
+
+
+def _token_limit(value: Any) -> int | None:
+    if value is None or (value.__class__ is int and value > 0):
+        return value
+    raise ValueError(f"max_output_tokens must be a positive integer or None, got {value!r}")
 
 
 def _order_key(order: Any) -> tuple[Any, ...]:

@@ -31,6 +31,9 @@ def _close_quietly(stream: Any) -> None:
 def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
     """Consume a sync stream (SDK stream, iterator of dicts) and return its Turn.
 
+    ``kwargs`` are the ``Assembler``'s (``tools``, ``config``, ``provider``, ``on_event``,
+    ``max_output_tokens``: pass the request's limit to arm the max-token backstop).
+
     The stream is read on a helper thread so a stalled connection is noticed after
     ``assemble_idle_timeout_s`` even while the socket read blocks; the open calls then fail with
     ``idle_timeout`` and the stream is closed. An exception from the stream ends it as a dropped
@@ -68,7 +71,7 @@ def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
 
 
 async def aassemble(stream: AsyncIterable[Any], **kwargs: Any) -> Turn:
-    """Consume an async stream and return its Turn.
+    """Consume an async stream and return its Turn (``kwargs`` as for ``assemble``).
 
     Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
     callers that must pair ids after a cancel should hold their own ``Assembler``.

@@ -93,3 +93,15 @@ def test_partial_args_null_value_is_json_null(null: dict[str, Any]) -> None:
                                                        "willContinue": True}}]))
     turn = run(events, provider="gemini")
     assert [(c.state, c.arguments) for c in turn.calls] == [(CallState.committed, {"a": "x", "b": None})]
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_a_call_still_declared_to_continue_when_the_stream_finishes_fails(mode: str) -> None:
+    from toolstream_core import AssembleConfig
+
+    events = partial_stream()
+    events = [e for e in events if e["candidates"][0]["content"]["parts"] != [{"functionCall": {}}]]
+    if mode == "lenient":
+        events = events[:-1]  # no finish reason either: lenient would otherwise commit it
+    turn = run(events, provider="gemini", config=AssembleConfig(mode=mode))  # type: ignore[arg-type]
+    assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.stream_truncated)]

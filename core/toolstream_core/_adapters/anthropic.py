@@ -12,7 +12,8 @@ block cannot be attributed, so every live call of the message fails (``upstream_
 tool block started without an integer index fails. An event without a string ``type``, or with
 a field of the wrong type, raises ``Malformed``. Events and delta types of unknown kinds
 (``ping``, ``citations_delta``, ``signature_delta``, ...) are ignored.
-Completion: ``message_stop`` with a normal ``stop_reason`` (``_completion.anthropic_stop``).
+Completion: ``message_stop`` with a normal ``stop_reason`` (``_completion.anthropic_stop``);
+``message_delta.usage.output_tokens`` feeds the max-token backstop (DESIGN §5).
 Pipelining (rule 10): a block is settled when the next block starts or ``stop_reason`` is
 ``tool_use`` — not at its own ``content_block_stop``.
 """
@@ -90,6 +91,7 @@ class AnthropicAdapter:
                 self._block(("start", position), position, record(block, "a content block"), complete=True)
         elif kind == "message_delta":
             self._note_stop(field(record(field(event, "delta"), "message_delta delta"), "stop_reason"))
+            sink.usage(field(record(field(event, "usage"), "message_delta usage"), "output_tokens"))
         elif kind == "message_stop":
             sink.end(self._stop_reason, anthropic_stop(self._stop_reason))
         elif kind == "error":

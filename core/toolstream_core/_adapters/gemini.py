@@ -7,12 +7,14 @@ string values for one ``jsonPath`` concatenate; ``willContinue`` false/absent or
 ``functionCall`` ends the call. A part holding only ``{"willContinue": true}`` is a keep-alive
 inside the open call (Vertex sends them between argument groups): it ends nothing, opens
 nothing, changes nothing. A new named ``functionCall`` while a streaming call is still open
-fails the open one (``stream_truncated``: it never got its end).
+fails the open one (``stream_truncated``: it never got its end), and so does the end of the
+candidate (its ``finishReason``) or of the stream while a call is still declared to continue.
 Arguments are structured: the object is built as it arrives and its compact JSON is the raw
 text; a ``partialArgs`` entry with no value fails the call (``upstream_error``, DESIGN §5).
 Bad input (DESIGN §5): a chunk, candidate, content, part or ``functionCall`` of the wrong type
 raises ``Malformed`` (every live call fails); a chunk with no Gemini field at all is malformed.
-Completion: ``finishReason`` ``STOP`` (``_completion.gemini_finish``); a prompt block is an error.
+Completion: ``finishReason`` ``STOP`` (``_completion.gemini_finish``); a prompt block is an error;
+``usageMetadata.candidatesTokenCount`` feeds the max-token backstop (DESIGN §5).
 """
 
 from __future__ import annotations
@@ -179,6 +181,9 @@ class GeminiAdapter:
         error = field2(chunk, "error", "error")
         if error:
             sink.upstream_error(str(field2(error, "message", "message") or error))
+        usage = record(field2(chunk, "usageMetadata", "usage_metadata"), "usageMetadata")
+        if usage is not None:
+            sink.usage(field2(usage, "candidatesTokenCount", "candidates_token_count"))
         feedback = field2(chunk, "promptFeedback", "prompt_feedback")
         block = text_of(field2(feedback, "blockReason", "block_reason"))
         if block:
@@ -197,12 +202,23 @@ class GeminiAdapter:
                     self._function_call(ci, record(call, "functionCall"))
             reason = text_of(field2(candidate, "finishReason", "finish_reason"))
             if reason:
+                self._unfinished(ci)
                 sink.end(reason, gemini_finish(reason))
         # Rule 10 after the chunk's own finish reason: a call ended in the same chunk as a
         # SAFETY stop must not be pipelined.
         settle, self._settle = self._settle, []
         for key in settle:
             sink.settle(key)
+
+    def end_of_stream(self) -> None:
+        """Called by ``Assembler.finish``: calls still declared to continue never ended."""
+        for ci in list(self._open):
+            self._unfinished(ci)
+
+    def _unfinished(self, ci: int) -> None:
+        key = self._open.pop(ci, None)
+        if key is not None:
+            self._sink.taint(key, Reason.stream_truncated, "the stream ended while the call was declared to continue")
 
     def _start(self, call: Any, name: str | None, args: Any, streaming: bool) -> Hashable:
         key: Hashable = ("part", self._calls)

@@ -10,7 +10,7 @@ Identity (DESIGN §4.1): key = (choice index, tool_call index). Servers differ w
   do) are structured arguments, like Gemini ``args`` (DESIGN §5); a call that gets both text
   and a value fails ``upstream_error`` at the end (what the server meant is unknowable).
 Completion: ``finish_reason`` (see ``_completion.chat_finish``); an ``error`` object anywhere
-in a chunk is an upstream error.
+in a chunk is an upstream error. ``usage.completion_tokens`` feeds the max-token backstop.
 Bad input (DESIGN §5): a tool-call ``index`` that is not an integer cannot be attributed, so
 every live call of that choice fails; a chunk or field of the wrong type raises ``Malformed``
 (every live call fails); a dict with no chat field at all is malformed, a ``type``-tagged dict
@@ -71,6 +71,7 @@ class OpenAIChatAdapter:
                     raise Malformed("a dict with no chat completion field")
             elif choices.__class__ is not list:
                 raise Malformed(f"choices is a {type(choices).__name__}")
+            self._usage(chunk, get)
             return
         for choice in choices:
             ci = get(choice, "index")
@@ -95,6 +96,14 @@ class OpenAIChatAdapter:
             reason = get(choice, "finish_reason")
             if reason is not None:
                 sink.end(str(reason), chat_finish(str(reason)))
+                self._usage(chunk, get)
+
+    def _usage(self, chunk: Any, get: Callable[[Any, str], Any]) -> None:
+        """``usage.completion_tokens`` for the max-token backstop (DESIGN §5). Read only on
+        usage-only and finishing chunks, where servers put it, so streaming chunks pay nothing."""
+        usage = get(chunk, "usage")
+        if usage is not None:
+            self._sink.usage(get(usage, "completion_tokens"))
 
     def _new_key(self, ci: int, index: int | None, call_id: str | None, name: str | None, kind: CallKind) -> Hashable:
         self._generation += 1

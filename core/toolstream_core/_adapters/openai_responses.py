@@ -6,7 +6,8 @@ tool-like item (web search, tool search, code interpreter, programs, MCP, ...) r
 vendor's side and is reported as a server call. The call id the caller must answer is the
 item's ``call_id``, not its ``id``.
 Completion: ``response.completed``; ``response.incomplete`` / ``response.failed`` / ``error``
-are not (see ``_completion.responses_status``). The done events close a call and carry the
+are not (see ``_completion.responses_status``); ``usage.output_tokens`` of the terminal response
+feeds the max-token backstop (DESIGN §5). The done events close a call and carry the
 vendor's own copy of the arguments, which must agree with the deltas.
 Bad input (DESIGN §5): argument events for an output item never added cannot be attributed, so
 every live call fails (``upstream_error``); an event without a string ``type``, or a field read
@@ -66,6 +67,7 @@ class OpenAIResponsesAdapter:
             details = field(response, "incomplete_details")
             reason = field(details, "reason")
             error = field(response, "error")
+            self._sink.usage(field(field(response, "usage"), "output_tokens"))
             if error and kind != "response.completed":
                 self._sink.anomaly(f"response error: {field(error, 'message') or error}")
             self._sink.end(
