@@ -31,7 +31,7 @@ exit codes:
   {EXIT_OK}  success
   {EXIT_REJECTED}  replay --strict-exit: at least one replayed call was rejected or dropped;
      fuzz: at least one case broke a safety invariant
-  {EXIT_USAGE}  usage error (bad option, missing API key, output file exists)
+  {EXIT_USAGE}  usage error (bad option, missing API key, output file exists, demo: a package is missing)
   {EXIT_INPUT}  input error (file not found, unreadable or not a stream/cassette/config)
   {EXIT_VENDOR}  network or vendor error (record: the request failed; emulate: cannot listen)
 """
@@ -312,6 +312,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     try:
         doc = _demo.run_demo(cases, progress=progress)
+    except _demo.DemoUnavailable as exc:
+        raise _Fail(EXIT_USAGE, str(exc)) from exc
     except SourceError as exc:
         raise _Fail(EXIT_INPUT, str(exc)) from exc
     finally:

@@ -27,6 +27,7 @@ from toolstream_core._peers import (
     RUN,
     Outcome,
     make_target,
+    missing_pieces,
     new_workdir,
     run_engine,
 )
@@ -48,6 +49,14 @@ SHOWCASE: tuple[str, ...] = (
 
 class DemoError(Exception):
     """The demo cannot run: no cassettes where they should be (exit code 3)."""
+
+
+class DemoUnavailable(Exception):
+    """The demo cannot run here: a package toolstream's own column needs is missing.
+
+    Its message is the one line the CLI prints: what is missing and the extra
+    that brings it.
+    """
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,18 @@ def run_demo(
     engines: Sequence[str] = ENGINES,
     progress: Callable[[Case], None] | None = None,
 ) -> dict[str, Any]:
-    """Replay every case through every engine; the demo's JSON document."""
+    """Replay every case through every engine; the demo's JSON document.
+
+    Raises `DemoUnavailable` before replaying anything when toolstream itself
+    cannot replay the cases: a table of "n/a" that exits 0 would read as a run.
+    """
+    cases = list(cases)
+    missing = missing_pieces(sorted({case.api for case in cases}))
+    if missing:
+        raise DemoUnavailable(
+            f"cannot run: {', '.join(missing)} not installed "
+            "(pip install 'toolstream-gate[langchain]' or 'toolstream-gate[llamaindex]')"
+        )
     rows: list[dict[str, Any]] = []
     with new_workdir() as work:
         for case in cases:

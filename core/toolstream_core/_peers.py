@@ -24,11 +24,12 @@ faked. Nothing here prints; `_demo` turns outcomes into a table.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,6 +290,38 @@ def replaying(target: Target) -> Iterator[None]:
         raise EngineUnavailable("record") from exc
     with replaying_drops(), player.use_cassette(str(target.cassette)):
         yield
+
+
+#: The vendor SDK (module, distribution) toolstream's own column streams each API through.
+_SDK_FOR: dict[str, tuple[str, str]] = {
+    "openai-chat": ("openai", "openai"),
+    "openai-responses": ("openai", "openai"),
+    "anthropic": ("anthropic", "anthropic"),
+    "gemini": ("google.genai", "google-genai"),
+}
+
+
+def missing_pieces(apis: Iterable[str]) -> list[str]:
+    """Distributions toolstream's own column needs for ``apis`` and cannot import.
+
+    Without them the demo has nothing to compare against (every row would be
+    "n/a"), so the caller refuses to run instead of printing an empty table.
+    Imports for real rather than looking for a spec: an installed package that
+    fails to import is as missing as an absent one.
+    """
+    missing: list[str] = []
+    try:
+        from toolstream_core.testing._recording import replay_vcr
+
+        replay_vcr()
+    except ImportError:
+        missing.append("vcrpy")
+    for module, distribution in sorted({_SDK_FOR[api] for api in apis}):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(distribution)
+    return missing
 
 
 def run_engine(engine: str, target: Target) -> Outcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 PEERS = ("langchain", "llamaindex", "sdk")
+# The "latest" env has no LlamaIndex (it pins older SDK majors): its column must say so.
+HAS_LLAMAINDEX = importlib.util.find_spec("llama_index") is not None
+RUNNING = tuple(p for p in PEERS if HAS_LLAMAINDEX or p != "llamaindex")
 OFFLINE = {  # any attempt to reach a vendor would fail loudly instead of leaving the host
     "HTTPS_PROXY": "http://127.0.0.1:9",
     "HTTP_PROXY": "http://127.0.0.1:9",
@@ -40,8 +44,12 @@ def test_demo_covers_every_api(demo: dict[str, Any]) -> None:
     ]
     for row in demo["rows"]:
         assert set(row["engines"]) == {*PEERS, "toolstream"}
-        for engine in PEERS:
+        for engine in RUNNING:
             assert row["engines"][engine]["status"] in ("ok", "raised"), (row["api"], engine)
+        if not HAS_LLAMAINDEX:
+            llamaindex = row["engines"]["llamaindex"]
+            assert (llamaindex["status"], llamaindex["install_extra"]) == ("unavailable",
+                                                                          "llamaindex")
 
 
 def test_toolstream_rejects_the_truncated_call_the_peers_would_run(demo: dict[str, Any]) -> None:
@@ -55,7 +63,7 @@ def test_toolstream_rejects_the_truncated_call_the_peers_would_run(demo: dict[st
         assert result["tool_call_id"] == ts["calls"][0]["id"]
         # On every API at least one of today's stacks hands the cut call to the runner.
         assert any(row["runs_what_toolstream_rejects"][peer] == ["write_file"]
-                   for peer in PEERS), api
+                   for peer in RUNNING), api
 
     # The DESIGN's example, from the real LangChain code: {"path":"/tmp/a is run as /tmp/a.
     chat = truncated["openai-chat"]
@@ -77,7 +85,7 @@ def test_on_a_clean_call_everyone_agrees(demo: dict[str, Any]) -> None:
             ("write_file", "commit", spec.arguments)
         ], api
         assert ts["error_results"] == []
-        for peer in PEERS:
+        for peer in RUNNING:
             calls = row["engines"][peer]["calls"]
             assert [(c["name"], c["verdict"], c["arguments"]) for c in calls] == [
                 ("write_file", "run", spec.arguments)
@@ -85,16 +93,22 @@ def test_on_a_clean_call_everyone_agrees(demo: dict[str, Any]) -> None:
         assert row["runs_what_toolstream_rejects"] == {p: [] for p in PEERS}
 
 
+def _blocked(tmp_path: Path, *modules: str) -> str:
+    """A PYTHONPATH entry whose packages shadow ``modules`` and fail to import."""
+    root = tmp_path / "blocked"
+    for module in modules:
+        package = root.joinpath(*module.split("."))
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("raise ImportError('blocked by the test')\n",
+                                             encoding="utf-8")
+    return str(root)
+
+
 def test_missing_framework_shows_na_and_the_table_fits(run_cli: RunCli, tmp_path: Path) -> None:
     """With langchain-openai unimportable the LangChain column says how to get it."""
-    blocker = tmp_path / "blocked" / "langchain_openai"
-    blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text(
-        "raise ImportError('blocked by the test')\n", encoding="utf-8"
-    )
     proc = run_cli("demo", "--api", "openai-chat", "--scenario", "truncated_length",
                    "--color", "always",
-                   env={**OFFLINE, "PYTHONPATH": str(blocker.parent)})
+                   env={**OFFLINE, "PYTHONPATH": _blocked(tmp_path, "langchain_openai")})
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[" in proc.stdout  # --color always
     text = ANSI.sub("", proc.stdout)
@@ -103,8 +117,37 @@ def test_missing_framework_shows_na_and_the_table_fits(run_cli: RunCli, tmp_path
     assert langchain_column[row:row + 3] == ["n/a (install", "toolstream-gate", "[langchain])"]
     assert "REJECTS write_file" in text
     assert "stream_truncated" in text
-    assert "RUNS write_file" in text  # LlamaIndex still runs the cut call
+    if HAS_LLAMAINDEX:
+        assert "RUNS write_file" in text  # LlamaIndex still runs the cut call
+    else:
+        llamaindex_column = [line[39:60].strip() for line in text.splitlines()]
+        assert "[llamaindex])" in llamaindex_column
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+@pytest.mark.parametrize(("blocked", "named"), [
+    (("vcr",), "vcrpy"),  # the offline replay
+    (("anthropic",), "anthropic"),  # the SDK toolstream's own column streams through
+    (("vcr", "openai"), "vcrpy, openai"),
+])
+def test_demo_that_cannot_run_says_so_in_one_line(run_cli: RunCli, tmp_path: Path,
+                                                   blocked: tuple[str, ...], named: str) -> None:
+    """A missing piece is one line and a non-zero exit, not a table of n/a that exits 0."""
+    proc = run_cli("demo", env={**OFFLINE, "PYTHONPATH": _blocked(tmp_path, *blocked)})
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"toolstream demo: cannot run: {named} not installed ")
+    assert "toolstream-gate[langchain]" in proc.stderr
+    assert "toolstream-gate[llamaindex]" in proc.stderr
+
+
+def test_demo_of_one_api_needs_only_that_sdk(run_cli: RunCli, tmp_path: Path) -> None:
+    proc = run_cli("demo", "--json", "--api", "anthropic", "--scenario", "single_call",
+                   env={**OFFLINE, "PYTHONPATH": _blocked(tmp_path, "openai")})
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["summary"]
+    assert (summary["toolstream_committed"], summary["toolstream_rejected"]) == (1, 0)
 
 
 def test_demo_input_errors_exit_3(run_cli: RunCli, tmp_path: Path) -> None:
