@@ -1,7 +1,8 @@
 """pytest plugin: the vendor emulator and the bundled cassettes as fixtures and a marker.
 
 Registered through the ``pytest11`` entry point (``toolstream``), so installing
-``toolstream-gate`` with the ``record`` extra (for vcrpy) is enough::
+``toolstream-gate`` with an extra that brings vcrpy (``record``, ``langchain`` or
+``llamaindex``) is enough::
 
     import pytest
 
@@ -24,9 +25,12 @@ active for the whole test; the ``toolstream_cassette`` fixture gives the vcrpy
 ``Cassette`` (``play_count``, ``all_played``). Each bundled cassette holds the
 scenario's streamed answer and, when it had tool calls, the plain-text answer to
 the agent's follow-up request, so a typical agent loop runs to its end.
-Requests are matched on method, host and path only (any prompt works); a
-cassette recorded as a dropped connection raises ``httpx.RemoteProtocolError``
-at the end of its body, like the live stream.
+Requests are matched on method, host, path and query only (any prompt works;
+the API version segment of the path and the query order do not matter, so a
+cassette serves every supported SDK major); a cassette recorded as a dropped
+connection raises ``httpx.RemoteProtocolError`` at the end of its body, like the
+live stream (openai 3.x wraps it in ``APIConnectionError``:
+``toolstream_core.testing._recording.is_dropped_connection`` tells either).
 
 Fixture ``toolstream_emulator``: a started :class:`VendorEmulator` (seed 0, or
 ``@pytest.mark.toolstream_emulator(seed=N)``), stopped after the test.
