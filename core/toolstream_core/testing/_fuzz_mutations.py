@@ -441,6 +441,8 @@ def _garbage_value(choice: str, event: Any) -> Any:
 def _retype(shape: StreamShape, rng: random.Random) -> Mutant:
     i, path, current = rng.choice(shape.fields)
     pool = [v for v in _WRONG_TYPES if type(v) is not type(current)]
+    if shape.stream.api == "openai-chat" and path[-1] == "arguments":
+        pool = [v for v in pool if not isinstance(v, dict)]  # a JSON object is legal (DESIGN §5)
     if shape.stream.api == "anthropic" and path == ("index",):
         pool.append(None)  # a null block index
     if path[-1] == "stringValue":
