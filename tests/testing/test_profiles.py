@@ -133,23 +133,32 @@ def test_openrouter_comments_empty_fragments_and_two_finish_chunks(emus: dict[st
     assert usages(chunks)[-1]["completion_tokens"] > 0
 
 
-def test_litellm_object_arguments_index_zero_and_a_double_encoded_summary(
+def test_litellm_repeats_each_call_after_the_finish_double_encoded(
         emus: dict[str, Any]) -> None:
     chunks, _ = raw_chunks(emus["litellm"], "parallel_calls")
+    finish_at = next(i for i, c in enumerate(chunks) if isinstance(c, dict) and finishes([c]))
+    before, summary = tool_deltas(chunks[:finish_at]), tool_deltas(chunks[finish_at:])
+    firsts = [d for d in before if d.get("id")]
+    text = {d["index"]: "" for d in firsts}
+    for d in before:
+        text[d["index"]] += d["function"]["arguments"]
+    assert [(d["id"], d["index"], d["function"]["name"]) for d in summary] == [
+        (d["id"], d["index"], d["function"]["name"]) for d in firsts]
+    for again in summary:  # one decode gives back exactly the first copy's text
+        assert json.loads(again["function"]["arguments"]) == text[again["index"]]
+    assert finishes(chunks) == ["tool_calls"]
+
+
+def test_litellm_ollama_object_arguments_at_index_zero(emus: dict[str, Any]) -> None:
+    chunks, _ = raw_chunks(emus["litellm-ollama"], "parallel_calls")
     deltas = tool_deltas(chunks)
-    firsts, summary = deltas[:2], deltas[2:]
-    assert [d["index"] for d in deltas] == [0, 0, 0, 0]
-    assert [d["function"]["arguments"] for d in firsts] == [{"city": "Paris"}, {"city": "Tokyo"}]
-    assert firsts[0]["id"] != firsts[1]["id"]
-    assert [d["id"] for d in summary] == [d["id"] for d in firsts]
-    for first, again in zip(firsts, summary, strict=True):
-        assert json.loads(json.loads(again["function"]["arguments"])) == \
-            first["function"]["arguments"]
-    summary_at = next(i for i, c in enumerate(chunks) if isinstance(c, dict)
-                      and tool_deltas([c]) and tool_deltas([c])[0] is summary[0])
-    assert any(finishes([c]) for c in chunks[:summary_at])  # the summary comes after the finish
+    assert [d["index"] for d in deltas] == [0, 0]
+    assert [d["function"]["arguments"] for d in deltas] == [{"city": "Paris"}, {"city": "Tokyo"}]
+    assert deltas[0]["id"] != deltas[1]["id"]
     assert finishes(chunks) == ["stop"]
     assert len({c["id"] for c in chunks if isinstance(c, dict)}) > 2
+    cut, _ = raw_chunks(emus["litellm-ollama"], "truncated_length")
+    assert [d["function"]["arguments"] for d in tool_deltas(cut)] == ['{"path":"/tmp/a']
 
 
 # -- every scenario on every profile, through the real SDK and the core ----------------------
@@ -257,7 +266,7 @@ def test_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown profile"):
         VendorEmulator(profile="nope")
     assert set(PROFILES) == {"vllm", "ollama", "deepseek", "groq", "mistral", "openrouter",
-                             "litellm"}
+                             "litellm", "litellm-ollama"}
     for p in PROFILES.values():  # every quirk is cited: an issue, the docs or a recording
         doc = type(p).__doc__ or ""
         assert p.quirks and ("issue" in doc or "recorded" in doc or "docs" in doc)

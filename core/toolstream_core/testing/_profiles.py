@@ -4,7 +4,8 @@ Many backends speak "the OpenAI chat API" and each one serialises streamed tool
 calls a little differently. A profile renders the same neutral scenario script
 (the calls, their argument text, how the turn ends) the way that server puts it
 on the wire, so a stack can be tested against vLLM, Ollama, DeepSeek, Groq,
-Mistral, OpenRouter or a LiteLLM proxy without running one.
+Mistral, OpenRouter or a LiteLLM proxy (in front of an OpenAI-style backend, or of
+Ollama) without running one.
 
 Every profile's class docstring lists the quirks it reproduces and where each
 one is documented: an issue, the vendor's documentation, or a recorded stream
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, dumps, rand_id, sse
+from ._wire_common import CREATED, Rendered, rand_id, sse
 
 __all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
 
@@ -265,6 +266,23 @@ class OpenRouter(Profile):
 
 
 class LiteLLM(Profile):
+    """A LiteLLM proxy in front of an OpenAI-style backend.
+
+    - **A summary chunk after the finish** repeats every call with the same id, index
+      and name, its arguments the first copy's text **encoded again as a JSON
+      string** (BerriAI/litellm issue 20480): read as a re-send with different
+      arguments, every call through such a proxy would be lost.
+    - Otherwise the backend's incremental fragments pass through unchanged.
+    """
+
+    name = "litellm"
+    server = "LiteLLM proxy"
+    quirks = ("summary chunk after the finish, arguments double-encoded (litellm#20480)",)
+    summary_chunk = True
+    fingerprint = None
+
+
+class LiteLLMOllama(Profile):
     """A LiteLLM proxy in front of Ollama (``ollama_chat/`` models).
 
     - **Arguments as a JSON object**, each call whole in one chunk, **every call at
@@ -272,20 +290,16 @@ class LiteLLM(Profile):
       (BerriAI/litellm PR 37792, describing the ``ollama_chat`` streaming path). A
       call whose text does not parse (a cut) is sent as the string it is.
     - ``finish_reason: "stop"`` after tool calls (BerriAI/litellm issue 35663).
-    - **A summary chunk after the finish** repeats every call with the same id and
-      its arguments encoded again as a JSON string (BerriAI/litellm issue 20480).
     """
 
-    name = "litellm"
-    server = "LiteLLM proxy"
+    name = "litellm-ollama"
+    server = "LiteLLM proxy -> Ollama"
     quirks = ("arguments as a JSON object (litellm#37792)", "every call at index 0",
-              "new chunk id per chunk", 'finish_reason "stop"',
-              "summary chunk, arguments double-encoded (litellm#20480)")
+              "new chunk id per chunk", 'finish_reason "stop" (litellm#35663)')
     index = "zero"
     whole_calls = True
     object_arguments = True
     finish_for_calls = "stop"
-    summary_chunk = True
     new_chunk_ids = True
     fingerprint = None
 
@@ -293,7 +307,7 @@ class LiteLLM(Profile):
 #: The compatible-server profiles, by name (``VendorEmulator(profile=name)``).
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (Vllm(), Ollama(), DeepSeek(), Groq(), Mistral(), OpenRouter(),
-                        LiteLLM())
+                        LiteLLM(), LiteLLMOllama())
 }
 
 
@@ -439,8 +453,7 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
         chunks.append(ch.chunk({"content": ""} if p.usage_null else {}, finish, **top))
     if p.summary_chunk and script.calls:
         chunks.append(ch.chunk({"tool_calls": [
-            _tool(p, i, ids[i], c.name, json.dumps(dumps(_whole_args(p, t))
-                                                   if p.object_arguments else t))
+            _tool(p, i, ids[i], c.name, json.dumps(t))
             for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
     if wants_usage and p.usage in ("requested", "groq"):
         chunks.append({**ch.base, "choices": [], "usage": usage})
