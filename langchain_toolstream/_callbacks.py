@@ -34,6 +34,7 @@ from toolstream_core import (
     CallOpened,
     CallRejected,
 )
+from toolstream_core._tracing import untraced
 
 from ._convert import ChunkConverter
 from ._link import GateLink, link_of
@@ -191,7 +192,8 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             observed = self._observed.pop(run_id, None)
             stats = self.stats.get(run_id)
         if observed is not None:
-            observed.assembler.finish(transport_complete=transport_complete)
+            with untraced():  # a display-only view of an ungated model: no decision to trace
+                observed.assembler.finish(transport_complete=transport_complete)
         if stats is not None:
             stats.finished = True
 

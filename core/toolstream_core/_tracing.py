@@ -35,6 +35,7 @@ __all__ = [
     "gen_ai_provider",
     "record_turn",
     "trace_parent",
+    "untraced",
 ]
 
 _log = logging.getLogger("toolstream")
@@ -53,6 +54,7 @@ _GEN_AI_PROVIDER: dict[str, str] = {
 }
 
 _parent: ContextVar[Any] = ContextVar("toolstream_trace_parent", default=None)
+_UNTRACED = object()
 
 
 def gen_ai_provider(provider: Provider | str | None) -> str:
@@ -87,8 +89,18 @@ def trace_parent(parent: Any) -> Iterator[None]:
         _parent.reset(token)
 
 
+@contextmanager
+def untraced() -> Iterator[None]:
+    """Turns decided inside are not recorded: for assemblers that only mirror a stream for
+    display (the LangChain callback handler's view of an ungated model), which decide nothing."""
+    with trace_parent(_UNTRACED):
+        yield
+
+
 def record_turn(assembler: Assembler, turn: Turn) -> None:
     """Record ``turn`` as a span with one event per decided client call. Never raises."""
+    if _parent.get() is _UNTRACED:
+        return
     try:
         _record(assembler, turn)
     except Exception:  # tracing must never change or break a turn

@@ -212,3 +212,16 @@ def test_docs_examples_run() -> None:
     [kinds] = run_example("langchain-agui")
     assert kinds.split()[0] == "TOOL_CALL_START"
     assert kinds.split()[-3:] == ["TOOL_CALL_END", "CUSTOM", "TOOL_CALL_RESULT"]
+
+
+def test_the_handlers_view_of_an_ungated_model_is_not_traced(emu: VendorEmulator) -> None:
+    # The handler mirrors a plain model's stream for display; it decides nothing, so no span.
+    exporter = span_exporter()
+    emu.queue("openai-chat", "truncated_length")
+    seen: list[Any] = []
+    handler = ToolstreamCallbackHandler(on_event=lambda _run, event: seen.append(event))
+    plain = make_model("openai-chat", emu).bind_tools(recording_tools(Recorder()))
+    for _chunk in plain.stream("go", {"callbacks": [handler]}):
+        pass
+    assert [type(e).__name__ for e in seen][-1] == "CallRejected"  # it did observe the call
+    assert turn_spans(exporter) == []
