@@ -1,0 +1,107 @@
+"""The LlamaIndex shim against OpenAI-compatible servers (issue 13.4): every profile x scenario.
+
+LlamaIndex's ``OpenAI(api_base=<emulator with that server's profile>)`` drives the real OpenAI
+SDK (``OpenAILike`` is the same class with the model checks relaxed; it is not installed
+here). ``ToolstreamFunctionAgent`` runs tools that record what they are asked to do;
+``ToolstreamLLM`` is checked on its own through ``astream_chat`` and
+``get_tool_calls_from_response``. On every server: no tool runs on a call the stream did not
+prove, and the next request is legal (the emulator answers an unpaired history with OpenAI's
+400, which would fail the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from li_helpers import Recorder, run_agent, unpaired
+from llama_index.core.llms import ChatMessage
+from llama_index.llms.openai import OpenAI
+from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS, VendorEmulator
+from toolstream_core.testing._scenarios import build_script, scenario_rng
+
+from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect")]
+
+CHAT = [n for n, s in SCENARIOS.items() if "openai-chat" in s.apis]
+CASES = [(p, n) for p in PROFILES for n in CHAT]
+IDS = [f"{p}-{n}" for p, n in CASES]
+RAISES = {"dropped_connection", "error_event"}  # the shim keeps the SDK's exception contract
+
+
+@pytest.fixture(scope="module")
+def emus() -> Iterator[dict[str, VendorEmulator]]:
+    started = {name: VendorEmulator(profile=name).start() for name in PROFILES}
+    try:
+        yield started
+    finally:
+        for emu in started.values():
+            emu.stop()
+
+
+def llm(emu: VendorEmulator) -> OpenAI:
+    return OpenAI(model="gpt-4o-mini", api_key="test", api_base=emu.base_url + "/v1",
+                  max_retries=0, max_tokens=777)
+
+
+def proven(scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a correct gate lets run, with the values the model meant."""
+    if not SCENARIOS[scenario].expect.committed:
+        return []
+    calls = []
+    for c in build_script(scenario, scenario_rng(0, "openai-chat", scenario)).calls:
+        args = dict(c.arguments)
+        if c.name == "write_file":
+            args.setdefault("content", "")
+        calls.append((c.name, args))
+    return calls
+
+
+def _sorted(calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return sorted(f"{name}{sorted(args.items())}" for name, args in calls)
+
+
+@pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
+async def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
+        emus: dict[str, VendorEmulator], profile: str, scenario: str) -> None:
+    emu = emus[profile]
+    emu.clear()
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=llm(emu))
+    emu.queue("openai-chat", scenario)  # then "text": the run ends after one round of tools
+    outcome = await run_agent(agent, recorder, emu)
+    assert _sorted(outcome.runs) == _sorted(proven(scenario))
+    assert unpaired(outcome.memory) == []
+    if scenario in RAISES:
+        assert outcome.error is not None and outcome.requests == 1
+    else:
+        assert outcome.error is None, outcome.error
+        assert outcome.requests == (1 if scenario == "text" else 2)  # the follow-up was accepted
+
+
+@pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
+async def test_llm_hands_out_only_committed_calls(
+        emus: dict[str, VendorEmulator], profile: str, scenario: str) -> None:
+    emu = emus[profile]
+    emu.clear()
+    emu.queue("openai-chat", scenario)
+    recorder = Recorder()
+    gated = ToolstreamLLM(llm(emu), tools=TOOLS)
+    response = None
+    try:
+        stream = await gated.astream_chat_with_tools(
+            recorder.tools(), chat_history=[ChatMessage(role="user", content="go")])
+        async for item in stream:
+            response = item
+    except Exception:
+        assert scenario in RAISES  # the SDK's error, as plain LlamaIndex raises it
+        return
+    assert scenario not in RAISES and response is not None
+    selected = gated.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+    got = [(s.tool_name, dict(s.tool_kwargs)) for s in selected]
+    for name, args in got:
+        if name == "write_file":
+            args.setdefault("content", "")
+    assert _sorted(got) == _sorted(proven(scenario))
