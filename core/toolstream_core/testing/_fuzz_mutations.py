@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fuzz_sources import FuzzStream, synthesize_body
+from ._fuzz_shape import PART, Path, StreamShape, find, gemini_interrupted, tool_elements
 
 __all__ = ["KINDS", "Mutant", "StreamShape", "make_mutant"]
-
-Path = tuple[str | int, ...]
 
 #: One round of mutation kinds; case ``n`` takes entry ``n % len`` among the applicable ones.
 KINDS: tuple[str, ...] = (
@@ -34,43 +31,6 @@ KINDS: tuple[str, ...] = (
 )
 _BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini"})
 
-# Where argument text streams, per API ("*" is any list position).
-_FRAGMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "openai-chat": (
-        ("choices", "*", "delta", "tool_calls", "*", "function", "arguments"),
-        ("choices", "*", "delta", "tool_calls", "*", "custom", "input"),
-        ("choices", "*", "delta", "function_call", "arguments"),
-    ),
-    "openai-responses": (("delta",),),
-    "anthropic": (("delta", "partial_json"),),
-    "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "partialArgs", "*",
-                "stringValue"),),
-}
-# Structured arguments (char mutations reach their string leaves too).
-_STRUCTURED: dict[str, tuple[tuple[str, ...], ...]] = {
-    "anthropic": (("content_block", "input"), ("message", "content", "*", "input")),
-    "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "args"),),
-}
-# Fields each adapter reads to place a tool-call event; retyping one makes the event mistyped.
-_TC = ("choices", "*", "delta", "tool_calls")
-_PART = ("candidates", "*", "content", "parts", "*")
-_READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "openai-chat": (
-        ("choices",), ("choices", "*"), ("choices", "*", "delta"), _TC, (*_TC, "*"),
-        (*_TC, "*", "index"), (*_TC, "*", "function"), (*_TC, "*", "function", "arguments"),
-    ),
-    "openai-responses": (("type",), ("delta",), ("item",), ("item", "type"), ("arguments",),
-                         ("response",)),
-    "anthropic": (("type",), ("index",), ("delta",), ("delta", "type"), ("delta", "partial_json"),
-                  ("content_block",), ("content_block", "type")),
-    "gemini": (
-        ("candidates",), ("candidates", "*"), ("candidates", "*", "content"),
-        ("candidates", "*", "content", "parts"), _PART, (*_PART, "functionCall"),
-        (*_PART, "functionCall", "partialArgs"), (*_PART, "functionCall", "partialArgs", "*"),
-        (*_PART, "functionCall", "partialArgs", "*", "stringValue"),
-        (*_PART, "functionCall", "args"),
-    ),
-}
 _WRONG_TYPES: tuple[Any, ...] = ("x", 7, 1.5, [], {}, True)
 _ABSENT: Any = object()  # retype to "no such field": a Gemini partialArgs entry with no value
 _GARBAGE: tuple[str, ...] = ("None", "list", "str", "int", "bytes", "{}", "float", "json-text")
@@ -116,31 +76,6 @@ class Mutant:
     interrupted: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _find(node: Any, pattern: tuple[str, ...], prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Every (path, value) in ``node`` matching ``pattern``; ``*`` matches list positions."""
-    if not pattern:
-        yield prefix, node
-        return
-    step, rest = pattern[0], pattern[1:]
-    if step == "*":
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                yield from _find(item, rest, (*prefix, i))
-    elif isinstance(node, dict) and step in node:
-        yield from _find(node[step], rest, (*prefix, step))
-
-
-def _leaves(value: Any, prefix: Path) -> Iterator[tuple[Path, str]]:
-    if isinstance(value, str):
-        yield prefix, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, (*prefix, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _leaves(item, (*prefix, i))
-
-
 def replace_at(node: Any, path: Path, value: Any) -> Any:
     """A copy of ``node`` with ``path`` set to ``value``; only the containers on the path copy."""
     step, rest = path[0], path[1:]
@@ -150,150 +85,6 @@ def replace_at(node: Any, path: Path, value: Any) -> Any:
     else:
         copy[step] = replace_at(node[step], rest, value) if rest else value
     return copy
-
-
-class StreamShape:
-    """What one stream offers to mutate, computed once per stream and shared by its cases."""
-
-    def __init__(self, stream: FuzzStream) -> None:
-        self.stream = stream
-        api = stream.api
-        events = stream.events
-        self.fragments: list[tuple[int, Path, str]] = []
-        self.texts: list[tuple[int, Path, str]] = []
-        self.fields: list[tuple[int, Path, Any]] = []
-        self.fragment_events: set[int] = set()  # events carrying argument data
-        self.tool_events: set[int] = set()  # events carrying any part of a tool call
-        for i, event in enumerate(events):
-            for pattern in _FRAGMENTS.get(api, ()):
-                for path, value in _find(event, pattern):
-                    if isinstance(value, str) and (api != "openai-responses" or _is_delta(event)):
-                        self.texts.append((i, path, value))
-                        if value:
-                            self.fragments.append((i, path, value))
-                            self.fragment_events.add(i)
-            for pattern in _STRUCTURED.get(api, ()):
-                for path, value in _find(event, pattern):
-                    self.texts.extend((i, p, v) for p, v in _leaves(value, path))
-            if api == "gemini" and any(True for _ in _find(event, (*_PART, "functionCall", "partialArgs", "*"))):
-                self.fragment_events.add(i)  # a lost value of any type is as invisible as text
-            if _tool_event(api, event):
-                self.tool_events.add(i)
-                for pattern in _READ_FIELDS.get(api, ()):
-                    self.fields.extend((i, p, v) for p, v in _find(event, pattern))
-        self.texts = [t for t in self.texts if t[2]]
-        self.keepalive_after = _gemini_open_points(events) if api == "gemini" else []
-        self._bodies: dict[bool, tuple[bytes, str]] = {}
-
-    def body(self, rng: random.Random) -> tuple[bytes, str, str]:
-        """The raw body to cut: the cassette's own, else one built (Gemini: SSE or JSON array)."""
-        if self.stream.body is not None:
-            return self.stream.body, self.stream.content_type, "recorded body"
-        as_array = self.stream.api == "gemini" and rng.random() < 0.5
-        if as_array not in self._bodies:
-            self._bodies[as_array] = synthesize_body(self.stream, json_array=as_array)
-        body, content_type = self._bodies[as_array]
-        return body, content_type, "JSON array" if as_array else "SSE"
-
-    def applicable(self, kind: str) -> bool:
-        n = len(self.stream.events)
-        if kind == "swap":
-            return n >= 2
-        if kind == "rechunk":
-            return any(len(text) >= 2 for _, _, text in self.fragments)
-        if kind == "char":
-            return bool(self.texts)
-        if kind == "retype":
-            return bool(self.fields)
-        if kind == "keepalive":
-            return bool(self.keepalive_after)
-        return n >= 1
-
-
-def _is_delta(event: Any) -> bool:
-    kind = event.get("type") if isinstance(event, dict) else None
-    return isinstance(kind, str) and kind.endswith(".delta") and "call" in kind
-
-
-def _tool_event(api: str, event: Any) -> bool:
-    """Does this event carry part of a tool call (so a mistyped field in it touches one)?"""
-    if not isinstance(event, dict):
-        return False
-    if api == "openai-chat":
-        return any(True for _ in _find(event, ("choices", "*", "delta", "tool_calls", "*")))
-    if api == "gemini":
-        return any(True for _ in _find(event, (*_PART, "functionCall")))
-    kind = event.get("type")
-    if api == "anthropic":
-        block = event.get("content_block")
-        block_type = block.get("type") if isinstance(block, dict) else None
-        delta = event.get("delta")
-        return (isinstance(block_type, str) and block_type.endswith("tool_use")) or (
-            isinstance(delta, dict) and delta.get("type") == "input_json_delta")
-    if api == "openai-responses" and isinstance(kind, str):
-        item = event.get("item")
-        item_type = item.get("type") if isinstance(item, dict) else None
-        return "call" in kind or item_type in ("function_call", "custom_tool_call")
-    return False
-
-
-def _gemini_open_points(events: list[Any]) -> list[tuple[int, Any]]:
-    """Positions after which a streaming Gemini call is open: (event index, candidate index)."""
-    points: list[tuple[int, Any]] = []
-    open_at: dict[Any, bool] = {}
-    for i, event in enumerate(events):
-        for path, call in _find(event, (*_PART, "functionCall")):
-            if not isinstance(call, dict):
-                continue
-            candidate = event["candidates"][path[1]]
-            ci = candidate.get("index") if isinstance(candidate, dict) else None
-            if call.get("name"):
-                open_at[ci] = call.get("willContinue") is True
-            elif call.get("partialArgs") or call.get("willContinue") is True:
-                open_at[ci] = open_at.get(ci, False) and call.get("willContinue") is True
-            else:
-                open_at[ci] = False
-        points.extend((i, ci) for ci, is_open in open_at.items() if is_open)
-    return points
-
-
-def gemini_interrupted(events: list[Any]) -> list[tuple[int, str]]:
-    """Streaming Gemini calls that never got their end: (call position, name).
-
-    Either a new named ``functionCall`` began over the call, or the stream ended with the call
-    still declared to continue (``willContinue: true`` and no end marker before the finish
-    reason): the vendor never finished it. Positions count calls as DESIGN §4.1 opens them
-    (every named part; a nameless part with ``partialArgs`` and nothing open, or with
-    ``args``), which is the ``ToolCall.index``.
-    """
-    interrupted: list[tuple[int, str]] = []
-    open_at: dict[Any, tuple[int, str]] = {}
-    count = 0
-    for event in events:
-        for path, call in _find(event, (*_PART, "functionCall")):
-            if not isinstance(call, dict):
-                continue
-            candidate = event["candidates"][path[1]]
-            ci = candidate.get("index") if isinstance(candidate, dict) else None
-            name, going = call.get("name"), call.get("willContinue") is True
-            if name:
-                if ci in open_at:
-                    interrupted.append(open_at.pop(ci))
-                if going:
-                    open_at[ci] = (count, str(name))
-                count += 1
-            elif call.get("partialArgs"):
-                if ci not in open_at:  # nothing to attach to: a nameless call of its own
-                    if going:
-                        open_at[ci] = (count, "")
-                    count += 1
-                elif not going:
-                    del open_at[ci]
-            elif call.get("args") is not None:
-                count += 1
-            elif not going:
-                open_at.pop(ci, None)
-    return interrupted + [call for call in open_at.values() if call[1]]
 
 
 def make_mutant(shape: StreamShape, kind: str, rng: random.Random) -> Mutant:
@@ -486,23 +277,15 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
             if not named:
                 return ("last", None)
     if api == "gemini" and len(path) > 6:
-        named = [p for p, call in _find(event, (*_PART, "functionCall"))
+        named = [p for p, call in find(event, (*PART, "functionCall"))
                  if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]]
         here = tuple(path[:6])
         return ("nth", named.index(here)) if here in named else ("last", None)
-    return ("all+opened", None) if _tool_elements(api, event) <= 1 else ("all", None)
+    return ("all+opened", None) if tool_elements(api, event) <= 1 else ("all", None)
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _tool_elements(api: str, event: Any) -> int:
-    if api == "openai-chat":
-        return sum(1 for _ in _find(event, (*_TC, "*")))
-    if api == "gemini":
-        return sum(1 for _ in _find(event, (*_PART, "functionCall")))
-    return 1
 
 
 def _char(shape: StreamShape, rng: random.Random) -> Mutant:

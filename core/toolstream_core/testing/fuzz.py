@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ._fuzz_check import AssemblerFactory, Outcome, case_rng, run_stream, violations_of
+from ._fuzz_check import AssemblerFactory, case_rng, run_mutant, run_stream, violations_of
 from ._fuzz_mutations import KINDS, StreamShape, make_mutant
 from ._fuzz_sources import FuzzStream, SourceError, collect_streams
 
@@ -170,15 +170,9 @@ def _fuzz_stream(stream: FuzzStream, numbers: Iterable[int], seed: int, factory:
         rng = case_rng(seed, number)
         kind = kinds[number % len(kinds)]
         mutant = make_mutant(shape, kind, rng)
-        outcome = _run(factory, stream, mutant)
+        outcome = run_mutant(factory, stream.provider, mutant)
         broken = violations_of(outcome, mutant, baseline)
         _record(report, stream, number, seed, kind, mutant.detail, broken, blind=mutant.blind)
-
-
-def _run(factory: AssemblerFactory, stream: FuzzStream, mutant: Any) -> Outcome:
-    from ._fuzz_check import run_mutant
-
-    return run_mutant(factory, stream.provider, mutant)
 
 
 def _printable(text: str) -> str:
