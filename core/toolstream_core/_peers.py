@@ -596,15 +596,11 @@ _LLAMAINDEX_STAND_IN = {
 
 
 def _llamaindex_model(api: str, model: str) -> str:
+    # Imported by name: the "latest" env type-checks this module without LlamaIndex installed.
+    family = "anthropic" if api == "anthropic" else "openai"
+    utils = importlib.import_module(f"llama_index.llms.{family}.utils")
     try:
-        if api == "anthropic":
-            from llama_index.llms.anthropic.utils import anthropic_modelname_to_contextsize
-
-            anthropic_modelname_to_contextsize(model)
-        else:
-            from llama_index.llms.openai.utils import openai_modelname_to_contextsize
-
-            openai_modelname_to_contextsize(model)
+        getattr(utils, f"{family}_modelname_to_contextsize")(model)
     except ValueError:
         return _LLAMAINDEX_STAND_IN[api]
     return model
