@@ -289,9 +289,30 @@ def _cmd_record(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- demo
 
 
+def _cmd_gateway(args: argparse.Namespace) -> int:
+    from toolstream_core import _gateway
+
+    scenario = (args.scenario or [_gateway.DEFAULT_SCENARIO])[0]
+    try:
+        doc = _gateway.run_gateway(scenario, profiles=args.profile)
+    except ValueError as exc:
+        raise _Fail(EXIT_USAGE, str(exc)) from exc
+    except ImportError as exc:
+        raise _Fail(EXIT_USAGE, f"the gateway view needs the emulator and the SDKs: {exc}") \
+            from exc
+    if args.json:
+        _write_json(doc)
+    else:
+        sys.stdout.write(_gateway.render_gateway(doc, _style(args), total_width=args.width))
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from toolstream_core import _demo
     from toolstream_core._replay import SourceError
+
+    if getattr(args, "gateway", False):
+        return _cmd_gateway(args)
 
     try:
         root = _demo.find_cassette_dir(args.cassettes)
@@ -568,6 +589,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--all", action="store_true", help="every bundled scenario, not a showcase")
     demo.add_argument("--cassettes", metavar="DIR", help="cassette directory (<api>/<name>.yaml)")
     demo.add_argument("--width", type=int, default=100, help="table width in columns")
+    demo.add_argument(
+        "--gateway",
+        action="store_true",
+        help="one openai-chat scenario (--scenario, default truncated_length) streamed live "
+        "from the emulator's OpenAI-compatible server profiles (127.0.0.1)",
+    )
+    demo.add_argument(
+        "--profile", action="append", choices=_profile_names(),
+        help="with --gateway: only this server profile (repeatable)",
+    )
     demo.set_defaults(func=_cmd_demo)
 
     emulate = sub.add_parser(

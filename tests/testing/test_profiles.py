@@ -270,3 +270,23 @@ def test_unknown_profile_is_refused() -> None:
     for p in PROFILES.values():  # every quirk is cited: an issue, the docs or a recording
         doc = type(p).__doc__ or ""
         assert p.quirks and ("issue" in doc or "recorded" in doc or "docs" in doc)
+
+
+def test_gateway_view_streams_one_scenario_through_every_engine_per_profile() -> None:
+    from toolstream_core._demo import Style
+    from toolstream_core._gateway import render_gateway, run_gateway
+
+    doc = run_gateway("truncated_length", profiles=["vllm", "mistral"])
+    rows = {r["profile"]: r for r in doc["rows"]}
+    assert rows["vllm"]["finish_reason"] == "tool_calls"  # the lie, as the server sent it
+    assert rows["mistral"]["finish_reason"] == "length"
+    for row in rows.values():
+        ours = row["outcomes"]["toolstream"]
+        assert [(c["name"], c["verdict"]) for c in ours["calls"]] == [("write_file", "reject")]
+        plain = row["outcomes"]["langchain"]
+        if plain["status"] == "ok":  # plain LangChain repairs the cut call and runs it
+            assert [(c["name"], c["verdict"]) for c in plain["calls"]] == [("write_file", "run")]
+    text = render_gateway(doc, Style(False), total_width=90)
+    assert "vllm" in text and "finish_reason tool_calls" in text and "reject write_file" in text
+    with pytest.raises(ValueError, match="openai-chat"):
+        run_gateway("partial_args")

@@ -1,0 +1,125 @@
+"""``toolstream demo --gateway``: one scenario across the OpenAI-compatible servers.
+
+The aggregator's seat: one OpenAI-compatible interface, many backends, each
+serialising tool calls a little differently. For each server profile of the
+emulator (``toolstream_core.testing.PROFILES``) the same scenario is streamed
+live from 127.0.0.1 through the real OpenAI SDK into the same engines the demo
+compares (plain LangChain, plain LlamaIndex, the SDK helper, toolstream;
+``_peers`` computes each column, unchanged), so the table shows what each stack
+would hand its tool runner behind each server. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from toolstream_core import _peers
+from toolstream_core._demo import Style, _clip, compact
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_SCENARIO", "render_gateway", "run_gateway"]
+
+#: The call cut by the output limit: on vLLM the stream also claims it finished.
+DEFAULT_SCENARIO = "truncated_length"
+_MODEL = "gpt-4o-mini"  # a real model name: LlamaIndex checks it; the emulator's queue picks
+
+
+def _outcome(engine: str, target: _peers.Target) -> _peers.Outcome:
+    """One engine against the live emulator (``run_engine`` without the cassette replay)."""
+    runner: Callable[[_peers.Target, str], _peers.Outcome] = _peers._RUNNERS[engine]
+    label = _peers._label(engine, target.api)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return runner(target, label)
+    except _peers.EngineUnavailable as exc:
+        extra = exc.args[0] if exc.args else "all"
+        return _peers.Outcome(engine, label, "unavailable",
+                              error=f"n/a (install toolstream-gate[{extra}])")
+    except Exception as exc:  # a framework that raises is an outcome, as in the demo
+        logger.debug("%s raised behind the gateway", engine, exc_info=True)
+        return _peers.Outcome(engine, label, "raised", error=_peers._exc_text(exc))
+
+
+def run_gateway(scenario: str = DEFAULT_SCENARIO, profiles: Iterable[str] | None = None,
+                engines: Iterable[str] = _peers.ENGINES) -> dict[str, Any]:
+    """Stream ``scenario`` from every profile into every engine; the demo's JSON shape."""
+    from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS, VendorEmulator
+    from toolstream_core.testing._clients import DEFAULT_PROMPT, openai_chat_tools
+
+    if scenario not in SCENARIOS or "openai-chat" not in SCENARIOS[scenario].apis:
+        raise ValueError(f"{scenario!r} is not an openai-chat scenario")
+    names = list(profiles) if profiles is not None else list(PROFILES)
+    unknown = [p for p in names if p not in PROFILES]
+    if unknown:
+        raise ValueError(f"unknown profile(s) {unknown}; known: {sorted(PROFILES)}")
+    engines = list(engines)
+    rows = []
+    for name in names:
+        profile = PROFILES[name]
+        with VendorEmulator(profile=name) as emu:
+            target = _peers.Target(
+                cassette=Path("-"), interaction=0, api="openai-chat", model=_MODEL,
+                base_url=emu.base_url + "/v1", api_version=None, prompt=DEFAULT_PROMPT,
+                tools=dict(TOOLS), wire_tools=openai_chat_tools())
+            outcomes = {}
+            for engine in engines:
+                emu.clear()
+                emu.queue("openai-chat", scenario)
+                outcomes[engine] = _outcome(engine, target).as_dict()
+        rows.append({"profile": name, "server": profile.server, "quirks": list(profile.quirks),
+                     "finish_reason": outcomes.get("toolstream", {}).get("finish_reason"),
+                     "outcomes": outcomes})
+    return {"scenario": scenario, "description": SCENARIOS[scenario].description,
+            "engines": engines, "rows": rows}
+
+
+def _cell(outcome: dict[str, Any], style: Style) -> str:
+    if outcome["status"] != "ok":
+        text = outcome["error"] or outcome["status"]
+        return style.dim(text) if outcome["status"] == "unavailable" else style.yellow(text)
+    if not outcome["calls"]:
+        return style.dim("no call")
+    parts = []
+    for call in outcome["calls"]:
+        name = call["name"] or "(no name)"
+        verdict = call["verdict"]
+        if verdict == _peers.RUN:
+            parts.append(style.red(f"RUNS {name}{compact(call['arguments'])}"))
+        elif verdict == _peers.COMMIT:
+            parts.append(style.green(f"commit {name}{compact(call['arguments'])}"))
+        elif verdict == _peers.REJECT:
+            parts.append(style.green(f"reject {name}: {call['reason']}"))
+        else:
+            parts.append(f"not run {name}: {call['reason']}")
+    return "; ".join(parts)
+
+
+def render_gateway(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
+    """Rows of ``profile (finish reason the server sent)``, then one line per engine."""
+    lines = [style.bold(f"gateway view: scenario {doc['scenario']}"),
+             style.dim(doc["description"]), ""]
+    titles = {e: _peers.ENGINE_TITLES.get(e, e) for e in doc["engines"]}
+    pad = max(len(t) for t in titles.values()) + 2
+    for row in doc["rows"]:
+        finish = row["finish_reason"] or "none"
+        lines.append(style.bold(row["profile"]) + f" ({row['server']}; the server said "
+                     f"finish_reason {finish})")
+        lines.append("  " + style.dim(_clip("quirks: " + "; ".join(row["quirks"]),
+                                            max(20, total_width - 2))))
+        for engine, title in titles.items():
+            plain = _cell(row["outcomes"][engine], Style(False))
+            room = max(20, total_width - pad - 2)
+            # colour only what fits whole: clipping a coloured cell could cut an escape
+            cell = _cell(row["outcomes"][engine], style) if len(plain) <= room \
+                else _clip(plain, room)
+            lines.append(f"  {title.ljust(pad)}{cell}")
+        lines.append("")
+    lines.append(style.dim("RUNS: handed to the tool runner. toolstream commits only what the "
+                           "stream proved; each reject is one paired error result."))
+    return "\n".join(lines) + "\n"
