@@ -414,6 +414,21 @@ def run(streams: list[int], rounds: int, core: list[int], contenders: list[str],
     return doc
 
 
+#: (HTTP concurrencies, rounds, core stream counts) per ``benchmarks.run`` profile.
+SIZES: dict[str, tuple[list[int], int, list[int]]] = {
+    "smoke": ([20], 1, [200]),
+    "quick": ([100], 1, [1000]),
+    "default": ([100, 1000], 2, [1000, 10_000]),
+    "full": ([100, 1000, 2000], 3, [1000, 10_000, 50_000]),
+}
+
+
+def run_for_profile(name: str) -> dict[str, Any]:
+    """The load section of ``python -m benchmarks.run`` at that profile's size."""
+    streams, rounds, core = SIZES.get(name, SIZES["default"])
+    return run(streams, rounds, core, ["gated", "langchain", "llamaindex"])
+
+
 def render(doc: dict[str, Any]) -> str:
     """The tables as Markdown."""
     lines = ["| concurrency | contender | streams/s | p50 ms | p99 ms | +p50 ms | +p99 ms "

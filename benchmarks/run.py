@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import e2e, report
+from benchmarks import e2e, load, report
 from benchmarks.memory import core_peak, memory_workloads
 from benchmarks.peers import BY_KEY, core_available
 from benchmarks.plan import PROFILES, Profile, Series
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         nargs="+",
         metavar="SECTION",
-        choices=["series", "parallel", "streams", "memory", "e2e"],
+        choices=["series", "parallel", "streams", "memory", "e2e", "load"],
         help="run only these sections",
     )
     parser.set_defaults(profile="default")
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     profile = PROFILES[args.profile]()
-    sections = set(args.only or ["series", "parallel", "streams", "memory", "e2e"])
+    sections = set(args.only or ["series", "parallel", "streams", "memory", "e2e", "load"])
     started = time.perf_counter()
     results: dict[str, Any] = {
         "meta": {
@@ -291,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         ("streams", "streams", lambda: run_streams(profile)),
         ("memory", "memory", lambda: run_memory(profile)),
         ("e2e", "e2e", lambda: e2e.run(profile)),
+        ("load", "load", lambda: load.run_for_profile(profile.name)),
     ]
     for section, key, step in steps:
         if section in sections:
@@ -301,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
 
     save()
     text = report.markdown(results)
+    if results.get("load"):
+        text += "\n\n## Many streams at once (issue 12, target 5)\n\n" + load.render(results["load"])
     (args.out / "results.md").write_text(text)
     if results.get("series"):
         (args.out / "time-vs-size.svg").write_text(report.chart(results))
