@@ -51,9 +51,11 @@ _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("candidates", "*", "content", "parts"), PART, (*PART, "functionCall"),
         (*PART, "functionCall", "partialArgs"), (*PART, "functionCall", "partialArgs", "*"),
         (*PART, "functionCall", "partialArgs", "*", "stringValue"),
-        (*PART, "functionCall", "args"),
+        (*PART, "functionCall", "args"), (*PART, "functionCall", "willContinue"),
     ),
 }
+
+
 def find(node: Any, pattern: tuple[str, ...], prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
     """Every (path, value) in ``node`` matching ``pattern``; ``*`` matches list positions."""
     if not pattern:
