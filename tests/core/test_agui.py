@@ -11,14 +11,10 @@ from typing import Any
 
 import pytest
 from agui_util import replay
-from toolstream_core import AssembleConfig, Assembler, AssemblerEvent, Turn
+from sdk_turn import APIS, sdk_turn
+from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import TOOLS, VendorEmulator
-from toolstream_core.testing._clients import stream_sdk
-
-APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
-MODELS = {"openai-chat": "gpt-4.1-mini", "openai-responses": "gpt-4.1-mini",
-          "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +25,7 @@ def emulator() -> Any:
 
 def decided(emu: VendorEmulator, api: str, scenario: str, on_event: Any,
             config: AssembleConfig | None = None) -> Turn:
-    emu.clear()
-    emu.queue(api, scenario)
-    result = stream_sdk(api, model=MODELS[api], base_url=emu.base_url)
-    assembler = Assembler(provider=api, tools=TOOLS, config=config, on_event=on_event)  # type: ignore[arg-type]
-    for event in result.events:
-        assembler.feed(event)
-    return assembler.finish(transport_complete=result.error is None, error=result.error)
+    return sdk_turn(emu, api, scenario, tools=TOOLS, config=config, on_event=on_event)
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -18,14 +18,11 @@ from docs_examples import run_example
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, parent_name, span_exporter, turn_spans
-from toolstream_core import AssembleConfig, Assembler, CallState, Turn
+from sdk_turn import APIS, sdk_turn
+from toolstream_core import AssembleConfig, CallState
 from toolstream_core import _tracing as tracing
 from toolstream_core.testing import TOOLS, VendorEmulator
-from toolstream_core.testing._clients import stream_sdk
 
-APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
-MODELS = {"openai-chat": "gpt-4.1-mini", "openai-responses": "gpt-4.1-mini",
-          "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}
 GEN_AI_PROVIDER = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic",
                    "gemini": "gcp.gen_ai"}
 # get_weather for Paris only: a parallel Paris + Tokyo turn commits one call and rejects one.
@@ -44,21 +41,10 @@ def spans() -> InMemorySpanExporter:
     return span_exporter()
 
 
-def streamed_turn(emu: VendorEmulator, api: str, scenario: str, **kwargs: Any) -> Turn:
-    """One real SDK stream from the emulator, fed to a fresh Assembler and decided."""
-    emu.clear()
-    emu.queue(api, scenario)
-    result = stream_sdk(api, model=MODELS[api], base_url=emu.base_url)
-    assembler = Assembler(provider=api, **kwargs)  # type: ignore[arg-type]
-    for event in result.events:
-        assembler.feed(event)
-    return assembler.finish(transport_complete=result.error is None, error=result.error)
-
-
 @pytest.mark.parametrize("api", APIS)
 def test_a_truncated_call_is_a_span_event_with_its_reason(api: str, emulator: VendorEmulator,
                                                           spans: InMemorySpanExporter) -> None:
-    turn = streamed_turn(emulator, api, "truncated_length", tools=TOOLS)
+    turn = sdk_turn(emulator, api, "truncated_length", tools=TOOLS)
     [rejected] = turn.rejected
     [span] = turn_spans(spans)
     assert span.attributes is not None
@@ -80,7 +66,7 @@ def test_a_truncated_call_is_a_span_event_with_its_reason(api: str, emulator: Ve
 @pytest.mark.parametrize("api", APIS)
 def test_committed_calls_carry_no_error_type(api: str, emulator: VendorEmulator,
                                              spans: InMemorySpanExporter) -> None:
-    turn = streamed_turn(emulator, api, "parallel_calls", tools=PARIS_ONLY)
+    turn = sdk_turn(emulator, api, "parallel_calls", tools=PARIS_ONLY)
     assert [c.arguments for c in turn.committed] == [{"city": "Paris"}]
     [span] = turn_spans(spans)
     assert span.attributes is not None
@@ -101,7 +87,7 @@ def test_committed_calls_carry_no_error_type(api: str, emulator: VendorEmulator,
 
 def test_argument_text_stays_out_when_partial_args_are_private(emulator: VendorEmulator,
                                                               spans: InMemorySpanExporter) -> None:
-    streamed_turn(emulator, "anthropic", "parallel_calls", tools=PARIS_ONLY,
+    sdk_turn(emulator, "anthropic", "parallel_calls", tools=PARIS_ONLY,
                   config=AssembleConfig(ui_forward_partial_args=False))
     [span] = turn_spans(spans)
     events = call_events(span)
@@ -112,7 +98,7 @@ def test_argument_text_stays_out_when_partial_args_are_private(emulator: VendorE
 
 def test_a_dropped_call_is_still_reported(emulator: VendorEmulator, spans: InMemorySpanExporter) -> None:
     config = AssembleConfig(max_tool_argument_bytes=1000, on_args_overflow="drop_with_protocol_repair")
-    turn = streamed_turn(emulator, "openai-chat", "large_args", tools=TOOLS, config=config)
+    turn = sdk_turn(emulator, "openai-chat", "large_args", tools=TOOLS, config=config)
     assert turn.calls == () and len(turn.dropped) == 1
     [span] = turn_spans(spans)
     assert span.attributes is not None and span.attributes["toolstream.calls.dropped"] == 1
@@ -126,10 +112,10 @@ def test_the_turn_nests_under_the_current_span_or_the_given_parent(emulator: Ven
                                                                    spans: InMemorySpanExporter) -> None:
     tracer = trace.get_tracer("tests")
     with tracer.start_as_current_span("agent step"):
-        streamed_turn(emulator, "openai-chat", "single_call", tools=TOOLS)
+        sdk_turn(emulator, "openai-chat", "single_call", tools=TOOLS)
     model_span = tracer.start_span("model call")
     with tracing.trace_parent(model_span):
-        streamed_turn(emulator, "openai-chat", "single_call", tools=TOOLS)
+        sdk_turn(emulator, "openai-chat", "single_call", tools=TOOLS)
     model_span.end()
     first, second = turn_spans(spans)
     assert parent_name(first, spans) == "agent step"
@@ -143,7 +129,7 @@ def test_a_failing_tracer_never_changes_the_turn(emulator: VendorEmulator, spans
         raise RuntimeError("exporter down")
 
     monkeypatch.setattr(trace, "get_tracer", broken)
-    turn = streamed_turn(emulator, "anthropic", "truncated_length", tools=TOOLS)
+    turn = sdk_turn(emulator, "anthropic", "truncated_length", tools=TOOLS)
     assert [c.reason for c in turn.rejected] == ["stream_truncated"]
     assert turn_spans(spans) == []
 
