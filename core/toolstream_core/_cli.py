@@ -424,7 +424,7 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     sys.stdout.write(
         f"{report.cases} case(s) over {report.streams} stream(s), seed {report.seed}, "
         f"{report.seconds:.1f} s: {report.violating_cases} violating, "
-        f"{len(report.undetectable)} undetectable (a lost or repeated fragment no one can see)\n"
+        f"{report.undetectable_cases} undetectable (a lost or repeated fragment no one can see)\n"
     )
     return EXIT_REJECTED if report.violations else EXIT_OK
 

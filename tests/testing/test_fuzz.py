@@ -121,7 +121,7 @@ def test_a_lost_middle_fragment_is_counted_undetectable_not_violating(chat_strea
     report = run_fuzz([str(chat_stream)], cases=2000, seed=0)
     assert report.violations == []
     assert any("Pas é" in v.message for v in report.undetectable), report.undetectable[:3]
-    assert report.by_api["openai-chat"].undetectable == len(report.undetectable)
+    assert report.by_api["openai-chat"].undetectable == report.undetectable_cases >= len(report.undetectable)
 
 
 # --------------------------------------------------------------------------- broken assemblers

@@ -48,6 +48,7 @@ from ._fuzz_sources import FuzzStream, SourceError, collect_streams
 __all__ = ["DEFAULT_CASES", "FuzzReport", "SourceError", "Violation", "run_fuzz"]
 
 DEFAULT_CASES = 20_000
+UNDETECTABLE_KEPT = 200  # examples kept; every one is counted
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class FuzzReport:
     by_api: dict[str, Tally] = field(default_factory=dict)
     by_mutation: dict[str, Tally] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
-    undetectable: list[Violation] = field(default_factory=list)
+    undetectable: list[Violation] = field(default_factory=list)  # the first UNDETECTABLE_KEPT
     skipped: list[str] = field(default_factory=list)
 
     @property
@@ -100,6 +101,10 @@ class FuzzReport:
     def violating_cases(self) -> int:
         return sum(t.violations for t in self.by_api.values())
 
+    @property
+    def undetectable_cases(self) -> int:
+        return sum(t.undetectable for t in self.by_api.values())
+
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (``toolstream fuzz --json``)."""
         return {
@@ -108,7 +113,7 @@ class FuzzReport:
             "cases": self.cases,
             "seconds": round(self.seconds, 3),
             "violating_cases": self.violating_cases,
-            "undetectable_cases": len(self.undetectable),
+            "undetectable_cases": self.undetectable_cases,
             "by_api": {k: asdict(v) for k, v in sorted(self.by_api.items())},
             "by_mutation": {k: asdict(v) for k, v in sorted(self.by_mutation.items())},
             "violations": [dict(asdict(v), reproduction=v.reproduction) for v in self.violations],
@@ -194,7 +199,8 @@ def _record(report: FuzzReport, stream: FuzzStream, number: int, seed: int, kind
     if blind and all(v.invariant == "commits_subset_of_unmutated" for v in found):
         api.undetectable += 1
         mutation.undetectable += 1
-        report.undetectable.append(found[0])
+        if len(report.undetectable) < UNDETECTABLE_KEPT:
+            report.undetectable.append(found[0])
         return
     api.violations += 1
     mutation.violations += 1
