@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streams_util import find_streams_dir
 
-# tests/llamaindex runs in the "llamaindex" env (`.[dev,llamaindex]`, .ci/run). The "latest" env
+# tests/llamaindex runs in the "llamaindex" env (`.[dev-llamaindex]`, .ci/run). The "latest" env
 # (`.[dev]`) has no LlamaIndex, whose integrations pin older SDK majors: there the directory is
 # not collected at all (said in the header), rather than collected and skipped.
 HAS_LLAMAINDEX = importlib.util.find_spec("llama_index") is not None
