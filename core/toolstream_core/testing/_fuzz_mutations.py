@@ -27,7 +27,7 @@ __all__ = ["KINDS", "Mutant", "StreamShape", "make_mutant"]
 #: One round of mutation kinds; case ``n`` takes entry ``n % len`` among the applicable ones.
 KINDS: tuple[str, ...] = (
     "truncate", "drop", "rechunk", "garbage", "retype", "truncate",
-    "duplicate", "swap", "char", "keepalive", "rawcut", "rebyte",
+    "duplicate", "swap", "char", "keepalive", "rawcut", "rebyte", "unknown",
 )
 _BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini"})
 
@@ -328,8 +328,42 @@ def _rebyte(shape: StreamShape, rng: random.Random) -> Mutant:
                   transport_complete=shape.stream.transport_complete, exact=True)
 
 
+def _unknown(shape: StreamShape, rng: random.Random) -> Mutant:
+    """A well-formed event of a kind the adapter does not know: vendors add kinds all the time,
+    so it must change nothing (DESIGN §5: unknown kinds stay ignored)."""
+    events = shape.stream.events
+    at = rng.randrange(len(events) + 1)
+    api = shape.stream.api
+    new: dict[str, Any]
+    if api == "anthropic":
+        index = next((e.get("index") for e in reversed(events[:at])
+                      if isinstance(e, dict) and isinstance(e.get("index"), int)), 0)
+        new = rng.choice([
+            {"type": "ping"},
+            {"type": "content_block_delta", "index": index,
+             "delta": {"type": "citations_delta", "citation": {"cited_text": "x"}}},
+            {"type": "content_block_delta", "index": index,
+             "delta": {"type": "signature_delta", "signature": "abc"}},
+            {"type": "message_new_kind", "data": {"x": 1}},
+        ])
+    elif api == "openai-responses":
+        new = rng.choice([{"type": "response.new_kind.delta", "sequence_number": 10_000, "delta": "x"},
+                          {"type": "response.in_progress", "sequence_number": 10_001,
+                           "response": {"id": "resp_x", "status": "in_progress"}}])
+    elif api == "openai-chat":
+        delta = rng.choice([{"content": ""}, {"reasoning_content": "hm"}])
+        new = {"id": "chatcmpl-x", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    else:
+        new = rng.choice([{"usageMetadata": {"promptTokenCount": 1}, "modelVersion": "m"},
+                          {"candidates": [{"content": {"role": "model",
+                                                       "parts": [{"thought": True, "text": "hm"}]}}]}])
+    return _with(shape, Mutant("unknown", f"{new!r:.70} inserted before event {at}",
+                               events=[*events[:at], new, *events[at:]], exact=True))
+
+
 _BUILDERS = {
     "truncate": _truncate, "drop": _drop, "duplicate": _duplicate, "swap": _swap,
     "rechunk": _rechunk, "keepalive": _keepalive, "garbage": _garbage, "retype": _retype,
-    "char": _char, "rawcut": _rawcut, "rebyte": _rebyte,
+    "char": _char, "rawcut": _rawcut, "rebyte": _rebyte, "unknown": _unknown,
 }

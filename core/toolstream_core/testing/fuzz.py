@@ -12,7 +12,8 @@ case, that the assembler
   mistyped event, a cut of the raw bytes), only calls the unmutated stream committed;
 * commits nothing on a stream whose transport did not complete;
 * gives exactly the unmutated outcome when argument fragments are re-chunked, when Gemini
-  keep-alive parts are inserted, or when the raw bytes are fed in other pieces;
+  keep-alive parts or well-formed events of unknown kinds are inserted, or when the raw bytes
+  are fed in other pieces;
 * commits no call that a garbage or mistyped event could have touched (the calls live when it
   arrived, and any call it opened).
 
@@ -20,7 +21,8 @@ Mutations: truncate (``transport_complete`` true and false), drop / duplicate / 
 re-chunk one argument fragment (all four fragment fields, cut inside escapes and next to
 multi-byte text), Gemini keep-alive parts, garbage events, a retyped field the adapter reads,
 one changed character in a fragment or structured argument, raw bytes cut anywhere, raw bytes
-re-chunked. Each case is one stream, one mutation and parameters drawn from
+re-chunked, a well-formed event of an unknown kind inserted (it must change nothing). Each
+case is one stream, one mutation and parameters drawn from
 ``random.Random(f"toolstream-fuzz:{seed}:{case}")``: the same seed and case number replay the
 same case, which is what the one-line reproduction printed for a failing case relies on.
 
