@@ -25,7 +25,7 @@ from ._adapters import Adapter, detect_provider, make_adapter, unwrap
 from ._adapters._access import Malformed, is_record
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
-from ._finalize import NO_VALUE, Deferred, decide
+from ._finalize import NO_VALUE, Deferred, decide, same_copy
 from ._metrics import metrics
 from ._models import (
     PROVIDERS,
@@ -45,7 +45,7 @@ from ._models import (
     Turn,
 )
 from ._registry import Registry
-from ._strict_json import decodes_to, dump_structured
+from ._strict_json import dump_structured
 
 __all__ = ["Assembler"]
 
@@ -102,7 +102,10 @@ class _Call:
         self.parts: list[str] = []
         self.blocks: list[str] = []
         self.nbytes = 0
-        self.twin_bytes = 0  # bytes of re-sent copies, charged to this call's budget
+        # Bytes of re-sent copies (rule 7). They have a budget of their own, the same size as
+        # the call's, so a proxy's re-send cannot push a legal call over the cap (rule 8) and
+        # memory per call stays within twice the cap.
+        self.twin_bytes = 0
         self.nfrag = 0
         self.value: Any = NO_VALUE
         self.value_text: str | None = None  # compact JSON of a complete structured value
@@ -359,11 +362,15 @@ class Assembler:
             return
         size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
         call.nbytes += size
-        if owner is not call:
+        if owner is call:
+            if call.nbytes > self._max_bytes:
+                self._overflow(call)
+                return
+        else:
             owner.twin_bytes += size
-        if owner.nbytes + owner.twin_bytes > self._max_bytes:
-            self._overflow(owner)
-            return
+            if owner.twin_bytes > self._max_bytes:
+                self._overflow(owner)
+                return
         parts = call.parts
         parts.append(fragment)
         if len(parts) >= _BLOCK:
@@ -578,7 +585,7 @@ class Assembler:
         raw = call.raw()
         for twin in call.twins:
             twin_raw = twin.raw()
-            if twin.name != call.name or (twin_raw != raw and not decodes_to(twin_raw, raw)):
+            if twin.name != call.name or not same_copy(twin_raw, raw):
                 metrics.duplicate(self.provider, call.name)
                 self._terminate(
                     call, CallState.failed, Reason.duplicate_conflict,

@@ -14,7 +14,7 @@ from ._models import CallKind, Provider, Reason
 from ._registry import Registry, schema_violation_detail
 from ._strict_json import StrictJSONError, decodes_to, loads_strict, split_concatenated
 
-__all__ = ["NO_VALUE", "Decision", "Deferred", "decide"]
+__all__ = ["NO_VALUE", "Decision", "Deferred", "decide", "same_copy"]
 
 NO_VALUE: Any = object()
 
@@ -63,6 +63,32 @@ def _parse(text: str | None, *, strict: bool, provider: Provider | None) -> Deci
     if not isinstance(value, dict):
         return failure
     return Decision(arguments=value, deduplicated=True)
+
+
+def same_copy(copy: str | None, first: str | None) -> bool:
+    """Rule 7: does a re-sent copy carry the same arguments as the first copy?
+
+    Compared as text, after undoing the two re-send shapes the contract names: pieces of one
+    buffer that repeat one object (``{..}{..}``) count once, and a copy encoded once more as a
+    JSON string (the LiteLLM summary chunk, DESIGN §5) is decoded once.
+    """
+    return copy == first or _one_copy(copy) == _one_copy(first)
+
+
+def _one_copy(raw: str | None) -> str | None:
+    if not raw:
+        return raw
+    pieces = split_concatenated(raw)
+    if pieces is not None and all(p == pieces[0] or decodes_to(p, pieces[0]) for p in pieces):
+        return pieces[0]
+    if raw.lstrip().startswith('"'):
+        try:
+            decoded = loads_strict(raw)
+        except StrictJSONError:
+            return raw
+        if isinstance(decoded, str):
+            return decoded
+    return raw
 
 
 def decide(

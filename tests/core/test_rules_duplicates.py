@@ -67,3 +67,18 @@ def test_litellm_summary_chunk_that_decodes_to_something_else_is_duplicate_confl
     turn = run(events, provider="openai-chat")
     assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.duplicate_conflict)]
     assert len(turn.error_results()) == 1
+
+
+@pytest.mark.parametrize("summary_index", [0, None])
+def test_a_summary_copy_has_its_own_byte_budget(summary_index: int | None) -> None:
+    """Rule 8 with rule 7: a re-sent copy does not push a call under the cap over it."""
+    from toolstream_core import AssembleConfig
+
+    text = json.dumps({"content": "x" * 600})
+    config = AssembleConfig(max_tool_argument_bytes=1000)
+    events = b.openai_chat([("call_1", "add", text, range(50, len(text), 50))])
+    events.append(litellm_summary(json.dumps(text), index=summary_index))
+    turn = run(events, provider="openai-chat", config=config)
+    assert [(c.state, c.arguments) for c in turn.calls] == [(CallState.committed, json.loads(text))]
+    too_big = b.openai_chat([("call_1", "add", json.dumps({"content": "x" * 1200}))])
+    assert run(too_big, provider="openai-chat", config=config).calls[0].reason is Reason.arguments_exceed_max_bytes

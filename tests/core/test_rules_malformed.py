@@ -52,6 +52,8 @@ RETYPED: dict[str, list[Any]] = {
         {"candidates": [{"index": "0", "content": {"parts": []}}]},
         {"candidates": [{"content": {"parts": [{"functionCall": "f"}]}}]},
         {"candidates": [{"content": {"parts": [{"functionCall": {"name": 5}}]}}]},
+        {"candidates": [{"content": {"parts": [{"functionCall": {"willContinue": 1.5}}]}}]},
+        {"candidates": [{"content": {"parts": [{"functionCall": {"partialArgs": {"jsonPath": "$.a"}}}]}}]},
         {"type": "nonsense"},
     ],
 }

@@ -242,7 +242,10 @@ class GeminiAdapter:
             raise Malformed(f"functionCall name is a {type(name).__name__}")
         args = field2(call, "args", "args")
         partial = records(field2(call, "partialArgs", "partial_args"), "partialArgs")
-        will_continue = field2(call, "willContinue", "will_continue") is True
+        will_continue = field2(call, "willContinue", "will_continue")
+        if will_continue is not None and will_continue.__class__ is not bool:
+            raise Malformed(f"willContinue is a {type(will_continue).__name__}")
+        will_continue = will_continue is True
         if name:
             previous = self._open.pop(ci, None)
             if previous is not None:  # it never got its end marker: it did not finish

@@ -5,7 +5,10 @@ Identity (DESIGN §4.1): key = (choice index, tool_call index). Servers differ w
 - with no index, a non-empty id starts or joins that id's call, a name without an id starts a
   new call, and a bare fragment joins the most recent call of that choice;
 - ``""`` ids/names and ids/names repeated on every chunk are handled by first-write-wins in
-  the assembler, never concatenated.
+  the assembler, never concatenated;
+- after the choice's ``finish_reason``, a delta carrying an id is a summary chunk repeating a
+  call (LiteLLM and others): a copy of its own, linked to the call by id (rule 7), so its
+  bytes meet the copies' budget and not the call's.
 - ``arguments`` sent as a JSON object (or any non-string JSON value, as some compatible servers
   do) are structured arguments, like Gemini ``args`` (DESIGN §5); a call that gets both text
   and a value fails ``upstream_error`` at the end (what the server meant is unknowable).
@@ -42,7 +45,7 @@ def _error_text(error: Any) -> str:
 
 
 class OpenAIChatAdapter:
-    __slots__ = ("_by_id", "_by_slot", "_generation", "_last", "_positions", "_sink")
+    __slots__ = ("_by_id", "_by_slot", "_finished", "_generation", "_last", "_positions", "_sink")
 
     def __init__(self, sink: Assembler) -> None:
         self._sink = sink
@@ -51,6 +54,7 @@ class OpenAIChatAdapter:
         self._last: dict[int, Hashable] = {}
         self._positions: dict[int, int] = {}
         self._generation = 0
+        self._finished: set[int] = set()  # choices that sent a finish_reason
         # Compatible servers may send ``arguments`` as a JSON object: structured arguments.
         # ``append`` sorts that out on its (already present) non-string branch, so the
         # continuation-chunk path pays nothing for it.
@@ -95,6 +99,7 @@ class OpenAIChatAdapter:
                 sink.upstream_error(_error_text(error))
             reason = get(choice, "finish_reason")
             if reason is not None:
+                self._finished.add(ci)
                 sink.end(str(reason), chat_finish(str(reason)))
                 self._usage(chunk, get)
 
@@ -149,14 +154,14 @@ class OpenAIChatAdapter:
         sink = self._sink
         if index is not None:
             key = self._by_slot.get((ci, index))
-            if key is None or (call_id is not None and self._differs(key, call_id)):
+            if key is None or (call_id is not None and (self._differs(key, call_id) or ci in self._finished)):
                 key = self._new_key(ci, index, call_id, name, kind)
                 self._by_slot[(ci, index)] = key
             elif call_id is not None or name is not None:
                 sink.open(key, index=index, id=call_id, name=name)
         elif call_id is not None:
             key = self._by_id.get((ci, call_id))
-            if key is None:
+            if key is None or ci in self._finished:
                 key = self._new_key(ci, None, call_id, name, kind)
             elif name is not None:
                 sink.open(key, index=None, name=name)
