@@ -1,32 +1,31 @@
-"""The threaded 127.0.0.1 HTTP server behind :class:`VendorEmulator`.
+"""The 127.0.0.1 HTTP server behind :class:`VendorEmulator` (asyncio, see ``_http``).
 
 Responses are sent with ``Transfer-Encoding: chunked`` on HTTP/1.1 so that the
 two kinds of premature end are distinguishable to a client, exactly as with a
-real vendor: a *dropped connection* closes the socket without the final
+real vendor: a *dropped connection* resets the socket without the final
 zero-length chunk (httpx raises ``RemoteProtocolError``), while a *clean end
-without a finish signal* completes the chunked body normally.
+without a finish signal* completes the chunked body normally. A scripted stream
+goes out in one write, with Nagle off: under load the per-frame writes were
+most of the server's work, and the delayed ACK cost 40 ms a stream.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import socket
-import struct
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from . import _wire_anthropic, _wire_gemini, _wire_openai_chat, _wire_openai_responses
+from ._http import BACKLOG, AsyncHTTPServer, Request, Response
 from ._profiles import PROFILES, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
 from ._wire_common import Rendered, Reply, dumps
 
-__all__ = ["DROPPED_HEADER", "Received", "VendorEmulator"]
+__all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "Received", "VendorEmulator"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,29 +45,6 @@ _MODEL_PREFIX = "scenario:"
 #: model name is fixed (a framework class that validates it): it wins over the model.
 SCENARIO_HEADER = "x-toolstream-scenario"
 _TAG_SEP = "@"
-
-
-#: Listen backlog. The standard library's default of 5 makes a burst of concurrent
-#: clients fail with connection errors (SYN drops, then retries a second later); the
-#: kernel caps this at ``net.core.somaxconn`` (4096 on current Linux).
-BACKLOG = 4096
-
-
-class _Server(ThreadingHTTPServer):
-    """One daemon thread per connection, a backlog sized for thousands of clients.
-
-    ``block_on_close = False``: the server does not keep a list of its threads, so
-    a long load run does not grow one; ``stop()`` does not wait for streams that
-    clients abandoned.
-    """
-
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = BACKLOG
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hang up mid-stream on purpose in these tests; log, don't print."""
-        logger.debug("emulator: error serving %s", client_address, exc_info=True)
 
 
 class Received(NamedTuple):
@@ -145,32 +121,25 @@ class VendorEmulator:
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: AsyncHTTPServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> VendorEmulator:
-        """Bind and serve in a daemon thread; returns ``self``."""
+        """Bind and serve from a background event loop; returns ``self``."""
         if self._server is not None:
             return self
-        handler = type("_BoundHandler", (_Handler,), {"emulator": self})
-        server = _Server((self._host, self._port), handler)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="toolstream-emulator",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._server = AsyncHTTPServer(self._answer, self._host, self._port, [
+            ("Server", "toolstream-emulator/1"),
+            # a fixed Date: a scenario's response bytes never depend on the clock
+            ("Date", "Mon, 16 Jun 2025 00:00:00 GMT")])
         logger.debug("vendor emulator listening on %s", self.base_url)
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket (idempotent)."""
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if server is not None:
+            server.close()
 
     def __enter__(self) -> VendorEmulator:
         return self.start()
@@ -185,7 +154,7 @@ class VendorEmulator:
         """``http://127.0.0.1:PORT`` (OpenAI clients want ``base_url + "/v1"``)."""
         if self._server is None:
             raise RuntimeError("VendorEmulator is not started")
-        host, port = self._server.server_address[:2]
+        host, port = self._server.address
         return f"http://{host!s}:{port}"
 
     def queue(self, api: str, *scenarios: str) -> None:
@@ -231,6 +200,64 @@ class VendorEmulator:
             return (q.popleft() if q else "text"), ""
 
 
+    # -- the application ------------------------------------------------------------
+    def _answer(self, request: Request) -> Response:
+        """One HTTP request to one response (runs on the server's loop: quick, no I/O)."""
+        if request.method != "POST":
+            return _json(404, {"error": {"message": "not found",
+                                         "type": "invalid_request_error"}})
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            return _json(400, {"error": {"message": "request body is not JSON",
+                                         "type": "invalid_request_error"}})
+        if not isinstance(body, dict):
+            body = {}
+        route = _route("POST", request.target, body)
+        if route is None:
+            return _json(404, {"error": {"message": f"no endpoint {request.target}",
+                                         "type": "invalid_request_error"}})
+        self._record(Received(route.api, request.target, body), dict(request.headers))
+        wire = _WIRES[route.api]
+        rejected: Reply | None = wire.check_history(body)
+        if rejected is not None:
+            return _json(rejected.status, rejected.body)
+        picked = request.headers.get(SCENARIO_HEADER)
+        name, tag = self._next_scenario(route.api, _MODEL_PREFIX + picked if picked
+                                        else route.model)
+        try:
+            _check_applies(route.api, name)
+        except ValueError as exc:
+            return _json(400, _bad_request(route.api, str(exc)))
+        seed = f"{self.seed}{_TAG_SEP}{tag}" if tag else self.seed
+        script = build_script(name, scenario_rng(seed, route.api, name))
+        rng = scenario_rng(seed, route.api, name + "/wire")
+        model = route.model or "emulated-model"
+        profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None
+        if route.stream:
+            rendered: Rendered = (render_profiled(profile, script, rng, model, body)
+                                  if profile is not None
+                                  else wire.render_stream(script, rng, model, body))
+            return self._stream(rendered, name)
+        reply: Reply = wire.render_complete(script, rng, model, body)
+        if reply.body is None:  # a dropped connection: no response at all
+            return Response(0, "", [], b"", abort=True)
+        return _json(reply.status, reply.body)
+
+    def _stream(self, rendered: Rendered, scenario: str) -> Response:
+        soft = rendered.drop and self.soft_drop
+        headers = [("Content-Type", "text/event-stream; charset=utf-8"),
+                   ("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked"),
+                   ("x-toolstream-scenario", scenario)]
+        if soft:
+            headers.append((DROPPED_HEADER, "dropped"))
+        headers += list(rendered.headers.items())
+        body = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in rendered.frames)
+        if rendered.drop and not soft:
+            return Response(200, "OK", headers, body, chunked=True, abort=True)
+        return Response(200, "OK", headers, body + b"0\r\n\r\n", chunked=True)
+
+
 def _check_applies(api: str, name: str) -> None:
     if api not in _WIRES:
         raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
@@ -241,122 +268,13 @@ def _check_applies(api: str, name: str) -> None:
                          f"{sorted(SCENARIOS[name].apis)}")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "toolstream-emulator/1"
-    emulator: VendorEmulator  # set on the per-server subclass
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error",
+            529: "Site Overloaded"}
 
-    def setup(self) -> None:
-        """No Nagle: a small SSE write must not wait for the client's delayed ACK (40 ms)."""
-        super().setup()
-        with contextlib.suppress(OSError):
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def date_time_string(self, timestamp: float | None = None) -> str:
-        """A fixed Date header, so a scenario's response bytes never depend on the clock."""
-        return "Mon, 16 Jun 2025 00:00:00 GMT"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        logger.debug("emulator: " + format, *args)
-
-    def do_GET(self) -> None:
-        self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            self._send_json(400, {"error": {"message": "request body is not JSON",
-                                            "type": "invalid_request_error"}})
-            return
-        if not isinstance(body, dict):
-            body = {}
-        route = _route("POST", self.path, body)
-        if route is None:
-            self._send_json(404, {"error": {"message": f"no endpoint {self.path}",
-                                            "type": "invalid_request_error"}})
-            return
-        emu = self.emulator
-        emu._record(Received(route.api, self.path, body),
-                    {k.lower(): v for k, v in self.headers.items()})
-        wire = _WIRES[route.api]
-        rejected: Reply | None = wire.check_history(body)
-        if rejected is not None:
-            self._send_json(rejected.status, rejected.body)
-            return
-        picked = self.headers.get(SCENARIO_HEADER)
-        name, tag = emu._next_scenario(route.api, _MODEL_PREFIX + picked if picked
-                                       else route.model)
-        try:
-            _check_applies(route.api, name)
-        except ValueError as exc:
-            self._send_json(400, _bad_request(route.api, str(exc)))
-            return
-        seed = f"{emu.seed}{_TAG_SEP}{tag}" if tag else emu.seed
-        script = build_script(name, scenario_rng(seed, route.api, name))
-        rng = scenario_rng(seed, route.api, name + "/wire")
-        model = route.model or "emulated-model"
-        profile = PROFILES.get(emu.profile or "") if route.api == "openai-chat" else None
-        if route.stream:
-            rendered: Rendered = (render_profiled(profile, script, rng, model, body)
-                                  if profile is not None
-                                  else wire.render_stream(script, rng, model, body))
-            self._send_stream(rendered, name)
-        else:
-            reply: Reply = wire.render_complete(script, rng, model, body)
-            if reply.body is None:
-                self._drop()
-            else:
-                self._send_json(reply.status, reply.body)
-
-    # -- writing -------------------------------------------------------------------
-    def _send_json(self, status: int, body: dict[str, Any] | None) -> None:
-        data = dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
-
-    def _send_stream(self, rendered: Rendered, scenario: str) -> None:
-        soft = rendered.drop and self.emulator.soft_drop
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("x-toolstream-scenario", scenario)
-        if soft:
-            self.send_header(DROPPED_HEADER, "dropped")
-        for key, value in rendered.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        # The frames are scripted, so they go out in one write (one syscall, not one per
-        # frame): under load the per-frame writes were most of the server's CPU.
-        body = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in rendered.frames)
-        try:
-            if rendered.drop and not soft:
-                self.wfile.write(body)
-                self._drop()
-                return
-            self.wfile.write(body + b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            logger.debug("client went away during %s", scenario)
-            self.close_connection = True
-
-    def _drop(self) -> None:
-        """Close the socket abruptly (RST), like a proxy cutting the stream."""
-        self.close_connection = True
-        try:
-            self.wfile.flush()
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                       struct.pack("ii", 1, 0))
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+def _json(status: int, body: dict[str, Any] | None) -> Response:
+    return Response(status, _REASONS.get(status, "Error"),
+                    [("Content-Type", "application/json")], dumps(body).encode())
 
 
 def _bad_request(api: str, message: str) -> dict[str, Any]:
