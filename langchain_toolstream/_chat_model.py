@@ -30,6 +30,7 @@ from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, Turn
 
 from ._gate import GateRun, OnStreamError
+from ._limits import model_limit
 from ._link import register, unregister
 from ._messages import finalize_message, request_view
 from ._observability import current_run_manager, model_run
@@ -134,7 +135,8 @@ class ToolstreamChatModel(BaseChatModel):
 
     def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
         return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
-                       run_manager=run_manager or current_run_manager())
+                       run_manager=run_manager or current_run_manager(),
+                       output_limit=model_limit(self.chat_model, kwargs))
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model

@@ -39,6 +39,7 @@ from toolstream_core import (
 )
 
 from ._convert import ChunkConverter, message_to_events
+from ._limits import assembler_limit, request_limit
 from ._link import GateLink
 from ._observability import finish_traced, graph_progress
 from ._tap import static_provider, tap_model
@@ -193,9 +194,13 @@ class GateRun:
         tools: Mapping[str, Any] | None,
         config: AssembleConfig,
         run_manager: Any = None,
+        output_limit: int | None = None,
     ) -> None:
         self._tools = tools
         self._config = config
+        # The request's output-token limit (the backstop of DESIGN 5.5); the tap replaces this
+        # guess from the model's settings with the request the SDK really sends.
+        self._limit = output_limit
         self._run_manager = run_manager  # whose span a turn's trace nests under
         self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
@@ -230,17 +235,19 @@ class GateRun:
         if self._assembler is None:
             provider: Any = self._provider
             self._assembler = Assembler(
-                tools=self._tools, config=self._config, provider=provider, on_event=self._emit
+                tools=self._tools, config=self._config, provider=provider, on_event=self._emit,
+                **assembler_limit(self._limit),
             )
         return self._assembler
 
     # -- RawSink (called by the tap) -------------------------------------------------------------
 
-    def raw_start(self, provider: str) -> None:
+    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
         if self._raw_state != "none":
             _log.warning("toolstream: a second vendor stream in one model call; fed to the same turn")
         if self._assembler is None:
             self._provider = provider
+            self._limit = request_limit(request)
         self._raw_state = "open"
 
     def raw_event(self, event: Any) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -43,7 +43,8 @@ _NAMESPACE_MODULES = (
 class RawSink(Protocol):
     """Receives the vendor events of one model call, in wire order."""
 
-    def raw_start(self, provider: str) -> None: ...
+    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
+        """A streaming request is sent; ``request`` holds its keyword arguments."""
 
     def raw_event(self, event: Any) -> None: ...
 
@@ -99,7 +100,7 @@ class _NamespaceTap:
                 return method(*args, **kwargs)
             provider = _provider_for(path, sdk)
             if provider is not None:
-                sink.raw_start(provider)
+                sink.raw_start(provider, kwargs)
             return _wrap_result(method(*args, **kwargs), sink)
 
         return call

@@ -32,6 +32,7 @@ from llama_index.core.llms.llm import LLM, ToolSelection
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, ToolSpec, Turn
 from toolstream_core._models import PROVIDERS, Provider
 
+from ._limits import output_limit
 from ._message import call_id, call_name
 from ._nonstream import events_for_response
 from ._providers import detect_llm_provider
@@ -121,7 +122,9 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     # -- sessions ----------------------------------------------------------------------------
 
-    def _session(self, tools: Sequence[BaseTool] | None) -> StreamSession:
+    def _session(self, tools: Sequence[BaseTool] | None,
+                 kwargs: Mapping[str, Any] | None = None) -> StreamSession:
+        """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
         registry = self._registry if self._registry is not None else registry_from_tools(tools)
         return StreamSession(
             provider=self.provider,  # type: ignore[arg-type]
@@ -129,6 +132,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             config=self._config,
             on_event=self._on_event,
             tapped=self._stream_llm is not self.llm,
+            max_output_tokens=output_limit(self.llm, kwargs or {}),
         )
 
     def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
@@ -180,13 +184,13 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- chat --------------------------------------------------------------------------------
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(self.llm.chat(messages, **kwargs), self._session(None))
+        return self._decide_whole(self.llm.chat(messages, **kwargs), self._session(None, kwargs))
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(await self.llm.achat(messages, **kwargs), self._session(None))
+        return self._decide_whole(await self.llm.achat(messages, **kwargs), self._session(None, kwargs))
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        session = self._session(None)
+        session = self._session(None, kwargs)
         with tap_sink(session.tap):
             gen = self._stream_llm.stream_chat(messages, **kwargs)
         return self._wrap_sync(gen, session)
@@ -194,7 +198,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
-        session = self._session(None)
+        session = self._session(None, kwargs)
         with tap_sink(session.tap):
             gen = await self._stream_llm.astream_chat(messages, **kwargs)
         return self._wrap_async(gen, session)
@@ -209,7 +213,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
-        return self._decide_whole(response, self._session(tools))
+        return self._decide_whole(response, self._session(tools, kwargs))
 
     async def achat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,
@@ -220,14 +224,14 @@ class ToolstreamLLM(FunctionCallingLLM):
             tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
-        return self._decide_whole(response, self._session(tools))
+        return self._decide_whole(response, self._session(tools, kwargs))
 
     def stream_chat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,
                                chat_history: list[ChatMessage] | None = None,
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
-        session = self._session(tools)
+        session = self._session(tools, kwargs)
         with tap_sink(session.tap):
             gen = self._stream_llm.stream_chat_with_tools(
                 tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
@@ -242,7 +246,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                                       allow_parallel_tool_calls: bool = False,
                                       tool_required: bool = False,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
-        session = self._session(tools)
+        session = self._session(tools, kwargs)
         with tap_sink(session.tap):
             gen = await self._stream_llm.astream_chat_with_tools(
                 tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,

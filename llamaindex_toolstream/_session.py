@@ -24,6 +24,7 @@ from toolstream_core import (
 )
 from toolstream_core._models import Provider
 
+from ._limits import assembler_limit
 from ._message import rebuild_message
 
 __all__ = ["StreamSession", "session_of"]
@@ -80,13 +81,16 @@ class StreamSession:
         config: AssembleConfig,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         tapped: bool = False,
+        max_output_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.config = config
         self.tapped = tapped
         self._forward = on_event
+        # ``max_output_tokens``: the request's limit, for the backstop of DESIGN 5.5.
         self._assembler = Assembler(tools=tools, config=config, provider=provider,
-                                    on_event=self._on_event)
+                                    on_event=self._on_event,
+                                    **assembler_limit(max_output_tokens))
         self._tap_buffer: list[Any] = []
         self._pending: list[AssemblerEvent] = []
         self._text: list[str] = []
@@ -153,9 +157,15 @@ class StreamSession:
 
     def _normalise(self, raw: Any) -> Any:
         # google_genai keeps the top candidate (model_dump, plus usage) as ``raw``, not the
-        # GenerateContentResponse, so it is put back into the response's shape.
+        # GenerateContentResponse, so it is put back into the response's shape; the usage goes
+        # back to the top, where the core reads the output tokens for its max-token backstop.
         if self.provider == "gemini" and isinstance(raw, Mapping) and "candidates" not in raw:
-            return {"candidates": [dict(raw)]}
+            candidate = dict(raw)
+            usage = candidate.pop("usage_metadata", None)
+            event: dict[str, Any] = {"candidates": [candidate]}
+            if usage is not None:
+                event["usage_metadata"] = usage
+            return event
         return raw
 
     # -- ending ------------------------------------------------------------------------------

@@ -122,3 +122,29 @@ def assert_history_paired(messages: list[BaseMessage]) -> None:
         ids = [c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls]]
         assert all(answered.get(i) == 1 for i in ids), (ids, answered)
         assert set(answered) <= set(ids), (ids, answered)
+
+
+def corpus_tools(recorder: Recorder) -> list[Any]:
+    """The tools of the fault tests' corpus streams (``add``, ``multiply``, ``getWeather``),
+    recording their calls. Every argument past the first has a default, like ``write_file``:
+    a call whose fragments were lost still validates, so only the gate can stop it."""
+
+    @tool
+    def add(a: int, b: int = 0) -> int:
+        """Add two integers."""
+        recorder.add("add", a=a, b=b)
+        return a + b
+
+    @tool
+    def multiply(a: int, b: int = 1) -> int:
+        """Multiply two integers."""
+        recorder.add("multiply", a=a, b=b)
+        return a * b
+
+    @tool
+    def getWeather(location: str = "") -> str:
+        """Get the weather for a location."""
+        recorder.add("getWeather", location=location)
+        return f"sunny in {location}"
+
+    return [add, multiply, getWeather]

@@ -17,22 +17,27 @@ from llama_index.llms.openai import OpenAI, OpenAIResponses
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
-def make_llm(api: str, base_url: str) -> FunctionCallingLLM:
-    """The real LlamaIndex class for ``api``, its real SDK client pointed at ``base_url``."""
+def make_llm(api: str, base_url: str, **settings: Any) -> FunctionCallingLLM:
+    """The real LlamaIndex class for ``api``, its real SDK client pointed at ``base_url``;
+    ``settings`` are more constructor arguments (``max_tokens=...``)."""
     if api == "openai-chat":
-        return OpenAI(model="gpt-4o-mini", api_key="test", api_base=base_url + "/v1",
-                      max_retries=0)
+        return OpenAI(**{"model": "gpt-4o-mini", "api_key": "test", "api_base": base_url + "/v1",
+                         "max_retries": 0, **settings})
     if api == "openai-responses":
-        return OpenAIResponses(model="gpt-4o-mini", api_key="test", api_base=base_url + "/v1",
-                               max_retries=0)
+        return OpenAIResponses(**{"model": "gpt-4o-mini", "api_key": "test",
+                                  "api_base": base_url + "/v1", "max_retries": 0, **settings})
     if api == "anthropic":
-        return Anthropic(model="claude-sonnet-4-5", api_key="test", base_url=base_url,
-                         max_retries=0)
+        # The class's default limit (512 tokens) is below what the corpus streams report; the
+        # shim passes the limit to the core's backstop, which would call those turns cut.
+        return Anthropic(**{"model": "claude-sonnet-4-5", "api_key": "test",
+                            "base_url": base_url, "max_retries": 0, "max_tokens": 64_000,
+                            **settings})
     if api == "gemini":
         # max_tokens/context_window given, so the class does not ask the server for model metadata
-        return GoogleGenAI(model="gemini-2.0-flash", api_key="test", max_retries=0,
-                           max_tokens=1024, context_window=100_000,
-                           http_options=genai_types.HttpOptions(base_url=base_url))
+        return GoogleGenAI(**{"model": "gemini-2.0-flash", "api_key": "test", "max_retries": 0,
+                              "max_tokens": 1024, "context_window": 100_000,
+                              "http_options": genai_types.HttpOptions(base_url=base_url),
+                              **settings})
     raise ValueError(api)
 
 
@@ -67,6 +72,28 @@ class Recorder:
             FunctionTool.from_defaults(async_fn=fn, return_direct=fn.__name__ in self.return_direct)
             for fn in (write_file, get_weather, get_time)
         ]
+
+    def corpus_tools(self) -> list[FunctionTool]:
+        """The tools of the fault tests' corpus streams (``add``, ``multiply``,
+        ``getWeather``). Every argument past the first has a default: a call whose fragments
+        were lost still validates, so only the gate can stop it."""
+
+        async def add(a: int, b: int = 0) -> int:
+            """Add two integers."""
+            self.runs.append(("add", {"a": a, "b": b}))
+            return a + b
+
+        async def multiply(a: int, b: int = 1) -> int:
+            """Multiply two integers."""
+            self.runs.append(("multiply", {"a": a, "b": b}))
+            return a * b
+
+        async def getWeather(location: str = "") -> str:
+            """Get the weather for a location."""
+            self.runs.append(("getWeather", {"location": location}))
+            return f"sunny in {location}"
+
+        return [FunctionTool.from_defaults(async_fn=fn) for fn in (add, multiply, getWeather)]
 
     @property
     def names(self) -> list[str]:

@@ -39,7 +39,9 @@ def _llm(case: RealCase) -> FunctionCallingLLM:
     if case.api == "openai-responses":
         return OpenAIResponses(model=case.model, api_key="test", max_retries=0)
     if case.api == "anthropic":
-        return Anthropic(model=case.model, api_key="test", max_retries=0)
+        # Above what the recordings report (the class's default, 512, is not): the shim passes
+        # the limit to the core's max-token backstop (DESIGN 5.5).
+        return Anthropic(model=case.model, api_key="test", max_retries=0, max_tokens=64_000)
     # max_tokens/context_window given, so the class does not ask the server for model metadata
     return GoogleGenAI(model=case.model, api_key="test", max_retries=0, max_tokens=1024,
                        context_window=100_000,
