@@ -81,3 +81,12 @@ def test_fuzz_exits_nonzero_and_prints_a_reproduction_per_violation(
     again = main(["fuzz", str(GEMINI_STREAM), "--seed", "5", "--case", str(case)])
     assert again == EXIT_REJECTED
     assert lines[0] in capsys.readouterr().out
+
+
+def test_fuzz_help(run_cli: RunCli) -> None:
+    proc = run_cli("fuzz", "--help")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert proc.stdout.startswith("usage: toolstream fuzz")
+    assert "--cases" in proc.stdout and "--case N" in proc.stdout and "exit codes:" in proc.stdout
+    assert "fuzz: at least one case broke a safety invariant" in proc.stdout
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 100
