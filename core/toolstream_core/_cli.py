@@ -31,7 +31,8 @@ exit codes:
   {EXIT_OK}  success
   {EXIT_REJECTED}  replay --strict-exit: at least one replayed call was rejected or dropped;
      fuzz: at least one case broke a safety invariant
-  {EXIT_USAGE}  usage error (bad option, missing API key, output file exists, demo: a package is missing)
+  {EXIT_USAGE}  usage error (bad option, missing API key, output file exists; demo: a package
+     it needs is not installed)
   {EXIT_INPUT}  input error (file not found, unreadable or not a stream/cassette/config)
   {EXIT_VENDOR}  network or vendor error (record: the request failed; emulate: cannot listen)
 """
