@@ -8,6 +8,7 @@ an SVG with a line per contender.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -19,6 +20,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The "latest" env has no LlamaIndex: its contenders are reported unavailable there.
+HAS_LLAMAINDEX = importlib.util.find_spec("llama_index") is not None
+LLAMAINDEX_CONTENDERS = {"llamaindex", "llamaindex_noparse"}
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +57,22 @@ def test_every_series_contender_reassembles_the_call(smoke_run: tuple[Path, dict
     seen = set()
     for series in results["series"]:
         for m in series["measurements"]:
+            if not HAS_LLAMAINDEX and m["contender"] in LLAMAINDEX_CONTENDERS:
+                assert m["status"] == "unavailable", m
+                continue
             assert m["status"] == "ok", m
             assert m["seconds"] > 0 and m["n_chunks"] > 0
             seen.add(m["contender"])
+    if not HAS_LLAMAINDEX:
+        seen |= LLAMAINDEX_CONTENDERS & set(results["contenders"])
     assert seen == set(results["contenders"])
 
 
 def test_parallel_memory_and_targets_sections(smoke_run: tuple[Path, dict[str, Any]]) -> None:
     _, results = smoke_run
     parallel = {m["contender"]: m for g in results["parallel"] for m in g["measurements"]}
-    assert {"core_dict", "lc_generate", "llamaindex", "openai_sdk", "anthropic_sdk"} <= set(parallel)
+    expected = {"core_dict", "lc_generate", "llamaindex", "openai_sdk", "anthropic_sdk"}
+    assert expected - (set() if HAS_LLAMAINDEX else LLAMAINDEX_CONTENDERS) <= set(parallel)
     assert all(m["status"] == "ok" for m in parallel.values()), parallel
     assert results["memory"] and all(m["peak_bytes"] > m["nbytes"] for m in results["memory"])
     names = [t["target"] for t in results["targets"]]
