@@ -1,15 +1,20 @@
 """The state machine: vendor events in, decided tool calls out. No I/O, no framework.
 
 Adapters (``_adapters/``) translate each vendor's wire events into the small vocabulary below
-(open, append, set_value, close, settle, end, upstream_error, taint); everything a call goes
-through after that lives in this file:
+(open, append, set_value, close, settle, end, usage, upstream_error, taint, fail_live);
+everything a call goes through after that lives in this file:
 
     open --append*--> open --close--> args_complete --finish/settle--> committed | failed
       \\______________ cancel / overflow / too many / truncation ______/--> failed | cancelled
 
 Rule 2 (first write wins) is ``open``; rule 3 (opaque arguments) is ``append``; rule 4 is
 ``finish`` with ``_completion``; rules 5 and 7 are ``_finalize``; rule 8 is ``append``/``open``;
-rule 9 is ``_results``; rule 10 is ``settle``.
+rule 9 is ``_results``; rule 10 is ``settle``. DESIGN §5: ``feed`` turns a malformed event
+(``Malformed`` or any exception from an adapter) into ``fail_live``, as adapters do for a
+fragment they cannot attribute; structured arguments meet the text's strict verdict in
+``_finalize``; ``usage`` and ``max_output_tokens`` are the max-token backstop in
+``_completion``. ``ToolSpec.strict`` decides per tool in ``finish`` when only the finish
+signal is missing (DESIGN §3).
 """
 
 from __future__ import annotations

@@ -52,8 +52,9 @@ def test_gated_run_reports_the_cores_events(api: str, style: str, emu: VendorEmu
     assert committed.call.arguments == message.tool_calls[0]["args"]
     assert stats.argument_bytes == len(committed.call.raw_arguments.encode("utf-8"))
     deltas = [e for _, e in events.items if isinstance(e, ArgumentsDelta)]
-    if api == "gemini":  # structured arguments: one delta with the size, no text (DESIGN §3)
-        assert [(d.fragment, d.total_bytes) for d in deltas] == [(None, stats.argument_bytes)]
+    if api == "gemini":  # structured arguments: one delta, their compact JSON (DESIGN §3, issue 9)
+        assert [(d.fragment, d.total_bytes) for d in deltas] == [(committed.call.raw_arguments,
+                                                                  stats.argument_bytes)]
     else:  # the UI sees exactly the text the vendor streamed, fragment by fragment
         assert "".join(d.fragment or "" for d in deltas) == committed.call.raw_arguments
         assert len(deltas) > 1
