@@ -130,9 +130,10 @@ class OpenAIChatAdapter:
                                  lambda key: key[1] == ci)  # type: ignore[index]
             return
         call_id = get(tc, "id")
-        if call_id.__class__ is not str:
-            if call_id is not None:
-                raise Malformed(f"tool call id is a {type(call_id).__name__}")
+        if call_id is None:  # continuation chunks: one comparison
+            pass
+        elif call_id.__class__ is not str:
+            raise Malformed(f"tool call id is a {type(call_id).__name__}")
         elif not call_id:
             call_id = None
         function = get(tc, "function")
@@ -142,9 +143,10 @@ class OpenAIChatAdapter:
             if function is not None:
                 kind = "custom"
         name = get(function, "name") if function is not None else None
-        if name.__class__ is not str:
-            if name is not None:
-                raise Malformed(f"tool name is a {type(name).__name__}")
+        if name is None:
+            pass
+        elif name.__class__ is not str:
+            raise Malformed(f"tool name is a {type(name).__name__}")
         elif not name:
             name = None
         fragment = None
