@@ -355,6 +355,14 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - _visible_len(text))
 
 
+def _unavailable_extra(rows: list[dict[str, Any]], engine: str) -> str | None:
+    """The extra to install when ``engine`` was unavailable on every row, else ``None``."""
+    outcomes = [row["engines"].get(engine) for row in rows]
+    if not outcomes or any(o is None or o["status"] != "unavailable" for o in outcomes):
+        return None
+    return str(outcomes[0].get("install_extra", "all"))
+
+
 def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
     """The demo as a table that fits ``total_width`` columns."""
     engines = list(doc["engines"])
@@ -397,7 +405,11 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
         f"{summary['toolstream_error_results']} error result(s) pairing them."
     )
     for engine, count in summary["peer_runs_of_rejected_calls"].items():
-        if engine in doc["engines"]:
+        missing = _unavailable_extra(doc["rows"], engine)
+        if engine in doc["engines"] and missing:
+            # "would run 0 calls" would read as a result; an absent framework ran nothing.
+            out.append(f"{doc['engines'][engine]}: not installed (toolstream-gate[{missing}]).")
+        elif engine in doc["engines"]:
             more = summary["peer_runs_beyond_committed"].get(engine, 0)
             out.append(
                 f"{doc['engines'][engine]} would run "

@@ -117,11 +117,15 @@ def test_missing_framework_shows_na_and_the_table_fits(run_cli: RunCli, tmp_path
     assert langchain_column[row:row + 3] == ["n/a (install", "toolstream-gate", "[langchain])"]
     assert "REJECTS write_file" in text
     assert "stream_truncated" in text
+    # the summary does not count an absent framework's runs as zero
+    assert "LangChain: not installed (toolstream-gate[langchain])." in text
+    assert "LangChain would run" not in text
     if HAS_LLAMAINDEX:
         assert "RUNS write_file" in text  # LlamaIndex still runs the cut call
     else:
         llamaindex_column = [line[39:60].strip() for line in text.splitlines()]
         assert "[llamaindex])" in llamaindex_column
+        assert "LlamaIndex: not installed (toolstream-gate[llamaindex])." in text
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
