@@ -1,11 +1,11 @@
 """Synthetic vendor streams for the core tests: wire dicts and the SDKs' own objects.
 
-Each builder takes a list of calls ``(id, name, arguments_text[, cuts])`` and returns the list
-of events one vendor would send for them: the arguments cut into fragments at the given
-code-point offsets, the calls' steps interleaved by a *schedule*, and a chosen ending. The
-shapes follow the real recordings in ``tests/streams`` (checked by
-``test_rules.py::test_builders_match_real_stream_shapes``) so a test that passes on a built
-stream says something about a real one.
+Each builder takes a list of ``Call(id=..., name=..., arguments=..., cuts=...)`` (keyword-only,
+so a spec reads the same at every call site) and returns the list of events one vendor would
+send for them: the arguments cut into fragments at the given code-point offsets, the calls'
+steps interleaved by a *schedule*, and a chosen ending. The shapes follow the real recordings
+in ``tests/streams`` (checked by ``test_builders.py::test_builders_match_real_stream_shapes``)
+so a test that passes on a built stream says something about a real one.
 
 A *schedule* is a sequence of call positions: each occurrence emits that call's next step
 (open, one fragment, close). Steps left over when the schedule runs out follow in call order,
@@ -58,32 +58,34 @@ _RESPONSE_ID = "resp_builder0001"
 _MESSAGE_ID = "msg_builder0001"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Call:
-    """One tool call to stream: identity, the exact argument text, and where to cut it."""
+    """One tool call to stream: identity, the exact argument text, and where to cut it.
+
+    Keyword-only: a positional ``("call_1", "add", ADD, (3,))`` hid which string was the id and
+    which the name, and a test swapping them still passed. ``cuts`` are code-point offsets into
+    ``arguments`` (any iterable, e.g. a ``range``; kept as a tuple); ``None`` sends one fragment.
+    """
 
     id: str | None
     name: str | None
     arguments: str
     cuts: tuple[int, ...] | None = None
 
+    def __post_init__(self) -> None:
+        if self.cuts is not None and not isinstance(self.cuts, tuple):
+            object.__setattr__(self, "cuts", tuple(self.cuts))
+
     def fragments(self) -> list[str]:
         return fragments(self.arguments, self.cuts)
 
 
-CallLike = Call | tuple[Any, ...]
-
-
-def as_calls(calls: Iterable[CallLike]) -> list[Call]:
-    """Accept ``Call`` objects or plain tuples ``(id, name, args[, cuts])``."""
-    out: list[Call] = []
-    for call in calls:
-        if isinstance(call, Call):
-            out.append(call)
-        else:
-            cid, name, args, *rest = call
-            cuts = tuple(rest[0]) if rest and rest[0] is not None else None
-            out.append(Call(cid, name, args, cuts))
+def as_calls(calls: Iterable[Call]) -> list[Call]:
+    """The calls as a list; anything but a ``Call`` is refused so a leftover tuple spec fails loudly."""
+    out = list(calls)
+    for call in out:
+        if not isinstance(call, Call):
+            raise TypeError(f"a call spec is a builders.Call, not {type(call).__name__}: {call!r}")
     return out
 
 
@@ -132,7 +134,7 @@ def _ordered(steps: Sequence[Sequence[Any]], schedule: Sequence[int] | None) -> 
 
 
 def openai_chat(
-    calls: Iterable[CallLike],
+    calls: Iterable[Call],
     *,
     schedule: Sequence[int] | None = None,
     ending: Ending = "finish",
@@ -225,7 +227,7 @@ def _response(status: str, output: list[dict[str, Any]], incomplete: str | None 
 
 
 def openai_responses(
-    calls: Iterable[CallLike],
+    calls: Iterable[Call],
     *,
     schedule: Sequence[int] | None = None,
     ending: Ending = "finish",
@@ -333,7 +335,7 @@ def _message(content: list[Any] | None = None, stop_reason: str | None = None) -
 
 
 def anthropic(
-    calls: Iterable[CallLike],
+    calls: Iterable[Call],
     *,
     schedule: Sequence[int] | None = None,
     ending: Ending = "finish",
@@ -446,7 +448,7 @@ def _partial_args(args: Mapping[str, Any], cuts: tuple[int, ...] | None) -> list
 
 
 def gemini(
-    calls: Iterable[CallLike],
+    calls: Iterable[Call],
     *,
     ending: Ending = "finish",
     finish_reason: str | None = None,
@@ -521,7 +523,7 @@ def gemini(
     return events
 
 
-def build(provider: str, calls: Iterable[CallLike], **kwargs: Any) -> list[dict[str, Any]]:
+def build(provider: str, calls: Iterable[Call], **kwargs: Any) -> list[dict[str, Any]]:
     """Dispatch to the builder of ``provider`` (one of ``PROVIDERS``)."""
     builder = {"openai-chat": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
                "gemini": gemini}[provider]

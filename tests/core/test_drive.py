@@ -21,7 +21,10 @@ import pytest
 from toolstream_core import AssembleConfig, CallOpened, CallRejected, CallState, Reason, aassemble, assemble
 
 ADD = '{"a":2,"b":3}'
-CALLS = [("call_1", "add", ADD, (3, 7)), ("call_2", "add", '{"a":1,"b":1}', (4,))]
+CALLS = [
+    b.Call(id="call_1", name="add", arguments=ADD, cuts=(3, 7)),
+    b.Call(id="call_2", name="add", arguments='{"a":1,"b":1}', cuts=(4,)),
+]
 QUICK = AssembleConfig(assemble_idle_timeout_s=0.3)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import builders as b
@@ -81,11 +82,12 @@ def cut_points(text: str) -> st.SearchStrategy[tuple[int, ...]]:
 
 
 @st.composite
-def call_sets(draw: st.DrawFn, *, max_calls: int = 3) -> tuple[list[tuple[str, str, str]], list[tuple[int, ...]]]:
+def call_sets(draw: st.DrawFn, *, max_calls: int = 3) -> tuple[list[b.Call], list[tuple[int, ...]]]:
     count = draw(st.integers(1, max_calls))
-    calls = [(f"call_{n}", draw(st.sampled_from(["search", "add", "write"])), draw(argument_texts()))
+    calls = [b.Call(id=f"call_{n}", name=draw(st.sampled_from(["search", "add", "write"])),
+                    arguments=draw(argument_texts()))
              for n in range(count)]
-    cuts = [draw(cut_points(text)) for _, _, text in calls]
+    cuts = [draw(cut_points(call.arguments)) for call in calls]
     return calls, cuts
 
 
@@ -100,11 +102,11 @@ def test_property_rechunking_never_changes_the_turn(data: st.DataObject, provide
     calls, cuts = data.draw(call_sets())
     config = AssembleConfig(mode=mode)  # type: ignore[arg-type]
     whole = run(b.build(provider, calls, ending=ending), provider=provider, config=config)
-    cut = [(cid, name, text, c) for (cid, name, text), c in zip(calls, cuts, strict=True)]
+    cut = [replace(call, cuts=c) for call, c in zip(calls, cuts, strict=True)]
     pieces = run(b.build(provider, cut, ending=ending), provider=provider, config=config)
     assert snapshot(pieces) == snapshot(whole)
-    for call, (_, _, text) in zip(whole.calls, calls, strict=True):
-        assert call.raw_arguments == text
+    for call, spec in zip(whole.calls, calls, strict=True):
+        assert call.raw_arguments == spec.arguments
 
 
 def test_rechunking_inside_escapes_and_utf16_pairs_commits_the_same_value() -> None:
@@ -113,7 +115,9 @@ def test_rechunking_inside_escapes_and_utf16_pairs_commits_the_same_value() -> N
     for text in (json.dumps(value), utf16_units(json.dumps(value, ensure_ascii=False))):
         for provider in TEXT_VENDORS:
             for point in range(len(text) + 1):
-                turn = run(b.build(provider, [("c1", "f", text, (point,))]), provider=provider)
+                turn = run(b.build(provider, [
+                    b.Call(id="c1", name="f", arguments=text, cuts=(point,)),
+                ]), provider=provider)
                 assert (turn.calls[0].state, turn.calls[0].arguments) == (CallState.committed, value), (
                     provider, point)
 
@@ -130,24 +134,28 @@ _GEMINI_VALUES = st.recursive(_GEMINI_LEAVES, lambda inner: st.lists(inner, min_
 def test_property_gemini_partial_args_rechunking_never_changes_the_turn(args: dict[str, Any], cuts: list[int],
                                                                         terminator: str) -> None:
     text = json.dumps(args)
-    whole = run(b.gemini([("g1", "f", text)], mode="partial", terminator=terminator, with_ids=True),  # type: ignore[arg-type]
+    whole = run(b.gemini([
+        b.Call(id="g1", name="f", arguments=text),
+    ], mode="partial", terminator=terminator, with_ids=True),  # type: ignore[arg-type]
                 provider="gemini")
-    pieces = run(b.gemini([("g1", "f", text, tuple(cuts))], mode="partial", terminator=terminator,  # type: ignore[arg-type]
+    pieces = run(b.gemini([
+        b.Call(id="g1", name="f", arguments=text, cuts=tuple(cuts)),
+    ], mode="partial", terminator=terminator,  # type: ignore[arg-type]
                           with_ids=True), provider="gemini")
     assert snapshot(pieces) == snapshot(whole)
     assert whole.calls[0].arguments == args
     # the same value sent whole as structured args is the same call
-    structured = run(b.gemini([("g1", "f", text)], with_ids=True), provider="gemini")
+    structured = run(b.gemini([b.Call(id="g1", name="f", arguments=text)], with_ids=True), provider="gemini")
     assert structured.calls[0].arguments == whole.calls[0].arguments
 
 
 # -- interleaving ----------------------------------------------------------------------------
 
 
-def _step_counts(provider: str, calls: list[tuple[str, str, str, tuple[int, ...]]]) -> list[int]:
+def _step_counts(provider: str, calls: list[b.Call]) -> list[int]:
     counts = []
-    for _, _, text, cuts in calls:
-        fragments = len(b.fragments(text, cuts))
+    for call in calls:
+        fragments = len(call.fragments())
         counts.append({"openai-chat": 1 + fragments, "anthropic": 2 + fragments,
                        "openai-responses": 2 + fragments}[provider])
     return counts
@@ -157,7 +165,7 @@ def _step_counts(provider: str, calls: list[tuple[str, str, str, tuple[int, ...]
 @given(data=st.data(), provider=st.sampled_from(TEXT_VENDORS))
 def test_property_interleaving_parallel_calls_never_changes_the_turn(data: st.DataObject, provider: str) -> None:
     calls, cuts = data.draw(call_sets(max_calls=4))
-    cut = [(cid, name, text, c) for (cid, name, text), c in zip(calls, cuts, strict=True)]
+    cut = [replace(call, cuts=c) for call, c in zip(calls, cuts, strict=True)]
     counts = _step_counts(provider, cut)
     if provider == "anthropic":  # Anthropic: every block start first, then anything goes
         rest = [p for p, n in enumerate(counts) for _ in range(n - 1)]
@@ -229,21 +237,30 @@ def mutated(draw: st.DrawFn, events: list[Any]) -> list[Any]:
 
 
 def _synthetic_bases() -> list[tuple[str, list[Any]]]:
-    calls = [("call_1", "search", '{"query":"a","limit":10}', (3, 9)), ("call_2", "add", '{"a":2,"b":3}', (4,)),
-             ("call_1", "search", '{"query":"a","limit":10}')]
+    calls = [b.Call(id="call_1", name="search", arguments='{"query":"a","limit":10}', cuts=(3, 9)),
+             b.Call(id="call_2", name="add", arguments='{"a":2,"b":3}', cuts=(4,)),
+             b.Call(id="call_1", name="search", arguments='{"query":"a","limit":10}')]
     bases: list[tuple[str, list[Any]]] = []
     for provider in b.PROVIDERS:
         kwargs: dict[str, Any] = {"with_ids": True} if provider == "gemini" else {}
         bases.append((provider, b.build(provider, calls, **kwargs)))
         bases.append((provider, b.build(provider, calls[:2], schedule=[0, 1, 0, 1, 0, 1], **kwargs)))
-    bases.append(("openai-chat", b.openai_chat([("c", "f", '{"a":1}{"a":1}', (7,))], omit_index=True,
+    bases.append(("openai-chat", b.openai_chat([
+        b.Call(id="c", name="f", arguments='{"a":1}{"a":1}', cuts=(7,)),
+    ], omit_index=True,
                                                identity="blank")))
-    bases.append(("openai-responses", b.openai_responses([("c", "sql", "SELECT 1", (3,)), ("d", "f", "{}")],
-                                                         kinds=["custom", "function"])))
-    bases.append(("anthropic", b.anthropic([("s", "web", '{"q":"x"}'), ("t", "f", "{}")],
-                                           block_types=["server_tool_use", "tool_use"], text_block=True)))
-    bases.append(("gemini", b.gemini([("g", "f", '{"x":"yz","n":[1,2]}', (1,)), ("h", "f", '{"k":"v"}')],
-                                     mode="partial", with_ids=True)))
+    bases.append(("openai-responses", b.openai_responses([
+        b.Call(id="c", name="sql", arguments="SELECT 1", cuts=(3,)),
+        b.Call(id="d", name="f", arguments="{}"),
+    ], kinds=["custom", "function"])))
+    bases.append(("anthropic", b.anthropic([
+        b.Call(id="s", name="web", arguments='{"q":"x"}'),
+        b.Call(id="t", name="f", arguments="{}"),
+    ], block_types=["server_tool_use", "tool_use"], text_block=True)))
+    bases.append(("gemini", b.gemini([
+        b.Call(id="g", name="f", arguments='{"x":"yz","n":[1,2]}', cuts=(1,)),
+        b.Call(id="h", name="f", arguments='{"k":"v"}'),
+    ], mode="partial", with_ids=True)))
     return bases
 
 

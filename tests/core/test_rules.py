@@ -172,14 +172,19 @@ def test_builders_match_real_stream_shapes(provider: str) -> None:
         for event in load_stream(root / rel).data_events():
             for kind, piece in _pieces(provider, event):
                 real.setdefault(kind, []).append(_paths(piece))
-    calls = [("call_1", "add", ADD, (3,)), ("call_2", "multiply", ADD)]
+    calls = [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="call_2", name="multiply", arguments=ADD),
+    ]
     built_streams = [make(provider, calls)]
     if provider == "openai-responses":
         built_streams.append(b.openai_responses(calls, kinds=["custom", "function"]))
     if provider == "anthropic":
         built_streams.append(b.anthropic(calls, block_types=["mcp_tool_use", "tool_use"]))
     if provider == "gemini":
-        built_streams.append(b.gemini([("c", "getWeather", '{"location":"Boston"}', (2,))], mode="partial"))
+        built_streams.append(b.gemini([
+            b.Call(id="c", name="getWeather", arguments='{"location":"Boston"}', cuts=(2,)),
+        ], mode="partial"))
     compared = 0
     for events in built_streams:
         for event in events:
@@ -200,7 +205,10 @@ def test_builders_match_real_stream_shapes(provider: str) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_builders_validate_as_sdk_objects(provider: str) -> None:
     """The SDKs' own models accept every built event (the SDK-object path is not a dict path)."""
-    events = make(provider, [("call_1", "add", ADD, (2, 5)), ("call_2", "add", SEARCH)])
+    events = make(provider, [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(2, 5)),
+        b.Call(id="call_2", name="add", arguments=SEARCH),
+    ])
     objects = b.to_sdk(provider, events)
     assert len(objects) == len(events)
     assert all(type(o).__module__.split(".")[0] in ("openai", "anthropic", "google") for o in objects)
@@ -220,7 +228,9 @@ def _form(provider: str, events: list[dict[str, Any]], form: str) -> list[Any]:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_single_call(provider: str, form: str) -> None:
-    events = _form(provider, make(provider, [("call_1", "search", SEARCH, (1, 9, 20))]), form)
+    events = _form(provider, make(provider, [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(1, 9, 20)),
+    ]), form)
     turn = run(events)  # provider detected from the first event
     assert turn.provider == provider
     assert turn.complete is True
@@ -233,7 +243,10 @@ def test_seed_single_call(provider: str, form: str) -> None:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_two_parallel_calls(provider: str, form: str) -> None:
-    calls = [("call_1", "search", SEARCH, (2, 7, 15)), ("call_2", "search", '{"query":"rome"}', (4, 9))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(2, 7, 15)),
+        b.Call(id="call_2", name="search", arguments='{"query":"rome"}', cuts=(4, 9)),
+    ]
     schedule = b.round_robin([4, 4])
     events = _form(provider, make(provider, calls, schedule=schedule), form)
     turn = run(events, provider=provider)
@@ -245,7 +258,7 @@ def test_seed_two_parallel_calls(provider: str, form: str) -> None:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_no_argument_call(provider: str, form: str) -> None:
-    events = _form(provider, make(provider, [("call_1", "now", "")]), form)
+    events = _form(provider, make(provider, [b.Call(id="call_1", name="now", arguments="")]), form)
     turn = run(events, provider=provider)
     [call] = turn.calls
     assert call.state is CallState.committed
@@ -256,7 +269,10 @@ def test_seed_no_argument_call(provider: str, form: str) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_oversized_arguments(provider: str, form: str) -> None:
     big = json.dumps({"blob": "x" * 5000})
-    calls = [("call_1", "write", big, tuple(range(100, 5000, 100))), ("call_2", "add", ADD)]
+    calls = [
+        b.Call(id="call_1", name="write", arguments=big, cuts=tuple(range(100, 5000, 100))),
+        b.Call(id="call_2", name="add", arguments=ADD),
+    ]
     events = _form(provider, make(provider, calls), form)
     turn = run(events, provider=provider, config=AssembleConfig(max_tool_argument_bytes=1024))
     first, second = turn.calls
@@ -269,7 +285,10 @@ def test_seed_oversized_arguments(provider: str, form: str) -> None:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_cancel_mid_stream(provider: str, form: str) -> None:
-    calls = [("call_1", "search", SEARCH, (3, 8)), ("call_2", "add", ADD, (2,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 8)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(2,)),
+    ]
     events = _form(provider, make(provider, calls, mode="partial") if provider == "gemini"
                    else make(provider, calls), form)
     assembler = Assembler(provider=provider)
@@ -294,14 +313,21 @@ def test_seed_cancel_mid_stream(provider: str, form: str) -> None:
 
 
 def test_rule1_chat_key_is_choice_and_tool_call_index() -> None:
-    calls = [("call_1", "search", SEARCH, (2, 9, 14)), ("call_2", "add", ADD, (3,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(2, 9, 14)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(3,)),
+    ]
     turn = run(b.openai_chat(calls, schedule=b.round_robin([4, 3])), provider="openai-chat")
     assert [(c.index, c.id, c.raw_arguments) for c in turn.calls] == [(0, "call_1", SEARCH), (1, "call_2", ADD)]
 
 
 def test_rule1_chat_same_tool_call_index_in_two_choices_is_two_calls() -> None:
-    first = b.openai_chat([("call_a", "search", SEARCH, (5,))], choice=0, role_chunk=False, ending="none")
-    second = b.openai_chat([("call_b", "search", '{"query":"x"}', (5,))], choice=1, role_chunk=False, ending="none")
+    first = b.openai_chat([
+        b.Call(id="call_a", name="search", arguments=SEARCH, cuts=(5,)),
+    ], choice=0, role_chunk=False, ending="none")
+    second = b.openai_chat([
+        b.Call(id="call_b", name="search", arguments='{"query":"x"}', cuts=(5,)),
+    ], choice=1, role_chunk=False, ending="none")
     events = [e for pair in zip(first, second, strict=True) for e in pair]
     events += b.openai_chat([], choice=0, role_chunk=False) + b.openai_chat([], choice=1, role_chunk=False)
     turn = run(events, provider="openai-chat")
@@ -310,21 +336,30 @@ def test_rule1_chat_same_tool_call_index_in_two_choices_is_two_calls() -> None:
 
 
 def test_rule1_chat_index_zero_reused_with_new_id_starts_new_call() -> None:
-    calls = [("call_1", "search", SEARCH, (4,)), ("call_2", "add", ADD, (4,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(4,)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(4,)),
+    ]
     turn = run(b.openai_chat(calls, indexes=[0, 0]), provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments, c.state) for c in turn.calls] == [
         ("call_1", "search", SEARCH, CallState.committed), ("call_2", "add", ADD, CallState.committed)]
 
 
 def test_rule1_chat_missing_index_bare_fragments_join_the_most_recent_call() -> None:
-    calls = [("call_1", "search", SEARCH, (4, 11)), ("call_2", "add", ADD, (4,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(4, 11)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(4,)),
+    ]
     turn = run(b.openai_chat(calls, omit_index=True), provider="openai-chat")
     assert [(c.id, c.raw_arguments, c.state) for c in turn.calls] == [
         ("call_1", SEARCH, CallState.committed), ("call_2", ADD, CallState.committed)]
 
 
 def test_rule1_chat_missing_index_id_routes_interleaved_fragments() -> None:
-    calls = [("call_1", "search", SEARCH, (4, 11)), ("call_2", "add", ADD, (4,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(4, 11)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(4,)),
+    ]
     events = b.openai_chat(calls, omit_index=True, identity="every", schedule=b.round_robin([3, 2]))
     turn = run(events, provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments) for c in turn.calls] == [("call_1", "search", SEARCH),
@@ -342,7 +377,9 @@ def test_rule1_chat_name_without_id_starts_a_new_call() -> None:
 
 
 def test_rule1_chat_whole_call_and_finish_reason_in_one_chunk() -> None:
-    events = b.openai_chat([("call_1", "add", ADD)], args_on_open=True, finish_in_last_chunk=True, role_chunk=False)
+    events = b.openai_chat([
+        b.Call(id="call_1", name="add", arguments=ADD),
+    ], args_on_open=True, finish_in_last_chunk=True, role_chunk=False)
     assert len(events) == 1
     turn = run(events, provider="openai-chat")
     assert states(turn) == [("call_1", CallState.committed, None)]
@@ -350,7 +387,7 @@ def test_rule1_chat_whole_call_and_finish_reason_in_one_chunk() -> None:
 
 
 def test_rule1_chat_usage_only_chunks_change_nothing() -> None:
-    events = b.openai_chat([("call_1", "add", ADD, (3,))], usage_chunk=True)
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], usage_chunk=True)
     events.insert(1, {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
                       "usage": None})
     turn = run(events, provider="openai-chat")
@@ -358,15 +395,19 @@ def test_rule1_chat_usage_only_chunks_change_nothing() -> None:
 
 
 def test_rule1_chat_arguments_null_on_the_opening_delta() -> None:
-    turn = run(b.openai_chat([("call_1", "add", ADD, (3,))], null_arguments=True), provider="openai-chat")
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+    ], null_arguments=True), provider="openai-chat")
     assert (turn.calls[0].raw_arguments, turn.calls[0].state) == (ADD, CallState.committed)
-    only_null = run(b.openai_chat([("call_2", "now", "")], null_arguments=True), provider="openai-chat")
+    only_null = run(b.openai_chat([
+        b.Call(id="call_2", name="now", arguments=""),
+    ], null_arguments=True), provider="openai-chat")
     assert (only_null.calls[0].state, only_null.calls[0].arguments) == (CallState.committed, {})
 
 
 @pytest.mark.parametrize("where", ["top", "choice"])
 def test_rule1_chat_error_object_inside_a_chunk_fails_open_calls(where: str) -> None:
-    events = b.openai_chat([("call_1", "add", ADD, (3,))])
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))])
     error = {"code": 502, "message": "upstream died"}
     if where == "top":
         events.insert(-1, {**events[0], "error": error})
@@ -378,7 +419,10 @@ def test_rule1_chat_error_object_inside_a_chunk_fails_open_calls(where: str) -> 
 
 
 def test_rule1_responses_identity_is_the_output_item() -> None:
-    calls = [("call_1", "search", SEARCH, (3, 9)), ("call_2", "add", ADD, (2,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(2,)),
+    ]
     events = b.openai_responses(calls, schedule=[0, 1, 0, 1, 0, 1, 0, 1])
     turn = run(events, provider="openai-responses")
     assert [(c.id, c.raw_arguments, c.state) for c in turn.calls] == [
@@ -386,7 +430,7 @@ def test_rule1_responses_identity_is_the_output_item() -> None:
 
 
 def test_rule1_responses_delta_found_by_output_index_alone() -> None:
-    events = b.openai_responses([("call_1", "add", ADD, (3,))])
+    events = b.openai_responses([b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))])
     for event in events:
         if event["type"].startswith("response.function_call_arguments"):
             del event["item_id"]
@@ -396,7 +440,10 @@ def test_rule1_responses_delta_found_by_output_index_alone() -> None:
 
 
 def test_rule1_anthropic_identity_is_the_content_block_index() -> None:
-    calls = [("toolu_1", "search", SEARCH, (3, 9)), ("toolu_2", "add", ADD, (2,))]
+    calls = [
+        b.Call(id="toolu_1", name="search", arguments=SEARCH, cuts=(3, 9)),
+        b.Call(id="toolu_2", name="add", arguments=ADD, cuts=(2,)),
+    ]
     events = b.anthropic(calls, text_block=True, schedule=[0, 1, 0, 1, 0, 1, 0, 1, 0, 1])
     turn = run(events, provider="anthropic")
     assert [(c.index, c.id, c.raw_arguments, c.state) for c in turn.calls] == [
@@ -404,7 +451,10 @@ def test_rule1_anthropic_identity_is_the_content_block_index() -> None:
 
 
 def test_rule1_gemini_two_parts_same_tool_are_two_calls() -> None:
-    calls = [(None, "search", '{"query":"a"}'), (None, "search", '{"query":"a"}')]
+    calls = [
+        b.Call(id=None, name="search", arguments='{"query":"a"}'),
+        b.Call(id=None, name="search", arguments='{"query":"a"}'),
+    ]
     turn = run(b.gemini(calls, together=True, finish_with_calls=True), provider="gemini")
     assert [(c.name, c.arguments, c.state) for c in turn.calls] == [
         ("search", {"query": "a"}, CallState.committed), ("search", {"query": "a"}, CallState.committed)]
@@ -413,7 +463,10 @@ def test_rule1_gemini_two_parts_same_tool_are_two_calls() -> None:
 
 def test_rule1_gemini_partial_args_attach_by_position_and_concatenate() -> None:
     args = {"location": "San Francisco", "days": 3, "ops": [{"action": "add", "ok": True}], "note": None}
-    calls = [(None, "getWeather", json.dumps(args), (1, 4, 9)), (None, "getWeather", '{"location":"Boston"}', (2,))]
+    calls = [
+        b.Call(id=None, name="getWeather", arguments=json.dumps(args), cuts=(1, 4, 9)),
+        b.Call(id=None, name="getWeather", arguments='{"location":"Boston"}', cuts=(2,)),
+    ]
     turn = run(b.gemini(calls, mode="partial"), provider="gemini")
     assert [c.arguments for c in turn.calls] == [args, {"location": "Boston"}]
     assert all(c.state is CallState.committed for c in turn.calls)
@@ -421,7 +474,10 @@ def test_rule1_gemini_partial_args_attach_by_position_and_concatenate() -> None:
 
 @pytest.mark.parametrize("explicit_false", [False, True])
 def test_rule1_gemini_will_continue_false_ends_the_call(explicit_false: bool) -> None:
-    calls = [(None, "a", '{"x":"one"}', (1,)), (None, "b", '{"y":"two"}', (1,))]
+    calls = [
+        b.Call(id=None, name="a", arguments='{"x":"one"}', cuts=(1,)),
+        b.Call(id=None, name="b", arguments='{"y":"two"}', cuts=(1,)),
+    ]
     events = b.gemini(calls, mode="partial", terminator="last")
     if explicit_false:
         for event in events:
@@ -433,7 +489,10 @@ def test_rule1_gemini_will_continue_false_ends_the_call(explicit_false: bool) ->
 
 
 def test_rule1_never_merges_by_last_call_with_same_name() -> None:
-    calls = [("call_1", "search", '{"query":"a"}', (5,)), ("call_2", "search", '{"query":"b"}', (5,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments='{"query":"a"}', cuts=(5,)),
+        b.Call(id="call_2", name="search", arguments='{"query":"b"}', cuts=(5,)),
+    ]
     for provider in TEXT_VENDORS:
         turn = run(make(provider, calls), provider=provider)
         assert [c.arguments for c in turn.calls] == [{"query": "a"}, {"query": "b"}], provider
@@ -445,18 +504,22 @@ def test_rule1_never_merges_by_last_call_with_same_name() -> None:
 
 
 def test_rule2_chat_empty_id_and_name_on_later_chunks_never_overwrite() -> None:
-    turn = run(b.openai_chat([("call_1", "search", SEARCH, (3, 9, 14))], identity="blank"), provider="openai-chat")
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14)),
+    ], identity="blank"), provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments, c.state) for c in turn.calls] == [
         ("call_1", "search", SEARCH, CallState.committed)]
 
 
 def test_rule2_chat_id_and_name_repeated_on_every_chunk_are_not_concatenated() -> None:
-    turn = run(b.openai_chat([("call_1", "search", SEARCH, (3, 9, 14))], identity="every"), provider="openai-chat")
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14)),
+    ], identity="every"), provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments) for c in turn.calls] == [("call_1", "search", SEARCH)]
 
 
 def test_rule2_chat_a_second_name_for_a_known_call_is_ignored() -> None:
-    events = b.openai_chat([("call_1", "search", SEARCH, (5,))])
+    events = b.openai_chat([b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(5,))])
     events.insert(-1, {**events[0], "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
         {"index": 0, "id": "call_1", "function": {"name": "delete_everything", "arguments": ""}}]}}]})
     turn = run(events, provider="openai-chat")
@@ -464,7 +527,7 @@ def test_rule2_chat_a_second_name_for_a_known_call_is_ignored() -> None:
 
 
 def test_rule2_responses_done_item_cannot_rename_a_call() -> None:
-    events = b.openai_responses([("call_1", "search", SEARCH, (5,))])
+    events = b.openai_responses([b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(5,))])
     for event in events:
         if event["type"] == "response.output_item.done":
             event["item"] = {**event["item"], "call_id": "call_other", "name": "delete_everything"}
@@ -473,7 +536,7 @@ def test_rule2_responses_done_item_cannot_rename_a_call() -> None:
 
 
 def test_rule2_responses_empty_name_on_added_then_real_name_fills_it() -> None:
-    events = b.openai_responses([("call_1", "search", SEARCH)])
+    events = b.openai_responses([b.Call(id="call_1", name="search", arguments=SEARCH)])
     events[2]["item"] = {**events[2]["item"], "name": "", "call_id": ""}
     turn = run(events, provider="openai-responses")
     assert [(c.id, c.name, c.state) for c in turn.calls] == [("call_1", "search", CallState.committed)]
@@ -487,7 +550,9 @@ def test_rule2_responses_empty_name_on_added_then_real_name_fills_it() -> None:
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule3_raw_arguments_are_the_exact_concatenation(provider: str) -> None:
     text = ' \n{"path": "/tmp/ä ✓", "n": 1}\t '
-    turn = run(make(provider, [("call_1", "write", text, range(0, 40, 3))]), provider=provider)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="write", arguments=text, cuts=range(0, 40, 3)),
+    ]), provider=provider)
     [call] = turn.calls
     assert call.raw_arguments == text  # never trimmed
     assert call.arguments == {"path": "/tmp/ä ✓", "n": 1}
@@ -496,8 +561,10 @@ def test_rule3_raw_arguments_are_the_exact_concatenation(provider: str) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule3_nothing_is_decided_while_the_call_is_open(provider: str) -> None:
     """A fragment that is a complete JSON object on its own decides nothing before the end."""
-    calls = [("call_1", "search", '{"query":"a"}{"x":1', (13,))] if provider == "openai-chat" else [
-        ("call_1", "search", '{"query":"a"}', (13,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments='{"query":"a"}{"x":1', cuts=(13,)),
+    ] if provider == "openai-chat" else [
+        b.Call(id="call_1", name="search", arguments='{"query":"a"}', cuts=(13,))]
     assembler, seen = record_events(provider=provider)
     for event in make(provider, calls, ending="none"):
         assembler.feed(event)
@@ -505,14 +572,16 @@ def test_rule3_nothing_is_decided_while_the_call_is_open(provider: str) -> None:
 
 
 def test_rule3_anthropic_initial_empty_input_placeholder_is_ignored() -> None:
-    turn = run(b.anthropic([("toolu_1", "add", ADD, (1, 5))]), provider="anthropic")
+    turn = run(b.anthropic([b.Call(id="toolu_1", name="add", arguments=ADD, cuts=(1, 5))]), provider="anthropic")
     assert turn.calls[0].raw_arguments == ADD  # not "{}" + ADD
     assert turn.calls[0].arguments == {"a": 2, "b": 3}
 
 
 def test_rule3_anthropic_complete_input_in_content_block_start() -> None:
-    events = b.anthropic([("toolu_1", "roll", ""), ("toolu_2", "add", ADD, (3,))],
-                         start_inputs={0: {"player": "player1"}})
+    events = b.anthropic([
+        b.Call(id="toolu_1", name="roll", arguments=""),
+        b.Call(id="toolu_2", name="add", arguments=ADD, cuts=(3,)),
+    ], start_inputs={0: {"player": "player1"}})
     turn = run(events, provider="anthropic")
     assert [(c.id, c.arguments, c.state) for c in turn.calls] == [
         ("toolu_1", {"player": "player1"}, CallState.committed), ("toolu_2", {"a": 2, "b": 3}, CallState.committed)]
@@ -520,27 +589,35 @@ def test_rule3_anthropic_complete_input_in_content_block_start() -> None:
 
 
 def test_rule3_anthropic_complete_tool_use_in_message_start() -> None:
-    events = b.anthropic([("toolu_1", "roll", '{"player":"player2"}')], in_message_start=True)
+    events = b.anthropic([b.Call(id="toolu_1", name="roll", arguments='{"player":"player2"}')], in_message_start=True)
     turn = run(events, provider="anthropic")
     assert [(c.id, c.name, c.arguments, c.state) for c in turn.calls] == [
         ("toolu_1", "roll", {"player": "player2"}, CallState.committed)]
 
 
 def test_rule3_responses_without_deltas_takes_the_done_event_arguments() -> None:
-    events = b.openai_responses([("call_1", "search", SEARCH), ("call_2", "add", ADD)], deltas=False)
+    events = b.openai_responses([
+        b.Call(id="call_1", name="search", arguments=SEARCH),
+        b.Call(id="call_2", name="add", arguments=ADD),
+    ], deltas=False)
     turn = run(events, provider="openai-responses")
     assert [(c.raw_arguments, c.state) for c in turn.calls] == [(SEARCH, CallState.committed),
                                                                  (ADD, CallState.committed)]
 
 
 def test_rule3_responses_only_output_item_done_carries_arguments() -> None:
-    events = b.openai_responses([("call_1", "search", SEARCH)], deltas=False, arguments_done_event=False)
+    events = b.openai_responses([
+        b.Call(id="call_1", name="search", arguments=SEARCH),
+    ], deltas=False, arguments_done_event=False)
     turn = run(events, provider="openai-responses")
     assert [(c.raw_arguments, c.state) for c in turn.calls] == [(SEARCH, CallState.committed)]
 
 
 def test_rule3_responses_done_event_contradicting_deltas_is_upstream_error() -> None:
-    calls = [("call_1", "search", SEARCH, (5, 12)), ("call_2", "add", ADD, (3,))]
+    calls = [
+        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(5, 12)),
+        b.Call(id="call_2", name="add", arguments=ADD, cuts=(3,)),
+    ]
     events = b.openai_responses(calls, done_arguments={0: '{"query":"something else"}'})
     turn = run(events, provider="openai-responses")
     assert states(turn) == [("call_1", CallState.failed, Reason.upstream_error),
@@ -549,7 +626,7 @@ def test_rule3_responses_done_event_contradicting_deltas_is_upstream_error() -> 
 
 def test_rule3_gemini_structured_args_are_the_value() -> None:
     args = {"n": 1.5, "s": "ünï", "deep": {"list": [1, None, True]}}
-    turn = run(b.gemini([("g1", "f", json.dumps(args))], with_ids=True), provider="gemini")
+    turn = run(b.gemini([b.Call(id="g1", name="f", arguments=json.dumps(args))], with_ids=True), provider="gemini")
     [call] = turn.calls
     assert call.arguments == args
     assert json.loads(call.raw_arguments) == args
@@ -593,7 +670,7 @@ COMPLETION_TABLE: list[tuple[str, str, Reason | None]] = [
 @pytest.mark.parametrize("mode", ["strict", "lenient"])
 @pytest.mark.parametrize(("provider", "finish", "reason"), COMPLETION_TABLE)
 def test_rule4_completion_table(provider: str, finish: str, reason: Reason | None, mode: str) -> None:
-    events = make(provider, [("call_1", "add", ADD, (3,))], finish_reason=finish)
+    events = make(provider, [b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], finish_reason=finish)
     turn = run(events, provider=provider, config=AssembleConfig(mode=mode))  # type: ignore[arg-type]
     [call] = turn.calls
     assert turn.finish_reason == finish  # verbatim
@@ -606,7 +683,7 @@ def test_rule4_completion_table(provider: str, finish: str, reason: Reason | Non
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_parsable_prefix_then_cut_does_not_commit(provider: str) -> None:
     """``{"query":"a"}`` parses, but ``,"limit":10}`` was still to come: not proof."""
-    prefix = [("call_1", "search", '{"query":"a"}', (9,))]
+    prefix = [b.Call(id="call_1", name="search", arguments='{"query":"a"}', cuts=(9,))]
     for ending, transport in (("none", True), ("finish", False), ("truncated", True), ("error", True)):
         turn = run(make(provider, prefix, ending=ending), provider=provider, transport_complete=transport)
         [call] = turn.calls
@@ -621,14 +698,18 @@ def test_rule4_parsable_prefix_then_cut_does_not_commit(provider: str) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_missing_finish_signal_is_stream_truncated(provider: str) -> None:
-    turn = run(make(provider, [("call_1", "add", ADD, (3,))], ending="none"), provider=provider)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+    ], ending="none"), provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]
     assert (turn.finish_reason, turn.complete) == (None, False)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_lenient_clean_end_without_finish_reason_commits(provider: str) -> None:
-    turn = run(make(provider, [("call_1", "add", ADD, (3,))], ending="none"), provider=provider, config=lenient())
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+    ], ending="none"), provider=provider, config=lenient())
     assert states(turn) == [("call_1", CallState.committed, None)]
     assert turn.complete is True
 
@@ -637,7 +718,7 @@ def test_rule4_lenient_clean_end_without_finish_reason_commits(provider: str) ->
 def test_rule4_dropped_connection_after_the_finish_signal_is_truncated(provider: str) -> None:
     error = ConnectionResetError("peer reset")
     assembler = Assembler(provider=provider)
-    for event in make(provider, [("call_1", "add", ADD, (3,))]):
+    for event in make(provider, [b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))]):
         assembler.feed(event)
     turn = assembler.finish(transport_complete=False, error=error)
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]
@@ -647,19 +728,23 @@ def test_rule4_dropped_connection_after_the_finish_signal_is_truncated(provider:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_error_event_is_upstream_error(provider: str) -> None:
-    turn = run(make(provider, [("call_1", "add", ADD, (3,))], ending="error"), provider=provider)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+    ], ending="error"), provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.upstream_error)]
 
 
 def test_rule4_chat_content_filter_then_stop_is_still_upstream_error() -> None:
-    events = b.openai_chat([("call_1", "add", ADD)], finish_reason="content_filter")
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD)], finish_reason="content_filter")
     events.append({**events[0], "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     turn = run(events, provider="openai-chat")
     assert states(turn) == [("call_1", CallState.failed, Reason.upstream_error)]
 
 
 def test_rule4_responses_content_filter_incomplete_is_upstream_error_even_if_completed_follows() -> None:
-    events = b.openai_responses([("call_1", "add", ADD)], ending="truncated", incomplete_reason="content_filter")
+    events = b.openai_responses([
+        b.Call(id="call_1", name="add", arguments=ADD),
+    ], ending="truncated", incomplete_reason="content_filter")
     assert run(events, provider="openai-responses").calls[0].reason is Reason.upstream_error
     events += b.openai_responses([])[-1:]  # a response.completed after it
     turn = run(events, provider="openai-responses")
@@ -667,18 +752,18 @@ def test_rule4_responses_content_filter_incomplete_is_upstream_error_even_if_com
 
 
 def test_rule4_anthropic_message_delta_without_message_stop_is_no_proof() -> None:
-    turn = run(b.anthropic([("toolu_1", "add", ADD)], message_stop=False), provider="anthropic")
+    turn = run(b.anthropic([b.Call(id="toolu_1", name="add", arguments=ADD)], message_stop=False), provider="anthropic")
     assert states(turn) == [("toolu_1", CallState.failed, Reason.stream_truncated)]
 
 
 def test_rule4_anthropic_message_stop_without_stop_reason_is_no_proof() -> None:
-    events = [e for e in b.anthropic([("toolu_1", "add", ADD)]) if e["type"] != "message_delta"]
+    events = [e for e in b.anthropic([b.Call(id="toolu_1", name="add", arguments=ADD)]) if e["type"] != "message_delta"]
     turn = run(events, provider="anthropic")
     assert turn.calls[0].state is CallState.failed
 
 
 def test_rule4_gemini_prompt_block_is_upstream_error() -> None:
-    events = b.gemini([("g1", "add", ADD)], ending="none", with_ids=True)
+    events = b.gemini([b.Call(id="g1", name="add", arguments=ADD)], ending="none", with_ids=True)
     events.append({"promptFeedback": {"blockReason": "SAFETY"}})
     events += b.gemini([])  # then a STOP
     turn = run(events, provider="gemini")
@@ -700,13 +785,13 @@ def test_rule4_turn_complete_and_finish_reason_none_when_no_signal() -> None:
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule5_empty_or_whitespace_arguments_are_empty_object(provider: str, text: str) -> None:
-    turn = run(make(provider, [("call_1", "now", text)]), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="now", arguments=text)]), provider=provider)
     assert (turn.calls[0].state, turn.calls[0].arguments, turn.calls[0].raw_arguments) == (
         CallState.committed, {}, text)
 
 
 def test_rule5_gemini_call_without_args_is_empty_object() -> None:
-    events = b.gemini([("g1", "now", "")], with_ids=True)
+    events = b.gemini([b.Call(id="g1", name="now", arguments="")], with_ids=True)
     del events[0]["candidates"][0]["content"]["parts"][0]["functionCall"]["args"]
     turn = run(events, provider="gemini")
     assert (turn.calls[0].state, turn.calls[0].arguments) == (CallState.committed, {})
@@ -714,13 +799,13 @@ def test_rule5_gemini_call_without_args_is_empty_object() -> None:
 
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule5_arguments_must_be_an_object(provider: str) -> None:
-    turn = run(make(provider, [("call_1", "f", "[1, 2]")]), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="f", arguments="[1, 2]")]), provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.arguments_not_object)]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule5_unknown_tool_with_a_registry(provider: str) -> None:
-    calls = [("call_1", "search", SEARCH), ("call_2", "rm_rf", "{}")]
+    calls = [b.Call(id="call_1", name="search", arguments=SEARCH), b.Call(id="call_2", name="rm_rf", arguments="{}")]
     turn = run(make(provider, calls), provider=provider, tools={"search": None})
     assert states(turn) == [("call_1", CallState.committed, None), ("call_2", CallState.failed, Reason.unknown_tool)]
 
@@ -735,8 +820,9 @@ SEARCH_SCHEMA = {
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule5_schema_is_validated(provider: str) -> None:
-    calls = [("call_1", "search", SEARCH), ("call_2", "search", '{"query":"a","limit":99}'),
-             ("call_3", "search", '{"limit":1}')]
+    calls = [b.Call(id="call_1", name="search", arguments=SEARCH),
+             b.Call(id="call_2", name="search", arguments='{"query":"a","limit":99}'),
+             b.Call(id="call_3", name="search", arguments='{"limit":1}')]
     turn = run(make(provider, calls), provider=provider, tools={"search": SEARCH_SCHEMA})
     assert states(turn) == [("call_1", CallState.committed, None),
                             ("call_2", CallState.failed, Reason.schema_violation),
@@ -746,14 +832,16 @@ def test_rule5_schema_is_validated(provider: str) -> None:
 def test_rule5_toolspec_schema_and_iterable_of_specs() -> None:
     spec = ToolSpec("search", schema=SEARCH_SCHEMA)
     for tools in ({"search": spec}, [spec]):
-        turn = run(b.anthropic([("t1", "search", '{"limit":"x"}')]), provider="anthropic", tools=tools)
+        turn = run(b.anthropic([
+            b.Call(id="t1", name="search", arguments='{"limit":"x"}'),
+        ]), provider="anthropic", tools=tools)
         assert turn.calls[0].reason is Reason.schema_violation
 
 
 @pytest.mark.parametrize("mode", ["strict", "lenient"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule5_missing_name_always_fails(provider: str, mode: str) -> None:
-    turn = run(make(provider, [("call_1", None, ADD)]), provider=provider,
+    turn = run(make(provider, [b.Call(id="call_1", name=None, arguments=ADD)]), provider=provider,
                config=AssembleConfig(mode=mode))  # type: ignore[arg-type]
     assert len(turn.calls) == 1, f"a call without a name was dropped unreported (anomalies: {turn.anomalies})"
     [call] = turn.calls
@@ -764,7 +852,7 @@ def test_rule5_missing_name_always_fails(provider: str, mode: str) -> None:
 
 @pytest.mark.parametrize("provider", ID_VENDORS)
 def test_rule5_missing_id_fails_in_strict_mode_for_id_vendors(provider: str) -> None:
-    turn = run(make(provider, [(None, "add", ADD)]), provider=provider)
+    turn = run(make(provider, [b.Call(id=None, name="add", arguments=ADD)]), provider=provider)
     assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.missing_id_or_name)]
     [result] = turn.error_results()
     assert result.tool_call_id == turn.calls[0].id and result.tool_call_id
@@ -774,10 +862,16 @@ def test_rule5_missing_id_fails_in_strict_mode_for_id_vendors(provider: str) -> 
 def test_rule5_missing_id_gets_stable_unique_synthesized_id(provider: str) -> None:
     """Gemini (any mode) and lenient mode: a synthesized id, unique in the stream, stable."""
     config = AssembleConfig() if provider == "gemini" else lenient()
-    calls = [(None, "add", ADD, (3,)), (None, "add", ADD, (5,))]
+    calls = [
+        b.Call(id=None, name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id=None, name="add", arguments=ADD, cuts=(5,)),
+    ]
     events = make(provider, calls, with_ids=False) if provider == "gemini" else make(provider, calls)
     first = run(events, provider=provider, config=config)
-    again = run(make(provider, [(None, "add", ADD, (1, 2)), (None, "add", ADD)], **(
+    again = run(make(provider, [
+        b.Call(id=None, name="add", arguments=ADD, cuts=(1, 2)),
+        b.Call(id=None, name="add", arguments=ADD),
+    ], **(
         {"with_ids": False} if provider == "gemini" else {})), provider=provider, config=config)
     ids = [c.id for c in first.calls]
     assert all(c.state is CallState.committed for c in first.calls)
@@ -788,9 +882,13 @@ def test_rule5_missing_id_gets_stable_unique_synthesized_id(provider: str) -> No
 
 def test_rule5_toolspec_strict_overrides_mode() -> None:
     dup = '{"a":1,"a":2}'
-    loose = run(b.openai_chat([("c1", "f", dup)]), provider="openai-chat", tools=[ToolSpec("f", strict=False)])
+    loose = run(b.openai_chat([
+        b.Call(id="c1", name="f", arguments=dup),
+    ]), provider="openai-chat", tools=[ToolSpec("f", strict=False)])
     assert loose.calls[0].state is CallState.committed
-    tight = run(b.openai_chat([("c1", "f", dup)]), provider="openai-chat", tools=[ToolSpec("f", strict=True)],
+    tight = run(b.openai_chat([
+        b.Call(id="c1", name="f", arguments=dup),
+    ]), provider="openai-chat", tools=[ToolSpec("f", strict=True)],
                 config=lenient())
     assert tight.calls[0].reason is Reason.invalid_json
 
@@ -805,7 +903,7 @@ BROKEN = ['{"path":"/tmp/a', '{"path":"/tmp/a"', '{"a":1,}', "{'a': 1}", '{"a":1
 @pytest.mark.parametrize("text", BROKEN)
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule6_half_json_is_a_failed_call_not_a_guess(provider: str, text: str) -> None:
-    turn = run(make(provider, [("call_1", "write", text, (3,))]), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="write", arguments=text, cuts=(3,))]), provider=provider)
     [call] = turn.calls
     assert (call.state, call.reason, call.arguments) == (CallState.failed, Reason.invalid_json, None)
     assert call.raw_arguments == text
@@ -819,7 +917,9 @@ def test_rule6_half_json_is_a_failed_call_not_a_guess(provider: str, text: str) 
 @pytest.mark.parametrize("copies", [2, 3])
 def test_rule7_gpt41_nano_resent_arguments_commit_once(copies: int) -> None:
     text = ADD * copies
-    turn = run(b.openai_chat([("call_1", "add", text, range(2, len(text), 4))]), provider="openai-chat")
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="add", arguments=text, cuts=range(2, len(text), 4)),
+    ]), provider="openai-chat")
     assert len(turn.calls) == 1
     [call] = turn.calls
     assert (call.state, call.arguments, call.raw_arguments) == (CallState.committed, {"a": 2, "b": 3}, text)
@@ -828,27 +928,31 @@ def test_rule7_gpt41_nano_resent_arguments_commit_once(copies: int) -> None:
 
 @pytest.mark.parametrize("text", ['{"a":1}{"a":2}', '{"a":1}{"a": 1}'])
 def test_rule7_chat_concatenated_objects_that_differ_do_not_commit(text: str) -> None:
-    turn = run(b.openai_chat([("call_1", "f", text)]), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="f", arguments=text)]), provider="openai-chat")
     assert states(turn) == [("call_1", CallState.failed, Reason.duplicate_conflict)]
     assert len(turn.error_results()) == 1
 
 
 @pytest.mark.parametrize("text", ["[1][1]", '{"a":1}{"a":1}x', '"s""s"'])
 def test_rule7_chat_only_objects_are_deduplicated(text: str) -> None:
-    turn = run(b.openai_chat([("call_1", "f", text)]), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="f", arguments=text)]), provider="openai-chat")
     assert turn.calls[0].state is CallState.failed
     assert turn.calls[0].reason is Reason.invalid_json
 
 
 @pytest.mark.parametrize("provider", ["openai-responses", "anthropic"])
 def test_rule7_concatenated_objects_are_only_a_chat_quirk(provider: str) -> None:
-    turn = run(make(provider, [("call_1", "add", ADD + ADD)]), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="add", arguments=ADD + ADD)]), provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.invalid_json)]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule7_same_id_resent_with_same_arguments_is_one_call(provider: str) -> None:
-    calls = [("call_1", "add", ADD, (3,)), ("call_1", "add", ADD, (5,)), ("call_2", "add", '{"a":0,"b":0}')]
+    calls = [
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="call_1", name="add", arguments=ADD, cuts=(5,)),
+        b.Call(id="call_2", name="add", arguments='{"a":0,"b":0}'),
+    ]
     turn = run(make(provider, calls), provider=provider)
     assert [(c.id, c.state) for c in turn.calls] == [("call_1", CallState.committed), ("call_2", CallState.committed)]
     assert turn.calls[0].arguments == {"a": 2, "b": 3}
@@ -857,7 +961,11 @@ def test_rule7_same_id_resent_with_same_arguments_is_one_call(provider: str) -> 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule7_same_id_resent_with_different_arguments_is_duplicate_conflict(provider: str) -> None:
-    calls = [("call_1", "add", ADD), ("call_1", "add", '{"a":9,"b":9}'), ("call_2", "add", ADD)]
+    calls = [
+        b.Call(id="call_1", name="add", arguments=ADD),
+        b.Call(id="call_1", name="add", arguments='{"a":9,"b":9}'),
+        b.Call(id="call_2", name="add", arguments=ADD),
+    ]
     turn = run(make(provider, calls), provider=provider)
     assert [(c.id, c.state, c.reason) for c in turn.calls] == [
         ("call_1", CallState.failed, Reason.duplicate_conflict), ("call_2", CallState.committed, None)]
@@ -865,7 +973,10 @@ def test_rule7_same_id_resent_with_different_arguments_is_duplicate_conflict(pro
 
 
 def test_rule7_same_id_resent_with_another_name_is_duplicate_conflict() -> None:
-    turn = run(b.anthropic([("toolu_1", "add", ADD), ("toolu_1", "sub", ADD)]), provider="anthropic")
+    turn = run(b.anthropic([
+        b.Call(id="toolu_1", name="add", arguments=ADD),
+        b.Call(id="toolu_1", name="sub", arguments=ADD),
+    ]), provider="anthropic")
     assert states(turn) == [("toolu_1", CallState.failed, Reason.duplicate_conflict)]
     assert len(turn.error_results()) == 1
 
@@ -880,10 +991,14 @@ def test_rule8_size_is_counted_in_utf8_bytes(provider: str) -> None:
     text = json.dumps({"s": "é" * 30}, ensure_ascii=False)  # 38 code points, 68 bytes
     assert len(text) < 50 < len(text.encode("utf-8"))
     config = AssembleConfig(max_tool_argument_bytes=50)
-    turn = run(make(provider, [("call_1", "f", text, (5, 20))]), provider=provider, config=config)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
+    ]), provider=provider, config=config)
     assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
     exact = AssembleConfig(max_tool_argument_bytes=len(text.encode("utf-8")))
-    turn = run(make(provider, [("call_1", "f", text, (5, 20))]), provider=provider, config=exact)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
+    ]), provider=provider, config=exact)
     assert states(turn) == [("call_1", CallState.committed, None)]
 
 
@@ -892,7 +1007,7 @@ def test_rule8_overflow_fails_at_once_releases_the_buffer_and_drops_later_fragme
     text = json.dumps({"blob": "y" * 400})
     config = AssembleConfig(max_tool_argument_bytes=100)
     assembler, seen = record_events(provider=provider, config=config)
-    events = make(provider, [("call_1", "f", text, range(10, 400, 10))], ending="none")
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=range(10, 400, 10))], ending="none")
     rejected_at = None
     for position, event in enumerate(events):
         assembler.feed(event)
@@ -911,9 +1026,13 @@ def test_rule8_overflow_fails_at_once_releases_the_buffer_and_drops_later_fragme
 def test_rule8_responses_done_text_and_anthropic_start_input_are_bounded_too() -> None:
     config = AssembleConfig(max_tool_argument_bytes=64)
     big = json.dumps({"blob": "z" * 200})
-    turn = run(b.openai_responses([("c1", "f", big)], deltas=False), provider="openai-responses", config=config)
+    turn = run(b.openai_responses([
+        b.Call(id="c1", name="f", arguments=big),
+    ], deltas=False), provider="openai-responses", config=config)
     assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
-    turn = run(b.anthropic([("t1", "f", "")], start_inputs={0: json.loads(big)}), provider="anthropic", config=config)
+    turn = run(b.anthropic([
+        b.Call(id="t1", name="f", arguments=""),
+    ], start_inputs={0: json.loads(big)}), provider="anthropic", config=config)
     assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
 
 
@@ -921,8 +1040,10 @@ def test_rule8_gemini_partial_args_are_counted_like_structured_args() -> None:
     """The same arguments as ``args`` or as ``partialArgs`` meet the same byte cap."""
     text = '{"location":"San Francisco","unit":"celsius"}'  # 45 bytes of JSON, 20 bytes of values
     config = AssembleConfig(max_tool_argument_bytes=30)
-    whole = run(b.gemini([("g1", "w", text)], with_ids=True), provider="gemini", config=config)
-    streamed = run(b.gemini([("g1", "w", text, (3,))], mode="partial", with_ids=True), provider="gemini",
+    whole = run(b.gemini([b.Call(id="g1", name="w", arguments=text)], with_ids=True), provider="gemini", config=config)
+    streamed = run(b.gemini([
+        b.Call(id="g1", name="w", arguments=text, cuts=(3,)),
+    ], mode="partial", with_ids=True), provider="gemini",
                    config=config)
     assert whole.calls[0].reason is Reason.arguments_exceed_max_bytes
     assert streamed.calls[0].reason is Reason.arguments_exceed_max_bytes
@@ -930,7 +1051,7 @@ def test_rule8_gemini_partial_args_are_counted_like_structured_args() -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule8_too_many_tool_calls_counted_over_the_whole_stream(provider: str) -> None:
-    calls = [(f"call_{n}", "add", ADD) for n in range(4)]
+    calls = [b.Call(id=f"call_{n}", name="add", arguments=ADD) for n in range(4)]
     turn = run(make(provider, calls), provider=provider, config=AssembleConfig(max_tool_calls_in_flight_assemble=2))
     assert states(turn) == [("call_0", CallState.committed, None), ("call_1", CallState.committed, None),
                             ("call_2", CallState.failed, Reason.too_many_tool_calls),
@@ -942,14 +1063,18 @@ def test_rule8_too_many_tool_calls_counted_over_the_whole_stream(provider: str) 
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule8_arguments_must_be_object_false_commits_any_json_value(provider: str, text: str) -> None:
     config = AssembleConfig(arguments_must_be_object=False)
-    turn = run(make(provider, [("call_1", "f", text)]), provider=provider, config=config)
+    turn = run(make(provider, [b.Call(id="call_1", name="f", arguments=text)]), provider=provider, config=config)
     assert (turn.calls[0].state, turn.calls[0].arguments) == (CallState.committed, json.loads(text))
 
 
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule8_drop_with_protocol_repair_moves_invalid_json_to_dropped(provider: str) -> None:
     config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
-    calls = [("call_1", "f", '{"a":'), ("call_2", "add", ADD), ("call_3", "f", "[1]")]
+    calls = [
+        b.Call(id="call_1", name="f", arguments='{"a":'),
+        b.Call(id="call_2", name="add", arguments=ADD),
+        b.Call(id="call_3", name="f", arguments="[1]"),
+    ]
     turn = run(make(provider, calls), provider=provider, config=config)
     assert [(c.id, c.reason) for c in turn.dropped] == [("call_1", Reason.invalid_json)]
     assert [c.id for c in turn.calls] == ["call_2", "call_3"]
@@ -960,7 +1085,10 @@ def test_rule8_drop_with_protocol_repair_moves_invalid_json_to_dropped(provider:
 
 def test_rule8_overflow_with_drop_with_protocol_repair_goes_to_dropped() -> None:
     config = AssembleConfig(max_tool_argument_bytes=16, on_args_overflow="drop_with_protocol_repair")
-    turn = run(b.anthropic([("t1", "f", json.dumps({"x": "y" * 40}), (5,)), ("t2", "add", ADD)]),
+    turn = run(b.anthropic([
+        b.Call(id="t1", name="f", arguments=json.dumps({"x": "y" * 40}), cuts=(5,)),
+        b.Call(id="t2", name="add", arguments=ADD),
+    ]),
                provider="anthropic", config=config)
     assert [(c.id, c.reason) for c in turn.dropped] == [("t1", Reason.arguments_exceed_max_bytes)]
     assert states(turn) == [("t2", CallState.committed, None)]
@@ -969,7 +1097,9 @@ def test_rule8_overflow_with_drop_with_protocol_repair_goes_to_dropped() -> None
 
 def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None:
     config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
-    turn = run(b.openai_chat([("call_1", "f", '{"a":')], ending="none"), provider="openai-chat", config=config)
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="f", arguments='{"a":'),
+    ], ending="none"), provider="openai-chat", config=config)
     assert turn.dropped == ()
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]
 
@@ -981,7 +1111,12 @@ def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule9_one_error_result_per_rejected_call_in_order(provider: str) -> None:
-    calls = [("call_1", "add", ADD), ("call_2", "nope", "{}"), ("call_3", "add", "[1]"), ("call_4", "add", ADD)]
+    calls = [
+        b.Call(id="call_1", name="add", arguments=ADD),
+        b.Call(id="call_2", name="nope", arguments="{}"),
+        b.Call(id="call_3", name="add", arguments="[1]"),
+        b.Call(id="call_4", name="add", arguments=ADD),
+    ]
     turn = run(make(provider, calls), provider=provider, tools={"add": None})
     results = turn.error_results()
     assert [c.id for c in turn.rejected] == ["call_2", "call_3"]
@@ -1008,7 +1143,9 @@ SECRET_CASES = {
 def test_rule9_error_content_never_echoes_arguments_when_forwarding_is_off(case: str) -> None:
     text = SECRET_CASES[case]
     config = AssembleConfig(ui_forward_partial_args=False)
-    turn = run(b.openai_chat([("call_1", "search", text, (7,))]), provider="openai-chat", config=config,
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="search", arguments=text, cuts=(7,)),
+    ]), provider="openai-chat", config=config,
                tools={"search": SEARCH_SCHEMA})
     [result] = turn.error_results()
     secret = "777777e99999" if case == "overflow_number" else SECRET
@@ -1017,7 +1154,10 @@ def test_rule9_error_content_never_echoes_arguments_when_forwarding_is_off(case:
 
 def test_rule9_cancelled_and_truncated_calls_are_paired_with_vendor_ids() -> None:
     assembler = Assembler(provider="anthropic")
-    for event in b.anthropic([("toolu_1", "add", ADD), ("toolu_2", "add", ADD, (3,))])[:6]:
+    for event in b.anthropic([
+        b.Call(id="toolu_1", name="add", arguments=ADD),
+        b.Call(id="toolu_2", name="add", arguments=ADD, cuts=(3,)),
+    ])[:6]:
         assembler.feed(event)
     assembler.cancel()
     turn = assembler.finish()
@@ -1052,26 +1192,38 @@ PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execut
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule10_no_early_commit_without_the_flag(provider: str) -> None:
     config = AssembleConfig(allow_pipelined_execute=["add"])
-    points, _ = _commit_points(provider, make(provider, [("c1", "add", ADD), ("c2", "add", ADD)]), config=config)
+    points, _ = _commit_points(provider, make(provider, [
+        b.Call(id="c1", name="add", arguments=ADD),
+        b.Call(id="c2", name="add", arguments=ADD),
+    ]), config=config)
     assert points == {"c1": -1, "c2": -1}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule10_no_early_commit_for_unlisted_tools(provider: str) -> None:
     config = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=["other"])
-    points, _ = _commit_points(provider, make(provider, [("c1", "add", ADD), ("c2", "add", ADD)]), config=config)
+    points, _ = _commit_points(provider, make(provider, [
+        b.Call(id="c1", name="add", arguments=ADD),
+        b.Call(id="c2", name="add", arguments=ADD),
+    ]), config=config)
     assert points == {"c1": -1, "c2": -1}
 
 
 def test_rule10_never_for_openai_chat() -> None:
-    points, turn = _commit_points("openai-chat", b.openai_chat([("c1", "add", ADD), ("c2", "add", ADD)]),
+    points, turn = _commit_points("openai-chat", b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD),
+        b.Call(id="c2", name="add", arguments=ADD),
+    ]),
                                   config=PIPELINE, tools=[ToolSpec("add", pipelined=True)])
     assert points == {"c1": -1, "c2": -1}
     assert len(turn.committed) == 2
 
 
 def test_rule10_anthropic_commits_after_the_next_block_starts_or_stop_reason_tool_use() -> None:
-    events = b.anthropic([("t1", "add", ADD, (3,)), ("t2", "search", SEARCH, (4,))])
+    events = b.anthropic([
+        b.Call(id="t1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="t2", name="search", arguments=SEARCH, cuts=(4,)),
+    ])
     types = [e["type"] for e in events]
     points, turn = _commit_points("anthropic", events, config=PIPELINE)
     first_stop = types.index("content_block_stop")
@@ -1082,39 +1234,50 @@ def test_rule10_anthropic_commits_after_the_next_block_starts_or_stop_reason_too
 
 
 def test_rule10_toolspec_pipelined_is_the_same_as_the_allow_list() -> None:
-    events = b.anthropic([("t1", "add", ADD), ("t2", "add", ADD)])
+    events = b.anthropic([b.Call(id="t1", name="add", arguments=ADD), b.Call(id="t2", name="add", arguments=ADD)])
     config = AssembleConfig(execute_before_stream_end=True)
     points, _ = _commit_points("anthropic", events, config=config, tools=[ToolSpec("add", pipelined=True)])
     assert points["t1"] != -1 and points["t2"] != -1
 
 
 def test_rule10_anthropic_last_block_waits_when_the_stop_is_not_tool_use() -> None:
-    events = b.anthropic([("t1", "add", ADD)], ending="truncated")
+    events = b.anthropic([b.Call(id="t1", name="add", arguments=ADD)], ending="truncated")
     points, turn = _commit_points("anthropic", events, config=PIPELINE)
     assert points == {}
     assert states(turn) == [("t1", CallState.failed, Reason.stream_truncated)]
 
 
 def test_rule10_responses_commit_at_the_done_events() -> None:
-    events = b.openai_responses([("c1", "add", ADD, (3,)), ("c2", "search", SEARCH)])
+    events = b.openai_responses([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c2", name="search", arguments=SEARCH),
+    ])
     points, _ = _commit_points("openai-responses", events, config=PIPELINE)
     assert events[points["c1"]]["type"] == "response.function_call_arguments.done"
     assert points["c1"] < points["c2"] < len(events) - 1
 
 
 def test_rule10_gemini_commits_at_the_end_of_each_call() -> None:
-    events = b.gemini([("g1", "add", ADD, (1,)), ("g2", "search", SEARCH, (2,))], mode="partial", with_ids=True)
+    events = b.gemini([
+        b.Call(id="g1", name="add", arguments=ADD, cuts=(1,)),
+        b.Call(id="g2", name="search", arguments=SEARCH, cuts=(2,)),
+    ], mode="partial", with_ids=True)
     points, _ = _commit_points("gemini", events, config=PIPELINE)
     assert events[points["g1"]]["candidates"][0]["content"]["parts"][0]["functionCall"] == {}
     assert points["g1"] < points["g2"] < len(events) - 1
-    whole = b.gemini([("g1", "add", ADD), ("g2", "add", ADD)], with_ids=True)
+    whole = b.gemini([
+        b.Call(id="g1", name="add", arguments=ADD),
+        b.Call(id="g2", name="add", arguments=ADD),
+    ], with_ids=True)
     points, _ = _commit_points("gemini", whole, config=PIPELINE)
     assert (points["g1"], points["g2"]) == (0, 1)
 
 
 def test_rule10_gemini_no_early_commit_when_its_own_chunk_reports_an_abnormal_stop() -> None:
     """Gemini 2.5 sends the parts and the finishReason in one chunk: the verdict is in hand."""
-    events = b.gemini([("g1", "add", ADD)], together=True, finish_with_calls=True, finish_reason="SAFETY",
+    events = b.gemini([
+        b.Call(id="g1", name="add", arguments=ADD),
+    ], together=True, finish_with_calls=True, finish_reason="SAFETY",
                       with_ids=True)
     assert len(events) == 1
     points, turn = _commit_points("gemini", events, config=PIPELINE)
@@ -1123,14 +1286,17 @@ def test_rule10_gemini_no_early_commit_when_its_own_chunk_reports_an_abnormal_st
 
 
 def test_rule10_an_early_commit_stands_when_the_stream_is_cut_later() -> None:
-    events = b.anthropic([("t1", "add", ADD), ("t2", "add", ADD, (3,))], ending="none")[:-2]
+    events = b.anthropic([
+        b.Call(id="t1", name="add", arguments=ADD),
+        b.Call(id="t2", name="add", arguments=ADD, cuts=(3,)),
+    ], ending="none")[:-2]
     _, turn = _commit_points("anthropic", events, config=PIPELINE)
     assert states(turn) == [("t1", CallState.committed, None), ("t2", CallState.failed, Reason.stream_truncated)]
     assert turn.complete is False
 
 
 def test_rule10_no_early_commit_after_an_error_was_seen() -> None:
-    events = b.openai_responses([("c1", "add", ADD)])
+    events = b.openai_responses([b.Call(id="c1", name="add", arguments=ADD)])
     events.insert(3, {"type": "error", "code": "server_error", "message": "boom", "param": None,
                       "sequence_number": 99})
     points, turn = _commit_points("openai-responses", events, config=PIPELINE)
@@ -1144,8 +1310,9 @@ def test_rule10_no_early_commit_after_an_error_was_seen() -> None:
 
 
 def test_rule11_anthropic_server_and_mcp_tool_blocks_are_server_calls() -> None:
-    calls = [("srvtoolu_1", "web_search", '{"query":"x"}', (4,)), ("mcptoolu_1", "echo", '{"m":"hi"}'),
-             ("toolu_1", "add", ADD)]
+    calls = [b.Call(id="srvtoolu_1", name="web_search", arguments='{"query":"x"}', cuts=(4,)),
+             b.Call(id="mcptoolu_1", name="echo", arguments='{"m":"hi"}'),
+             b.Call(id="toolu_1", name="add", arguments=ADD)]
     events = b.anthropic(calls, block_types=["server_tool_use", "mcp_tool_use", "tool_use"])
     turn = run(events, provider="anthropic", tools={"add": None})
     assert [c.id for c in turn.calls] == ["toolu_1"]
@@ -1158,8 +1325,10 @@ def test_rule11_anthropic_server_and_mcp_tool_blocks_are_server_calls() -> None:
 
 
 def test_rule11_server_calls_are_untouched_by_cancel_and_never_paired() -> None:
-    events = b.anthropic([("srvtoolu_1", "web_search", '{"query":"x"}'), ("toolu_1", "add", ADD, (3,))],
-                         block_types=["server_tool_use", "tool_use"])
+    events = b.anthropic([
+        b.Call(id="srvtoolu_1", name="web_search", arguments='{"query":"x"}'),
+        b.Call(id="toolu_1", name="add", arguments=ADD, cuts=(3,)),
+    ], block_types=["server_tool_use", "tool_use"])
     assembler = Assembler(provider="anthropic")
     for event in events[:6]:
         assembler.feed(event)
@@ -1172,7 +1341,7 @@ def test_rule11_server_calls_are_untouched_by_cancel_and_never_paired() -> None:
 
 
 def test_rule11_responses_builtin_items_are_server_calls() -> None:
-    events = b.openai_responses([("call_1", "add", ADD)], first_output_index=1, ending="none")
+    events = b.openai_responses([b.Call(id="call_1", name="add", arguments=ADD)], first_output_index=1, ending="none")
     events[2:2] = b.responses_server_item(
         {"id": "ws_1", "type": "web_search_call", "action": {"type": "search", "query": "x"}}, 0)
     events += b.openai_responses([])[-1:]
@@ -1184,7 +1353,7 @@ def test_rule11_responses_builtin_items_are_server_calls() -> None:
 
 def test_rule11_responses_custom_tool_call_is_a_client_call_with_input_text() -> None:
     sql = "SELECT * FROM users WHERE age > 25"
-    events = b.openai_responses([("call_1", "sql", sql, (9, 20))], kinds=["custom"])
+    events = b.openai_responses([b.Call(id="call_1", name="sql", arguments=sql, cuts=(9, 20))], kinds=["custom"])
     turn = run(events, provider="openai-responses", tools={"sql": None})
     [call] = turn.calls
     assert (call.kind, call.state, call.arguments, call.raw_arguments) == (
@@ -1194,9 +1363,11 @@ def test_rule11_responses_custom_tool_call_is_a_client_call_with_input_text() ->
 
 
 def test_rule11_custom_tool_call_follows_completion_and_registry_rules() -> None:
-    events = b.openai_responses([("call_1", "sql", "SELECT 1")], kinds=["custom"], ending="truncated")
+    events = b.openai_responses([
+        b.Call(id="call_1", name="sql", arguments="SELECT 1"),
+    ], kinds=["custom"], ending="truncated")
     assert run(events, provider="openai-responses").calls[0].reason is Reason.stream_truncated
-    events = b.openai_responses([("call_1", "sql", "SELECT 1")], kinds=["custom"])
+    events = b.openai_responses([b.Call(id="call_1", name="sql", arguments="SELECT 1")], kinds=["custom"])
     assert run(events, provider="openai-responses", tools={"add": None}).calls[0].reason is Reason.unknown_tool
 
 
@@ -1235,9 +1406,13 @@ def _points(reader: Any) -> dict[str, list[Any]]:
 
 def test_rule12_the_six_instruments_fire_with_provider_and_tool_labels(otel_reader: Any) -> None:
     config = AssembleConfig(max_tool_argument_bytes=64)
-    run(b.openai_chat([("c1", "add", ADD), ("c2", "parse", '{"a":'), ("c3", "big", json.dumps({"x": "y" * 99})),
-                       ("c4", "nano", ADD + ADD)]), provider="openai-chat", config=config)
-    run(b.anthropic([("t1", "dup", ADD), ("t1", "dup", '{"a":0}')]), provider="anthropic")
+    run(b.openai_chat([b.Call(id="c1", name="add", arguments=ADD), b.Call(id="c2", name="parse", arguments='{"a":'),
+                       b.Call(id="c3", name="big", arguments=json.dumps({"x": "y" * 99})),
+                       b.Call(id="c4", name="nano", arguments=ADD + ADD)]), provider="openai-chat", config=config)
+    run(b.anthropic([
+        b.Call(id="t1", name="dup", arguments=ADD),
+        b.Call(id="t1", name="dup", arguments='{"a":0}'),
+    ]), provider="anthropic")
     points = _points(otel_reader)
     expected = {
         "tool_assemble_args_bytes": ("openai-chat", "add"),
@@ -1268,7 +1443,10 @@ def test_ui_events_sequence(provider: str, forward: bool) -> None:
     text = '{"city":"Zürich"}'
     config = AssembleConfig(ui_forward_partial_args=forward)
     assembler, seen = record_events(provider=provider, config=config)
-    for event in make(provider, [("c1", "w", text, (0, 4, 11)), ("c2", "w", "[1]")]):
+    for event in make(provider, [
+        b.Call(id="c1", name="w", arguments=text, cuts=(0, 4, 11)),
+        b.Call(id="c2", name="w", arguments="[1]"),
+    ]):
         assembler.feed(event)
     turn = assembler.finish()
     opened = [e for e in seen if isinstance(e, CallOpened)]
@@ -1287,7 +1465,7 @@ def test_ui_events_sequence(provider: str, forward: bool) -> None:
 def test_ui_events_structured_arguments_give_one_delta_with_the_whole_size() -> None:
     args = {"x": "ü" * 3}
     assembler, seen = record_events(provider="gemini")
-    for event in b.gemini([("g1", "f", json.dumps(args))], with_ids=True):
+    for event in b.gemini([b.Call(id="g1", name="f", arguments=json.dumps(args))], with_ids=True):
         assembler.feed(event)
     deltas = [e for e in seen if isinstance(e, ArgumentsDelta)]
     assert len(deltas) == 1
@@ -1299,7 +1477,10 @@ def test_ui_event_callback_exceptions_do_not_break_the_stream() -> None:
         raise RuntimeError("ui went away")
 
     assembler = Assembler(provider="openai-chat", on_event=explode)
-    for event in b.openai_chat([("c1", "add", ADD, (3,)), ("c2", "add", "[")]):
+    for event in b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c2", name="add", arguments="["),
+    ]):
         assembler.feed(event)
     turn = assembler.finish()
     assert states(turn) == [("c1", CallState.committed, None), ("c2", CallState.failed, Reason.invalid_json)]
@@ -1307,7 +1488,7 @@ def test_ui_event_callback_exceptions_do_not_break_the_stream() -> None:
 
 def test_finish_is_idempotent_and_feed_after_finish_raises() -> None:
     assembler = Assembler(provider="anthropic")
-    for event in b.anthropic([("t1", "add", ADD)]):
+    for event in b.anthropic([b.Call(id="t1", name="add", arguments=ADD)]):
         assembler.feed(event)
     turn = assembler.finish()
     assert assembler.finish() is turn
@@ -1319,7 +1500,10 @@ def test_finish_is_idempotent_and_feed_after_finish_raises() -> None:
 
 
 def test_cancel_keeps_pipelined_commits_and_cancels_the_rest() -> None:
-    events = b.anthropic([("t1", "add", ADD), ("t2", "add", ADD, (3,))])
+    events = b.anthropic([
+        b.Call(id="t1", name="add", arguments=ADD),
+        b.Call(id="t2", name="add", arguments=ADD, cuts=(3,)),
+    ])
     assembler = Assembler(provider="anthropic", config=PIPELINE)
     for event in events[:7]:  # t1 settled by t2's block start
         assembler.feed(event)
@@ -1331,7 +1515,7 @@ def test_cancel_keeps_pipelined_commits_and_cancels_the_rest() -> None:
 
 def test_cancel_with_default_reason() -> None:
     assembler = Assembler(provider="openai-chat")
-    assembler.feed(b.openai_chat([("c1", "add", ADD)])[1])
+    assembler.feed(b.openai_chat([b.Call(id="c1", name="add", arguments=ADD)])[1])
     assembler.cancel()
     turn = assembler.finish()
     assert (turn.calls[0].state, turn.calls[0].detail) == (CallState.cancelled, "cancelled")
@@ -1339,7 +1523,7 @@ def test_cancel_with_default_reason() -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_bad_input_is_absorbed_and_fails_only_what_it_touches(provider: str) -> None:
-    events: list[Any] = make(provider, [("c1", "add", ADD, (3,))], ending="none")
+    events: list[Any] = make(provider, [b.Call(id="c1", name="add", arguments=ADD, cuts=(3,))], ending="none")
     garbage: list[Any] = [None, 42, "data: [DONE]", b"\xff\xfe", [], {}, {"type": "nonsense"}, {"choices": 7},
                           {"candidates": "x"}, {"type": "content_block_delta", "index": 99,
                                                 "delta": {"type": "input_json_delta", "partial_json": "x"}}]
@@ -1355,7 +1539,10 @@ def test_bad_input_is_absorbed_and_fails_only_what_it_touches(provider: str) -> 
 
 
 def test_bad_input_wrong_type_fragment_fails_that_call() -> None:
-    events = b.openai_chat([("c1", "add", ADD, (3,)), ("c2", "add", ADD)])
+    events = b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c2", name="add", arguments=ADD),
+    ])
     events.insert(3, {**events[0], "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
         {"index": 0, "function": {"arguments": {"a": 1}}}]}}]})
     turn = run(events, provider="openai-chat")
@@ -1364,7 +1551,7 @@ def test_bad_input_wrong_type_fragment_fails_that_call() -> None:
 
 def test_bad_input_anthropic_fragment_after_its_block_stopped_is_not_committed() -> None:
     """§5: out of order — the vendor closed the block, then more arguments arrived."""
-    events = b.anthropic([("t1", "f", "")])
+    events = b.anthropic([b.Call(id="t1", name="f", arguments="")])
     stop = next(i for i, e in enumerate(events) if e["type"] == "content_block_stop")
     events.insert(stop + 1, {"type": "content_block_delta", "index": 0,
                              "delta": {"type": "input_json_delta", "partial_json": '{"cmd":"rm -rf /"}'}})
@@ -1374,7 +1561,7 @@ def test_bad_input_anthropic_fragment_after_its_block_stopped_is_not_committed()
 
 
 def test_bad_input_responses_delta_after_the_done_events_is_not_committed() -> None:
-    events = b.openai_responses([("c1", "f", '{"a":1}')])
+    events = b.openai_responses([b.Call(id="c1", name="f", arguments='{"a":1}')])
     done = next(i for i, e in enumerate(events) if e["type"] == "response.output_item.done")
     events.insert(done + 1, {"type": "response.function_call_arguments.delta", "item_id": "fc_builder0000",
                              "output_index": 0, "delta": "  "})
@@ -1387,7 +1574,10 @@ def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
     """A re-sent copy (same id, another index) is one call to a UI: its progress is reported
     under the key of the call it copies, which is the only key a CallOpened announced."""
     assembler, seen = record_events(provider="openai-chat")
-    for event in b.openai_chat([("c1", "add", ADD, (3,)), ("c1", "add", ADD, (4,))]):  # a re-sent call
+    for event in b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(4,)),
+    ]):  # a re-sent call
         assembler.feed(event)
     assembler.finish()
     opened = {event.key for event in seen if isinstance(event, CallOpened)}
@@ -1402,7 +1592,10 @@ def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
 
 
 def test_finalize_order_provider_index_or_arrival() -> None:
-    events = b.openai_chat([("c1", "add", ADD), ("c0", "add", ADD)], indexes=[1, 0])
+    events = b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD),
+        b.Call(id="c0", name="add", arguments=ADD),
+    ], indexes=[1, 0])
     by_index = run(events, provider="openai-chat")
     by_arrival = run(events, provider="openai-chat", config=AssembleConfig(finalize_order="arrival"))
     assert [c.id for c in by_index.calls] == ["c0", "c1"]
@@ -1447,7 +1640,7 @@ def test_linear_one_byte_fragments() -> None:
     size = int(_ONE_BYTE_MIB * (1 << 20))
     config = AssembleConfig(max_tool_argument_bytes=size + 64)
     assembler = Assembler(provider="anthropic", config=config)
-    head = b.anthropic([("t1", "write", "")], ending="none")[:2]
+    head = b.anthropic([b.Call(id="t1", name="write", arguments="")], ending="none")[:2]
     tail = b.anthropic([], )[-2:]
     delta = {ch: {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
                                                                        "partial_json": ch}} for ch in '{}":dx'}
@@ -1477,13 +1670,16 @@ def test_linear_16_mib_of_arguments_commit() -> None:
     cuts = range(65536, size, 65536)
     config = AssembleConfig(max_tool_argument_bytes=size)
     with deadline(120):
-        turn = run(b.openai_chat([("c1", "write", body, cuts)]), provider="openai-chat", config=config)
+        turn = run(b.openai_chat([
+            b.Call(id="c1", name="write", arguments=body, cuts=cuts),
+        ]), provider="openai-chat", config=config)
     [call] = turn.committed
     assert len(call.arguments["d"]) == size - 8
 
 
 def test_snapshot_helper_sees_every_difference() -> None:
-    base = run(b.openai_chat([("c1", "add", ADD)]), provider="openai-chat")
-    other = run(b.openai_chat([("c1", "add", '{"a":2,"b":4}')]), provider="openai-chat")
-    assert snapshot(base) == snapshot(run(b.openai_chat([("c1", "add", ADD, (1, 2))]), provider="openai-chat"))
+    base = run(b.openai_chat([b.Call(id="c1", name="add", arguments=ADD)]), provider="openai-chat")
+    other = run(b.openai_chat([b.Call(id="c1", name="add", arguments='{"a":2,"b":4}')]), provider="openai-chat")
+    assert snapshot(base) == snapshot(run(b.openai_chat([b.Call(id="c1", name="add", arguments=ADD, cuts=(1, 2))]),
+                                                provider="openai-chat"))
     assert snapshot(base) != snapshot(other)

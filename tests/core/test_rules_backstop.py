@@ -23,26 +23,28 @@ PREFIX = '{"query":"a"}'  # parses, and is a prefix of what the model meant to s
 def with_usage(provider: str, tokens: int | None) -> list[dict[str, Any]]:
     """One call ending normally, with the vendor's usage report of ``tokens`` output tokens."""
     if provider == "gemini":
-        events = b.gemini([("g1", "search", PREFIX)], with_ids=True)
+        events = b.gemini([b.Call(id="g1", name="search", arguments=PREFIX)], with_ids=True)
         if tokens is None:
             events[-1].pop("usageMetadata")
         else:
             events[-1]["usageMetadata"]["candidatesTokenCount"] = tokens
         return events
     if provider == "openai-chat":
-        events = b.openai_chat([("c1", "search", PREFIX, (4,))], usage_chunk=tokens is not None)
+        events = b.openai_chat([
+            b.Call(id="c1", name="search", arguments=PREFIX, cuts=(4,)),
+        ], usage_chunk=tokens is not None)
         if tokens is not None:
             events[-1]["usage"]["completion_tokens"] = tokens
         return events
     if provider == "anthropic":
-        events = b.anthropic([("t1", "search", PREFIX, (4,))])
+        events = b.anthropic([b.Call(id="t1", name="search", arguments=PREFIX, cuts=(4,))])
         delta = next(e for e in events if e["type"] == "message_delta")
         if tokens is None:
             delta.pop("usage")
         else:
             delta["usage"]["output_tokens"] = tokens
         return events
-    events = b.openai_responses([("c1", "search", PREFIX, (4,))])
+    events = b.openai_responses([b.Call(id="c1", name="search", arguments=PREFIX, cuts=(4,))])
     if tokens is not None:
         events[-1]["response"]["usage"] = {"input_tokens": 9, "output_tokens": tokens, "total_tokens": 9 + tokens}
     return events

@@ -73,7 +73,7 @@ def test_the_same_object_repeated_on_one_call_commits_once_a_different_one_confl
 
 
 def test_object_arguments_in_the_builder_stream_shape() -> None:
-    events = b.openai_chat([("call_1", "f", "")])
+    events = b.openai_chat([b.Call(id="call_1", name="f", arguments="")])
     events[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] = {"q": "x"}
     turn = run(events, provider="openai-chat")
     assert [(c.id, c.state, c.arguments) for c in turn.calls] == [("call_1", CallState.committed, {"q": "x"})]

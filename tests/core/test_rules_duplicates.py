@@ -23,8 +23,8 @@ def states(turn: Any) -> list[tuple[str | None, CallState, Reason | None]]:
 
 
 def anthropic_resent_at_same_index(second_arguments: str, second_name: str = "add") -> list[dict[str, Any]]:
-    first = b.anthropic([("toolu_1", "add", ADD, (4,))], ending="none")
-    again = b.anthropic([("toolu_1", second_name, second_arguments, (6,))])
+    first = b.anthropic([b.Call(id="toolu_1", name="add", arguments=ADD, cuts=(4,))], ending="none")
+    again = b.anthropic([b.Call(id="toolu_1", name=second_name, arguments=second_arguments, cuts=(6,))])
     return first + [e for e in again if e["type"] != "message_start"]
 
 
@@ -52,7 +52,7 @@ def litellm_summary(arguments: Any, *, index: int | None = 0) -> dict[str, Any]:
 
 @pytest.mark.parametrize("index", [0, None, 3])
 def test_litellm_summary_chunk_with_double_encoded_arguments_is_the_same_call(index: int | None) -> None:
-    events = b.openai_chat([("call_1", "add", ADD, (5,))])
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD, cuts=(5,))])
     events.append(litellm_summary(json.dumps(ADD), index=index))
     turn = run(events, provider="openai-chat")
     assert states(turn) == [("call_1", CallState.committed, None)]
@@ -62,7 +62,7 @@ def test_litellm_summary_chunk_with_double_encoded_arguments_is_the_same_call(in
 
 @pytest.mark.parametrize("encoded", [json.dumps('{"a": 2, "b": 4}'), json.dumps(json.dumps(ADD)), '"not json"'])
 def test_litellm_summary_chunk_that_decodes_to_something_else_is_duplicate_conflict(encoded: str) -> None:
-    events = b.openai_chat([("call_1", "add", ADD)])
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD)])
     events.append(litellm_summary(encoded, index=None))
     turn = run(events, provider="openai-chat")
     assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.duplicate_conflict)]
@@ -76,9 +76,9 @@ def test_a_summary_copy_has_its_own_byte_budget(summary_index: int | None) -> No
 
     text = json.dumps({"content": "x" * 600})
     config = AssembleConfig(max_tool_argument_bytes=1000)
-    events = b.openai_chat([("call_1", "add", text, range(50, len(text), 50))])
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=text, cuts=range(50, len(text), 50))])
     events.append(litellm_summary(json.dumps(text), index=summary_index))
     turn = run(events, provider="openai-chat", config=config)
     assert [(c.state, c.arguments) for c in turn.calls] == [(CallState.committed, json.loads(text))]
-    too_big = b.openai_chat([("call_1", "add", json.dumps({"content": "x" * 1200}))])
+    too_big = b.openai_chat([b.Call(id="call_1", name="add", arguments=json.dumps({"content": "x" * 1200}))])
     assert run(too_big, provider="openai-chat", config=config).calls[0].reason is Reason.arguments_exceed_max_bytes

@@ -22,7 +22,7 @@ RECIPE = json.dumps({"title": "soup", "ingredients": ["leek", "potato", "salt"],
 
 
 def partial_stream(**kwargs: Any) -> list[dict[str, Any]]:
-    return b.gemini([("g1", "recipe", RECIPE, (2, 5))], mode="partial", **kwargs)
+    return b.gemini([b.Call(id="g1", name="recipe", arguments=RECIPE, cuts=(2, 5))], mode="partial", **kwargs)
 
 
 @pytest.mark.parametrize("position", range(1, 12))
@@ -58,16 +58,16 @@ def test_keepalive_in_the_recorded_vertex_stream_keeps_the_whole_arguments() -> 
 
 
 def test_keepalive_with_no_open_call_opens_nothing() -> None:
-    events = b.gemini([("g1", "f", '{"a":1}')], with_ids=True)
+    events = b.gemini([b.Call(id="g1", name="f", arguments='{"a":1}')], with_ids=True)
     events.insert(0, b.gemini_chunk([KEEP_ALIVE]))
     turn = run(events, provider="gemini")
     assert [(c.id, c.state) for c in turn.calls] == [("g1", CallState.committed)]
 
 
 def test_new_named_call_while_a_streaming_call_is_open_fails_the_open_one() -> None:
-    first = b.gemini([("g1", "recipe", RECIPE, (2,))], mode="partial", ending="none")
+    first = b.gemini([b.Call(id="g1", name="recipe", arguments=RECIPE, cuts=(2,))], mode="partial", ending="none")
     first = [e for e in first if e["candidates"][0]["content"]["parts"] != [{"functionCall": {}}]]
-    second = b.gemini([("g2", "add", '{"a":1,"b":2}')])
+    second = b.gemini([b.Call(id="g2", name="add", arguments='{"a":1,"b":2}')])
     turn = run(first + second, provider="gemini")
     assert [(c.name, c.state, c.reason) for c in turn.calls] == [
         ("recipe", CallState.failed, Reason.stream_truncated),
@@ -88,7 +88,7 @@ def test_partial_args_entry_without_a_value_fails_the_call(entry: dict[str, Any]
 
 @pytest.mark.parametrize("null", [{"nullValue": "NULL_VALUE"}, {"nullValue": None}])
 def test_partial_args_null_value_is_json_null(null: dict[str, Any]) -> None:
-    events = b.gemini([("g1", "f", '{"a":"x"}')], mode="partial")
+    events = b.gemini([b.Call(id="g1", name="f", arguments='{"a":"x"}')], mode="partial")
     events.insert(2, b.gemini_chunk([{"functionCall": {"partialArgs": [{"jsonPath": "$.b", **null}],
                                                        "willContinue": True}}]))
     turn = run(events, provider="gemini")

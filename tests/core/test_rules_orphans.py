@@ -19,8 +19,10 @@ def states(turn: Any) -> list[tuple[str | None, CallState, Reason | None]]:
 
 @pytest.mark.parametrize("index", [7, None, "1", 1.0, True, [1]])
 def test_anthropic_input_json_delta_for_no_known_block_fails_the_live_calls(index: Any) -> None:
-    events = b.anthropic([("t1", "search", '{"q":"x","author":{"name":"Ann"}}', (5, 15)), ("t2", "add", ADD)],
-                         text_block=True, schedule=[0, 1, 0, 0, 0])
+    events = b.anthropic([
+        b.Call(id="t1", name="search", arguments='{"q":"x","author":{"name":"Ann"}}', cuts=(5, 15)),
+        b.Call(id="t2", name="add", arguments=ADD),
+    ], text_block=True, schedule=[0, 1, 0, 0, 0])
     at = next(i for i, e in enumerate(events) if e.get("delta", {}).get("partial_json") == '"x","autho')
     events.insert(at + 1, {"type": "content_block_delta", "index": index,
                        "delta": {"type": "input_json_delta", "partial_json": '"x'}})
@@ -31,7 +33,7 @@ def test_anthropic_input_json_delta_for_no_known_block_fails_the_live_calls(inde
 
 
 def test_anthropic_orphan_fragment_after_every_call_ended_fails_nothing_already_decided() -> None:
-    events = b.anthropic([("t1", "add", ADD)])
+    events = b.anthropic([b.Call(id="t1", name="add", arguments=ADD)])
     events.insert(-1, {"type": "content_block_delta", "index": 9,
                        "delta": {"type": "input_json_delta", "partial_json": "{}"}})
     turn = run(events, provider="anthropic", config=b_pipeline())
@@ -45,7 +47,7 @@ def b_pipeline() -> Any:
 
 
 def test_anthropic_tool_block_started_with_a_null_index_fails() -> None:
-    events = b.anthropic([("t1", "add", ADD), ("t2", "add", ADD)])
+    events = b.anthropic([b.Call(id="t1", name="add", arguments=ADD), b.Call(id="t2", name="add", arguments=ADD)])
     start = next(e for e in events if e["type"] == "content_block_start")
     start["index"] = None
     turn = run(events, provider="anthropic")
@@ -56,11 +58,13 @@ def test_anthropic_tool_block_started_with_a_null_index_fails() -> None:
 
 @pytest.mark.parametrize("index", ["0", 0.0, True, {"i": 0}])
 def test_chat_tool_call_delta_with_a_non_integer_index_fails_the_calls_of_that_choice(index: Any) -> None:
-    events = b.openai_chat([("c1", "search", '{"q":"x","author":{"name":"Ann"}}', (5, 15)), ("c2", "add", ADD)],
-                           schedule=[0, 0, 1, 1, 0])
+    events = b.openai_chat([
+        b.Call(id="c1", name="search", arguments='{"q":"x","author":{"name":"Ann"}}', cuts=(5, 15)),
+        b.Call(id="c2", name="add", arguments=ADD),
+    ], schedule=[0, 0, 1, 1, 0])
     events.insert(5, {**events[1], "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
         {"index": index, "function": {"arguments": '"x'}}]}}]})
-    other_choice = b.openai_chat([("d1", "add", ADD)], choice=1, role_chunk=False)[:-1]
+    other_choice = b.openai_chat([b.Call(id="d1", name="add", arguments=ADD)], choice=1, role_chunk=False)[:-1]
     turn = run(events[:-1] + other_choice + events[-1:], provider="openai-chat")
     assert states(turn) == [("c1", CallState.failed, Reason.upstream_error),
                             ("c2", CallState.failed, Reason.upstream_error),
@@ -68,7 +72,7 @@ def test_chat_tool_call_delta_with_a_non_integer_index_fails_the_calls_of_that_c
 
 
 def test_responses_arguments_for_an_item_never_added_fail_the_live_calls() -> None:
-    events = b.openai_responses([("c1", "add", ADD, (3,))])
+    events = b.openai_responses([b.Call(id="c1", name="add", arguments=ADD, cuts=(3,))])
     at = next(i for i, e in enumerate(events) if e["type"] == "response.function_call_arguments.delta")
     events.insert(at, {"type": "response.function_call_arguments.delta", "item_id": "fc_never",
                        "output_index": 5, "delta": "{}", "sequence_number": 0})

@@ -17,7 +17,10 @@ ADD = '{"a":2,"b":3}'
 
 def two_calls_no_finish(provider: str) -> list[dict]:
     extra = {"with_ids": True} if provider == "gemini" else {}
-    return b.build(provider, [("c1", "loose", ADD, (3,)), ("c2", "tight", ADD)], ending="none", **extra)
+    return b.build(provider, [
+        b.Call(id="c1", name="loose", arguments=ADD, cuts=(3,)),
+        b.Call(id="c2", name="tight", arguments=ADD),
+    ], ending="none", **extra)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -45,6 +48,8 @@ def test_strict_false_never_overrides_a_cut_or_a_truncation(provider: str) -> No
     cut = run(two_calls_no_finish(provider), provider=provider, tools=tools, transport_complete=False)
     assert {c.reason for c in cut.calls} == {Reason.stream_truncated}
     extra = {"with_ids": True} if provider == "gemini" else {}
-    stopped = run(b.build(provider, [("c1", "loose", ADD)], ending="truncated", **extra), provider=provider,
+    stopped = run(b.build(provider, [
+        b.Call(id="c1", name="loose", arguments=ADD),
+    ], ending="truncated", **extra), provider=provider,
                   tools=tools)
     assert [c.reason for c in stopped.calls] == [Reason.stream_truncated]

@@ -31,7 +31,7 @@ def gemini_args(value: Any) -> list[dict[str, Any]]:
 
 
 def anthropic_complete(value: Any) -> list[dict[str, Any]]:
-    return b.anthropic([("toolu_1", "f", "")], start_inputs={0: value})
+    return b.anthropic([b.Call(id="toolu_1", name="f", arguments="")], start_inputs={0: value})
 
 
 def gemini_partial(value: Any) -> list[dict[str, Any]]:
@@ -41,7 +41,7 @@ def gemini_partial(value: Any) -> list[dict[str, Any]]:
         entry["stringValue"] = item
     else:
         entry["numberValue"] = item
-    events = b.gemini([("g1", "f", '{"a":"x"}')], mode="partial")
+    events = b.gemini([b.Call(id="g1", name="f", arguments='{"a":"x"}')], mode="partial")
     events.insert(2, b.gemini_chunk([{"functionCall": {"partialArgs": [entry], "willContinue": True}}]))
     return events
 
@@ -74,7 +74,7 @@ def test_gemini_partial_args_surrogates_and_non_finite_numbers_are_invalid_json(
 
 def test_a_utf16_pair_split_across_partial_args_pieces_is_one_character() -> None:
     """As for text (rule 5): re-joining a pair is decoding, not repair."""
-    events = b.gemini([("g1", "f", '{"a":"x"}')], mode="partial")
+    events = b.gemini([b.Call(id="g1", name="f", arguments='{"a":"x"}')], mode="partial")
     for position, piece in enumerate(["\ud83d", "\ude00"]):
         entry = {"jsonPath": "$.e", "stringValue": piece, "willContinue": True}
         events.insert(2 + position, b.gemini_chunk([{"functionCall": {"partialArgs": [entry], "willContinue": True}}]))

@@ -139,7 +139,9 @@ ROOMY = AssembleConfig(max_tool_argument_bytes=1 << 20)
 
 
 def one_call(provider: str, text: str, cuts: tuple[int, ...] | None = None) -> Any:
-    return run(b.build(provider, [("call_1", "f", text, cuts)]), provider=provider, config=ROOMY)
+    return run(b.build(provider, [
+        b.Call(id="call_1", name="f", arguments=text, cuts=cuts),
+    ]), provider=provider, config=ROOMY)
 
 
 @pytest.mark.parametrize("case", sorted(INVALID))
@@ -172,7 +174,7 @@ def test_valid_edge_cases_commit(provider: str, case: str) -> None:
 
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_duplicate_keys_commit_in_lenient_mode(provider: str) -> None:
-    events = b.build(provider, [("call_1", "f", '{"a": 1, "a": 2, "o": {"k": 1, "k": 3}}')])
+    events = b.build(provider, [b.Call(id="call_1", name="f", arguments='{"a": 1, "a": 2, "o": {"k": 1, "k": 3}}')])
     turn = run(events, provider=provider, config=AssembleConfig(mode="lenient"))
     assert turn.calls[0].state is CallState.committed
     assert set(turn.calls[0].arguments) == {"a", "o"}
@@ -187,14 +189,14 @@ def test_deep_nesting_in_one_byte_fragments_does_not_crash(case: str) -> None:
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
 def test_gemini_structured_args_with_non_json_numbers_are_invalid(value: float) -> None:
-    events = b.gemini([("g1", "f", '{"x": 1}')], with_ids=True)
+    events = b.gemini([b.Call(id="g1", name="f", arguments='{"x": 1}')], with_ids=True)
     events[0]["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] = {"x": value}
     turn = run(events, provider="gemini")
     assert (turn.calls[0].state, turn.calls[0].reason) == (CallState.failed, Reason.invalid_json)
 
 
 def test_anthropic_complete_input_with_non_json_number_is_invalid() -> None:
-    events = b.anthropic([("t1", "f", "")], start_inputs={0: {"x": float("nan")}})
+    events = b.anthropic([b.Call(id="t1", name="f", arguments="")], start_inputs={0: {"x": float("nan")}})
     turn = run(events, provider="anthropic")
     assert (turn.calls[0].state, turn.calls[0].reason) == (CallState.failed, Reason.invalid_json)
 
