@@ -25,8 +25,16 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolstream_core import AssembleConfig, Assembler, CallState, Reason, ToolCall, Turn
+
 __all__ = [
+    "ADD",
+    "ID_VENDORS",
+    "PIPELINE",
     "PROVIDERS",
+    "SEARCH",
+    "SEARCH_SCHEMA",
+    "TEXT_VENDORS",
     "Call",
     "Ending",
     "anthropic",
@@ -35,16 +43,34 @@ __all__ = [
     "fragments",
     "gemini",
     "gemini_chunk",
+    "lenient",
+    "make",
     "openai_chat",
     "openai_responses",
+    "record_events",
     "responses_server_item",
     "round_robin",
     "run",
     "snapshot",
+    "states",
     "to_sdk",
 ]
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+TEXT_VENDORS = ("openai-chat", "openai-responses", "anthropic")
+ID_VENDORS = TEXT_VENDORS  # vendors whose protocol carries call ids (DESIGN §4.5)
+# Argument texts the rule tests share (test_rule_NN_*.py): one with a string, one all numbers.
+SEARCH = '{"query":"weather in Paris","limit":10}'
+ADD = '{"a":2,"b":3}'
+# A schema SEARCH satisfies and that a limit over 50, a missing query or an extra key breaks.
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "maximum": 50}},
+    "required": ["query"],
+    "additionalProperties": False,
+}
+# Pipelining on for the two tools the rule tests stream (§4.10; cancel keeps these commits).
+PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=["add", "search"])
 Ending = Literal["finish", "truncated", "none", "error"]
 
 _CHAT_BASE = {
@@ -530,6 +556,16 @@ def build(provider: str, calls: Iterable[Call], **kwargs: Any) -> list[dict[str,
     return builder(calls, **kwargs)
 
 
+def make(provider: str, calls: Iterable[Call], **kwargs: Any) -> list[dict[str, Any]]:
+    """Build a stream; Gemini gets ids on its calls unless a test says otherwise.
+
+    The rule tests compare calls by id across vendors; Gemini only sends ids on request.
+    """
+    if provider == "gemini":
+        kwargs.setdefault("with_ids", True)
+    return build(provider, calls, **kwargs)
+
+
 # -- running a stream ----------------------------------------------------------------------
 
 
@@ -539,20 +575,34 @@ def run(
     provider: str | None = None,
     transport_complete: bool = True,
     **kwargs: Any,
-) -> Any:
+) -> Turn:
     """Feed every event to a fresh ``Assembler`` and return its ``Turn``."""
-    from toolstream_core import Assembler
-
     assembler = Assembler(provider=provider, **kwargs)  # type: ignore[arg-type]
     for event in events:
         assembler.feed(event)
     return assembler.finish(transport_complete=transport_complete)
 
 
-def snapshot(turn: Any) -> tuple[Any, ...]:
+def lenient() -> AssembleConfig:
+    """``AssembleConfig(mode="lenient")``: the rule tests flip between the two modes often."""
+    return AssembleConfig(mode="lenient")
+
+
+def states(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
+    """``(id, state, reason)`` per call: the verdict most rule tests assert on, in one line."""
+    return [(c.id, c.state, c.reason) for c in turn.calls]
+
+
+def record_events(**kwargs: Any) -> tuple[Assembler, list[Any]]:
+    """An ``Assembler`` whose UI events are collected into the returned list, in order."""
+    seen: list[Any] = []
+    return Assembler(on_event=seen.append, **kwargs), seen
+
+
+def snapshot(turn: Turn) -> tuple[Any, ...]:
     """Everything a caller can observe about a Turn except the opaque keys."""
 
-    def call_view(call: Any) -> tuple[Any, ...]:
+    def call_view(call: ToolCall) -> tuple[Any, ...]:
         return (call.index, call.id, call.name, call.kind, call.state, call.reason, call.raw_arguments,
                 json.dumps(call.arguments, sort_keys=True) if call.arguments is not None else None)
 

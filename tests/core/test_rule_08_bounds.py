@@ -1,0 +1,132 @@
+"""Rule 8, bounds (docs/DESIGN.md §4.8).
+
+Argument size is counted in UTF-8 bytes and capped per call (buffer released at once), the
+number of calls is capped per stream, and ``drop_with_protocol_repair`` moves bad calls aside.
+"""
+
+from __future__ import annotations
+
+import json
+
+import builders as b
+import pytest
+from builders import ADD, PROVIDERS, TEXT_VENDORS, make, record_events, run, states
+from toolstream_core import ArgumentsDelta, AssembleConfig, CallRejected, CallState, Reason
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule8_size_is_counted_in_utf8_bytes(provider: str) -> None:
+    text = json.dumps({"s": "é" * 30}, ensure_ascii=False)  # 38 code points, 68 bytes
+    assert len(text) < 50 < len(text.encode("utf-8"))
+    config = AssembleConfig(max_tool_argument_bytes=50)
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
+    ]), provider=provider, config=config)
+    assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
+    exact = AssembleConfig(max_tool_argument_bytes=len(text.encode("utf-8")))
+    turn = run(make(provider, [
+        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
+    ]), provider=provider, config=exact)
+    assert states(turn) == [("call_1", CallState.committed, None)]
+
+
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_rule8_overflow_fails_at_once_releases_the_buffer_and_drops_later_fragments(provider: str) -> None:
+    text = json.dumps({"blob": "y" * 400})
+    config = AssembleConfig(max_tool_argument_bytes=100)
+    assembler, seen = record_events(provider=provider, config=config)
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=range(10, 400, 10))], ending="none")
+    rejected_at = None
+    for position, event in enumerate(events):
+        assembler.feed(event)
+        if rejected_at is None and any(isinstance(e, CallRejected) for e in seen):
+            rejected_at = position
+    assert rejected_at is not None and rejected_at < len(events) - 2, "failed while streaming, not at the end"
+    after = seen[next(i for i, e in enumerate(seen) if isinstance(e, CallRejected)):]
+    assert not [e for e in after if isinstance(e, ArgumentsDelta)], "later fragments are dropped"
+    assert max(e.total_bytes for e in seen if isinstance(e, ArgumentsDelta)) <= 100
+    turn = assembler.finish()
+    [call] = turn.calls
+    assert call.reason is Reason.arguments_exceed_max_bytes
+    assert call.raw_arguments is None or len(call.raw_arguments.encode()) <= 100
+
+
+def test_rule8_responses_done_text_and_anthropic_start_input_are_bounded_too() -> None:
+    config = AssembleConfig(max_tool_argument_bytes=64)
+    big = json.dumps({"blob": "z" * 200})
+    turn = run(b.openai_responses([
+        b.Call(id="c1", name="f", arguments=big),
+    ], deltas=False), provider="openai-responses", config=config)
+    assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
+    turn = run(b.anthropic([
+        b.Call(id="t1", name="f", arguments=""),
+    ], start_inputs={0: json.loads(big)}), provider="anthropic", config=config)
+    assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
+
+
+def test_rule8_gemini_partial_args_are_counted_like_structured_args() -> None:
+    """The same arguments as ``args`` or as ``partialArgs`` meet the same byte cap."""
+    text = '{"location":"San Francisco","unit":"celsius"}'  # 45 bytes of JSON, 20 bytes of values
+    config = AssembleConfig(max_tool_argument_bytes=30)
+    whole = run(b.gemini([b.Call(id="g1", name="w", arguments=text)], with_ids=True), provider="gemini", config=config)
+    streamed = run(b.gemini([
+        b.Call(id="g1", name="w", arguments=text, cuts=(3,)),
+    ], mode="partial", with_ids=True), provider="gemini",
+                   config=config)
+    assert whole.calls[0].reason is Reason.arguments_exceed_max_bytes
+    assert streamed.calls[0].reason is Reason.arguments_exceed_max_bytes
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule8_too_many_tool_calls_counted_over_the_whole_stream(provider: str) -> None:
+    calls = [b.Call(id=f"call_{n}", name="add", arguments=ADD) for n in range(4)]
+    turn = run(make(provider, calls), provider=provider, config=AssembleConfig(max_tool_calls_in_flight_assemble=2))
+    assert states(turn) == [("call_0", CallState.committed, None), ("call_1", CallState.committed, None),
+                            ("call_2", CallState.failed, Reason.too_many_tool_calls),
+                            ("call_3", CallState.failed, Reason.too_many_tool_calls)]
+    assert [r.tool_call_id for r in turn.error_results()] == ["call_2", "call_3"]
+
+
+@pytest.mark.parametrize("text", ["[1,2]", '"just text"', "3.5", "null", "true"])
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_rule8_arguments_must_be_object_false_commits_any_json_value(provider: str, text: str) -> None:
+    config = AssembleConfig(arguments_must_be_object=False)
+    turn = run(make(provider, [b.Call(id="call_1", name="f", arguments=text)]), provider=provider, config=config)
+    assert (turn.calls[0].state, turn.calls[0].arguments) == (CallState.committed, json.loads(text))
+
+
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_rule8_drop_with_protocol_repair_moves_invalid_json_to_dropped(provider: str) -> None:
+    config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
+    calls = [
+        b.Call(id="call_1", name="f", arguments='{"a":'),
+        b.Call(id="call_2", name="add", arguments=ADD),
+        b.Call(id="call_3", name="f", arguments="[1]"),
+    ]
+    turn = run(make(provider, calls), provider=provider, config=config)
+    assert [(c.id, c.reason) for c in turn.dropped] == [("call_1", Reason.invalid_json)]
+    assert [c.id for c in turn.calls] == ["call_2", "call_3"]
+    assert "call_1" not in [r.tool_call_id for r in turn.error_results()]
+    # a failure other than invalid_json is still rejected and paired
+    assert [(r.tool_call_id, r.reason) for r in turn.error_results()] == [("call_3", Reason.arguments_not_object)]
+
+
+def test_rule8_overflow_with_drop_with_protocol_repair_goes_to_dropped() -> None:
+    config = AssembleConfig(max_tool_argument_bytes=16, on_args_overflow="drop_with_protocol_repair")
+    turn = run(b.anthropic([
+        b.Call(id="t1", name="f", arguments=json.dumps({"x": "y" * 40}), cuts=(5,)),
+        b.Call(id="t2", name="add", arguments=ADD),
+    ]),
+               provider="anthropic", config=config)
+    assert [(c.id, c.reason) for c in turn.dropped] == [("t1", Reason.arguments_exceed_max_bytes)]
+    assert states(turn) == [("t2", CallState.committed, None)]
+    assert turn.error_results() == []
+
+
+def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None:
+    config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="f", arguments='{"a":'),
+    ], ending="none"), provider="openai-chat", config=config)
+    assert turn.dropped == ()
+    assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]

@@ -1,0 +1,70 @@
+"""Rule 9, pairing (docs/DESIGN.md §4.9).
+
+``error_results()`` gives exactly one result per rejected call, with the vendor's id, and
+never echoes argument text when ``ui_forward_partial_args`` is false.
+"""
+
+from __future__ import annotations
+
+import builders as b
+import pytest
+from builders import ADD, PROVIDERS, SEARCH_SCHEMA, make, run
+from toolstream_core import AssembleConfig, Assembler, ErrorResult, Reason
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule9_one_error_result_per_rejected_call_in_order(provider: str) -> None:
+    calls = [
+        b.Call(id="call_1", name="add", arguments=ADD),
+        b.Call(id="call_2", name="nope", arguments="{}"),
+        b.Call(id="call_3", name="add", arguments="[1]"),
+        b.Call(id="call_4", name="add", arguments=ADD),
+    ]
+    turn = run(make(provider, calls), provider=provider, tools={"add": None})
+    results = turn.error_results()
+    assert [c.id for c in turn.rejected] == ["call_2", "call_3"]
+    assert [(r.tool_call_id, r.name, r.reason, r.is_error) for r in results] == [
+        ("call_2", "nope", Reason.unknown_tool, True), ("call_3", "add", Reason.arguments_not_object, True)]
+    for result in results:
+        assert isinstance(result, ErrorResult)
+        assert result.reason.value in result.content
+        assert "retry" in result.content.lower() or "instead" in result.content.lower()
+
+
+SECRET = "SECRET-7f3a9c"
+
+
+SECRET_CASES = {
+    "truncated": '{"token":"' + SECRET,
+    "duplicate_key": '{"' + SECRET + '":1,"' + SECRET + '":2}',
+    "schema": '{"query":"' + SECRET + '","limit":99}',
+    "overflow_number": '{"query":"a","limit":77' + "7" * 5 + "e99999}",
+    "not_object": '["' + SECRET + '"]',
+    "lone_surrogate": '{"query":"' + SECRET + '\\ud800"}',
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECRET_CASES))
+def test_rule9_error_content_never_echoes_arguments_when_forwarding_is_off(case: str) -> None:
+    text = SECRET_CASES[case]
+    config = AssembleConfig(ui_forward_partial_args=False)
+    turn = run(b.openai_chat([
+        b.Call(id="call_1", name="search", arguments=text, cuts=(7,)),
+    ]), provider="openai-chat", config=config,
+               tools={"search": SEARCH_SCHEMA})
+    [result] = turn.error_results()
+    secret = "777777e99999" if case == "overflow_number" else SECRET
+    assert secret not in result.content, f"{case}: the error result quotes the arguments: {result.content!r}"
+
+
+def test_rule9_cancelled_and_truncated_calls_are_paired_with_vendor_ids() -> None:
+    assembler = Assembler(provider="anthropic")
+    for event in b.anthropic([
+        b.Call(id="toolu_1", name="add", arguments=ADD),
+        b.Call(id="toolu_2", name="add", arguments=ADD, cuts=(3,)),
+    ])[:6]:
+        assembler.feed(event)
+    assembler.cancel()
+    turn = assembler.finish()
+    assert [r.tool_call_id for r in turn.error_results()] == [c.id for c in turn.rejected] == ["toolu_1", "toolu_2"]
+    assert {r.reason for r in turn.error_results()} == {Reason.cancelled}

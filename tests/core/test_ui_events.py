@@ -1,0 +1,95 @@
+"""UI events (docs/DESIGN.md §3, "UI events (``on_event``)").
+
+``CallOpened``, ``ArgumentsDelta``, ``CallCommitted`` and ``CallRejected`` are information for
+a UI: a re-sent copy reports under the first call's key, and a raising callback never breaks
+assembly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import builders as b
+import pytest
+from builders import ADD, TEXT_VENDORS, make, record_events, states
+from toolstream_core import (
+    ArgumentsDelta,
+    AssembleConfig,
+    Assembler,
+    CallCommitted,
+    CallOpened,
+    CallRejected,
+    CallState,
+    Reason,
+)
+
+
+@pytest.mark.parametrize("forward", [True, False])
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_ui_events_sequence(provider: str, forward: bool) -> None:
+    text = '{"city":"Zürich"}'
+    config = AssembleConfig(ui_forward_partial_args=forward)
+    assembler, seen = record_events(provider=provider, config=config)
+    for event in make(provider, [
+        b.Call(id="c1", name="w", arguments=text, cuts=(0, 4, 11)),
+        b.Call(id="c2", name="w", arguments="[1]"),
+    ]):
+        assembler.feed(event)
+    turn = assembler.finish()
+    opened = [e for e in seen if isinstance(e, CallOpened)]
+    assert [(e.id, e.name) for e in opened] == [("c1", "w"), ("c2", "w")]
+    deltas = [e for e in seen if isinstance(e, ArgumentsDelta) and e.key == opened[0].key]
+    pieces = [p for p in b.fragments(text, (0, 4, 11)) if p]
+    assert [e.fragment for e in deltas] == (pieces if forward else [None] * len(pieces))
+    assert [e.total_bytes for e in deltas][-1] == len(text.encode("utf-8"))
+    assert [e.total_bytes for e in deltas] == sorted(e.total_bytes for e in deltas)
+    committed = [e.call for e in seen if isinstance(e, CallCommitted)]
+    rejected = [e.call for e in seen if isinstance(e, CallRejected)]
+    assert committed == [turn.calls[0]] and rejected == [turn.calls[1]]
+    assert seen.index(opened[0]) < seen.index(deltas[0])
+
+
+def test_ui_events_structured_arguments_give_one_delta_with_the_whole_size() -> None:
+    args = {"x": "ü" * 3}
+    assembler, seen = record_events(provider="gemini")
+    for event in b.gemini([b.Call(id="g1", name="f", arguments=json.dumps(args))], with_ids=True):
+        assembler.feed(event)
+    deltas = [e for e in seen if isinstance(e, ArgumentsDelta)]
+    assert len(deltas) == 1
+    assert deltas[0].total_bytes == len(json.dumps(args, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def test_ui_event_callback_exceptions_do_not_break_the_stream() -> None:
+    def explode(event: Any) -> None:
+        raise RuntimeError("ui went away")
+
+    assembler = Assembler(provider="openai-chat", on_event=explode)
+    for event in b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c2", name="add", arguments="["),
+    ]):
+        assembler.feed(event)
+    turn = assembler.finish()
+    assert states(turn) == [("c1", CallState.committed, None), ("c2", CallState.failed, Reason.invalid_json)]
+
+
+def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
+    """A re-sent copy (same id, another index) is one call to a UI: its progress is reported
+    under the key of the call it copies, which is the only key a CallOpened announced."""
+    assembler, seen = record_events(provider="openai-chat")
+    for event in b.openai_chat([
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
+        b.Call(id="c1", name="add", arguments=ADD, cuts=(4,)),
+    ]):  # a re-sent call
+        assembler.feed(event)
+    assembler.finish()
+    opened = {event.key for event in seen if isinstance(event, CallOpened)}
+    totals: dict[Any, int] = {}
+    for event in seen:
+        if isinstance(event, ArgumentsDelta):
+            assert event.key in opened, event
+            assert event.total_bytes >= totals.get(event.key, 0) + len(event.fragment.encode()), event
+            totals[event.key] = event.total_bytes
+    assert len(opened) == 1 and len(totals) == 1
+    assert sum(totals.values()) == 2 * len(ADD.encode())
