@@ -3,18 +3,26 @@
 - ``ToolstreamMiddleware`` for ``langchain.agents.create_agent``;
 - ``with_toolstream(model)``, a chat-model wrapper for LCEL and LangGraph;
 - ``error_tool_messages(ai_message)``, the paired error ``ToolMessage`` for each rejected call;
+- ``read_record(ai_message)``, the gate's decision record (plain JSON, survives serialisation);
+- ``message_with_rejected_calls`` / ``pair_orphan_calls``, to build a legal history by hand;
 - ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button).
 
 Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``), ``ChatAnthropic``
 and ``ChatGoogleGenerativeAI``, whose vendor streams the gate reads directly; other chat models
-are gated on LangChain's own chunks.
+are gated on LangChain's own chunks. ``docs/shims.md`` maps each name to the LlamaIndex shim.
 """
 
 from __future__ import annotations
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._messages import error_tool_messages, finalize_message
+from ._messages import (
+    error_tool_messages,
+    finalize_message,
+    message_with_rejected_calls,
+    pair_orphan_calls,
+    read_record,
+)
 from ._middleware import ToolstreamMiddleware
 
 __all__ = [
@@ -24,5 +32,8 @@ __all__ = [
     "ToolstreamMiddleware",
     "error_tool_messages",
     "finalize_message",
+    "message_with_rejected_calls",
+    "pair_orphan_calls",
+    "read_record",
     "with_toolstream",
 ]

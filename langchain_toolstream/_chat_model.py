@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -27,16 +26,24 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
-from toolstream_core import AssembleConfig, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 
 from ._gate import GateRun, OnStreamError
 from ._limits import model_limit
 from ._link import register, unregister
-from ._messages import finalize_message, request_view
+from ._messages import message_with_rejected_calls, request_view
 from ._observability import current_run_manager, model_run
 from ._rebind import rebind
 from ._tap import tappable
-from ._tools import Registry, merge_registries, registry_from_bound_tools, registry_from_tools, to_config
+from ._tools import (
+    ConfigArg,
+    Registry,
+    ToolsArg,
+    merge_registries,
+    registry_from_bound_tools,
+    registry_from_tools,
+    to_config,
+)
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
 
@@ -55,11 +62,11 @@ class ToolstreamChatModel(BaseChatModel):
     chat_model: BaseChatModel
     """The model being gated (``ChatOpenAI``, ``ChatAnthropic``, ``ChatGoogleGenerativeAI``...)."""
 
-    tool_registry: Any = None
+    tool_registry: Registry | None = None
     """``name -> JSON Schema | ToolSpec`` the gate validates against. ``None``: the tools bound
     with ``bind_tools`` (if any) are the registry."""
 
-    toolstream_config: Any = Field(default_factory=AssembleConfig)
+    toolstream_config: AssembleConfig = Field(default_factory=AssembleConfig)
     """The ``AssembleConfig`` policy (``agent_stream_assemble:``)."""
 
     on_stream_error: OnStreamError = "raise"
@@ -70,7 +77,11 @@ class ToolstreamChatModel(BaseChatModel):
     on_turn: Callable[[Turn], None] | None = Field(default=None, exclude=True)
     """Called with the core's ``Turn`` after every model call, cancelled ones included."""
 
-    bound_registry: Any = Field(default=None, exclude=True)
+    on_event: Callable[[AssemblerEvent], None] | None = Field(default=None, exclude=True)
+    """Called with each UI progress event (opened, argument bytes, committed, rejected) as the
+    core emits it; never a reason to run anything."""
+
+    bound_registry: Registry | None = Field(default=None, exclude=True)
     """Set by ``bind_tools``: the registry derived from the bound tools."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -136,7 +147,8 @@ class ToolstreamChatModel(BaseChatModel):
     def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
         return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
                        run_manager=run_manager or current_run_manager(),
-                       output_limit=model_limit(self.chat_model, kwargs))
+                       output_limit=model_limit(self.chat_model, kwargs),
+                       on_event=self.on_event)
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model
@@ -300,7 +312,7 @@ class ToolstreamChatModel(BaseChatModel):
 
 def _finalize(result: ChatResult) -> ChatResult:
     for generation in result.generations:
-        generation.message = finalize_message(generation.message)
+        generation.message = message_with_rejected_calls(generation.message)
     return result
 
 
@@ -342,32 +354,74 @@ async def _aclose(source: Any) -> None:
             _log.debug("toolstream: closing the inner stream failed", exc_info=True)
 
 
+#: What ``with_toolstream`` returns for a model bound with tools: the same binding, gated.
+GatedBinding = RunnableBinding[LanguageModelInput, BaseMessage]
+
+_ALREADY_GATED = (
+    "{what} is already gated by toolstream; wrap the vendor model once and give tools=, "
+    "config= and the callbacks to that one wrapper"
+)
+
+
+@overload
+def with_toolstream(
+    model: BaseChatModel,
+    *,
+    tools: ToolsArg | None = None,
+    config: ConfigArg | None = None,
+    on_stream_error: OnStreamError = "raise",
+    on_turn: Callable[[Turn], None] | None = None,
+    on_event: Callable[[AssemblerEvent], None] | None = None,
+) -> ToolstreamChatModel: ...
+
+
+@overload
+def with_toolstream(
+    model: RunnableBinding[Any, Any],
+    *,
+    tools: ToolsArg | None = None,
+    config: ConfigArg | None = None,
+    on_stream_error: OnStreamError = "raise",
+    on_turn: Callable[[Turn], None] | None = None,
+    on_event: Callable[[AssemblerEvent], None] | None = None,
+) -> GatedBinding: ...
+
+
 def with_toolstream(
     model: BaseChatModel | RunnableBinding[Any, Any],
     *,
-    tools: Any = None,
-    config: AssembleConfig | Mapping[str, Any] | str | Path | None = None,
+    tools: ToolsArg | None = None,
+    config: ConfigArg | None = None,
     on_stream_error: OnStreamError = "raise",
     on_turn: Callable[[Turn], None] | None = None,
-) -> Any:
+    on_event: Callable[[AssemblerEvent], None] | None = None,
+) -> ToolstreamChatModel | GatedBinding:
     """Gate ``model``'s streamed tool calls.
 
     ``tools``: the registry (``name -> JSON Schema | ToolSpec``) or the tools themselves
     (LangChain tools, pydantic classes, functions, tool dicts); by default the tools bound with
-    ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or YAML holding the
+    ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or a YAML path holding the
     ``agent_stream_assemble:`` section. A model already bound with tools
-    (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound.
+    (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound. ``on_turn`` gets the
+    core's ``Turn`` after each model call; ``on_event`` each UI progress event.
+
+    A model that is already gated raises ``TypeError`` (as ``ToolstreamLLM`` does in the
+    LlamaIndex shim): a second gate would silently ignore the new options.
     """
     if isinstance(model, RunnableBinding) and isinstance(model.bound, BaseChatModel):
+        if isinstance(model.bound, ToolstreamChatModel):
+            raise TypeError(_ALREADY_GATED.format(what="the bound model"))
         inner = with_toolstream(model.bound, tools=tools, config=config,
-                                on_stream_error=on_stream_error, on_turn=on_turn)
+                                on_stream_error=on_stream_error, on_turn=on_turn,
+                                on_event=on_event)
         if tools is None and model.kwargs.get("tools"):
             inner = inner.model_copy(
                 update={"bound_registry": registry_from_bound_tools(model.kwargs["tools"])}
             )
-        return model.model_copy(update={"bound": inner})
+        gated: GatedBinding = model.model_copy(update={"bound": inner})
+        return gated
     if isinstance(model, ToolstreamChatModel):
-        return model
+        raise TypeError(_ALREADY_GATED.format(what="the model"))
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"with_toolstream: expected a chat model, got {type(model).__name__}")
     return ToolstreamChatModel(
@@ -376,5 +430,5 @@ def with_toolstream(
         toolstream_config=to_config(config),
         on_stream_error=on_stream_error,
         on_turn=on_turn,
+        on_event=on_event,
     )
-

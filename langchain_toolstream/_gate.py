@@ -30,12 +30,15 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core import (
+    RECORD_KEY,
     AssembleConfig,
     Assembler,
     AssemblerEvent,
     CallOpened,
     ToolCall,
     Turn,
+    history_args,
+    turn_record,
 )
 
 from ._convert import ChunkConverter, message_to_events
@@ -48,8 +51,6 @@ __all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
 
 _log = logging.getLogger("langchain_toolstream")
 
-RECORD_KEY = "toolstream"
-RECORD_VERSION = 1
 OnStreamError = Literal["raise", "pair"]
 
 # Content blocks that describe a client tool call, per integration.
@@ -168,22 +169,6 @@ _clean_generation: Callable[[AIMessageChunk, dict[str, Any] | None, str], ChatGe
 )
 
 
-def history_args(raw: str | None) -> str:
-    """The argument text a rejected call keeps in the conversation history.
-
-    The raw text when it is a JSON object (the model's own words, useful to it on retry);
-    ``"{}"`` otherwise, because OpenAI-compatible servers (vLLM, SGLang, proxies) parse
-    historical ``arguments`` and answer 400 to a truncated string, poisoning every retry.
-    """
-    if raw:
-        try:
-            if isinstance(json.loads(raw), dict):
-                return raw
-        except (ValueError, RecursionError):
-            pass
-    return "{}"
-
-
 class GateRun:
     """State of one gated call. Not thread-safe; one per ``_stream``/``_astream`` call."""
 
@@ -195,9 +180,11 @@ class GateRun:
         config: AssembleConfig,
         run_manager: Any = None,
         output_limit: int | None = None,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
         self._tools = tools
         self._config = config
+        self._on_event = on_event  # the user's UI callback (``with_toolstream(on_event=...)``)
         # The request's output-token limit (the backstop of DESIGN 5.5); the tap replaces this
         # guess from the model's settings with the request the SDK really sends.
         self._limit = output_limit
@@ -230,6 +217,11 @@ class GateRun:
         if self._graph is not None:
             self._graph.write(event)
         self.link.publish_one(event)
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:  # a UI callback must never break the stream
+                _log.exception("toolstream: on_event callback failed")
 
     def _core(self) -> Assembler:
         if self._assembler is None:
@@ -395,7 +387,7 @@ class GateRun:
             content=content,
             additional_kwargs=kwargs,
             tool_call_chunks=chunks,
-            response_metadata={RECORD_KEY: build_record(turn, self.mode, self.error)},
+            response_metadata={RECORD_KEY: turn_record(turn, mode=self.mode, error=self.error)},
             chunk_position="last",
         )
         return ChatGenerationChunk(message=message)
@@ -474,34 +466,3 @@ def _history_blocks(withheld: list[dict[str, Any]], turn: Turn) -> list[Any]:
                 block["partial_json"] = text
         out.append(block)
     return out
-
-
-def build_record(turn: Turn, mode: str, error: BaseException | None) -> dict[str, Any]:
-    """The JSON-safe summary kept on the message: enough to pair, audit and retry."""
-    results = {r.tool_call_id: r for r in turn.error_results()}
-    rejected = []
-    for call in turn.rejected:
-        result = results.get(call.id or "")
-        rejected.append({
-            "id": call.id,
-            "name": call.name,
-            "reason": str(call.reason) if call.reason else None,
-            "detail": call.detail,
-            "args": history_args(call.raw_arguments),
-            "content": result.content if result is not None else None,
-            "state": str(call.state),
-        })
-    return {
-        "version": RECORD_VERSION,
-        "mode": mode,
-        "provider": turn.provider,
-        "complete": turn.complete,
-        "finish_reason": turn.finish_reason,
-        "error": f"{type(error).__name__}: {error}" if error is not None else None,
-        "committed": [{"id": c.id, "name": c.name} for c in turn.committed],
-        "rejected": rejected,
-        "dropped": [{"id": c.id, "name": c.name, "reason": str(c.reason) if c.reason else None}
-                    for c in turn.dropped],
-        "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
-        "anomalies": len(turn.anomalies),
-    }

@@ -8,37 +8,59 @@ done later, by a different process, from the message alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
+from toolstream_core import RECORD_KEY, DecisionRecord
 
-from ._gate import RECORD_KEY
-
-__all__ = ["error_tool_messages", "finalize_message", "record_of", "request_view"]
+__all__ = [
+    "error_tool_messages",
+    "finalize_message",
+    "message_with_rejected_calls",
+    "pair_orphan_calls",
+    "read_record",
+    "request_view",
+]
 
 _UNGATED_TEXT = (
     "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
     "Nothing was executed; you may retry the call with complete, valid arguments."
 )
 
+_CANCELLED_TEXT = (
+    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
+    "returned [cancelled]. It may or may not have taken effect; check before retrying."
+)
 
-def record_of(message: BaseMessage) -> Mapping[str, Any] | None:
-    """The gate's record on ``message``, or ``None`` if the message did not pass the gate."""
+
+def read_record(message: BaseMessage) -> DecisionRecord | None:
+    """The gate's decision record on ``message``; ``None`` if it did not pass the gate.
+
+    The record is plain JSON in ``response_metadata["toolstream"]`` (schema:
+    ``toolstream_core.DecisionRecord``), so it is read back the same from a message that was
+    serialised, checkpointed or rebuilt from a dict.
+    """
     record = (getattr(message, "response_metadata", None) or {}).get(RECORD_KEY)
-    return record if isinstance(record, Mapping) else None
+    if not isinstance(record, Mapping) or not isinstance(record.get("rejected"), list):
+        return None
+    return cast(DecisionRecord, record)
 
 
-def finalize_message(message: BaseMessage) -> BaseMessage:
-    """Put the rejected calls into ``invalid_tool_calls`` with ``error`` = the reason.
+def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
+    """``message`` with every call: committed in ``tool_calls``, rejected in
+    ``invalid_tool_calls`` with ``error`` = the reason (put it in the history, then
+    ``error_tool_messages(message)``).
+
+    The gated model already returns this form; call it on a message rebuilt from its parts.
 
     Chunk aggregation cannot carry them (LangChain re-derives ``invalid_tool_calls`` from
     ``tool_call_chunks`` with ``parse_partial_json``, the repair the gate exists to prevent), so
     the streamed chunks never hold rejected calls and this step rebuilds them from the record.
     Idempotent.
     """
-    record = record_of(message)
+    record = read_record(message)
     if record is None or not isinstance(message, AIMessage):
         return message
     rejected = [
@@ -59,6 +81,53 @@ def finalize_message(message: BaseMessage) -> BaseMessage:
     return message.model_copy(
         update={"invalid_tool_calls": kept + rejected, "tool_calls": tool_calls}
     )
+
+
+#: The 0.1 name of ``message_with_rejected_calls`` (deprecated; kept as an alias).
+finalize_message = message_with_rejected_calls
+
+
+def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with an error ``ToolMessage`` added for every tool call that has none.
+
+    An interrupted run (cancelled while its tools ran, or a caller that forgot
+    ``error_tool_messages``) leaves call ids unanswered, which OpenAI and Anthropic refuse.
+    Each such id gets, right after the answers its turn already has, the gate's error result
+    when the call was rejected (from the record), and a "cancelled" result otherwise.
+    """
+    out: list[BaseMessage] = []
+    items = list(messages)
+    position = 0
+    while position < len(items):
+        message = items[position]
+        out.append(message)
+        position += 1
+        if not isinstance(message, AIMessage):
+            continue
+        calls: list[Mapping[str, Any]] = [*message.tool_calls, *message.invalid_tool_calls]
+        if not calls:
+            continue
+        answered: set[str] = set()
+        while position < len(items) and isinstance(items[position], ToolMessage):
+            answer = items[position]
+            assert isinstance(answer, ToolMessage)
+            answered.add(answer.tool_call_id)
+            out.append(answer)
+            position += 1
+        errors = {m.tool_call_id: m for m in error_tool_messages(message)}
+        for call in calls:
+            ident = call.get("id")
+            if not ident or ident in answered:
+                continue
+            answered.add(ident)
+            out.append(errors.get(ident) or ToolMessage(
+                content=_CANCELLED_TEXT.format(name=call.get("name") or "unknown", id=ident),
+                tool_call_id=ident,
+                name=call.get("name"),
+                status="error",
+                artifact={RECORD_KEY: {"reason": "cancelled", "state": "cancelled"}},
+            ))
+    return out
 
 
 def request_view(messages: list[BaseMessage], family: str | None) -> list[BaseMessage]:
@@ -82,7 +151,7 @@ def request_view(messages: list[BaseMessage], family: str | None) -> list[BaseMe
     while position < len(messages):
         message = messages[position]
         position += 1
-        record = record_of(message) if isinstance(message, AIMessage) else None
+        record = read_record(message) if isinstance(message, AIMessage) else None
         if record is None or not record.get("rejected"):
             out.append(message)
             continue
@@ -103,7 +172,7 @@ def request_view(messages: list[BaseMessage], family: str | None) -> list[BaseMe
     return out if changed else messages
 
 
-def _with_rejected_as_calls(message: AIMessage, record: Mapping[str, Any]) -> AIMessage:
+def _with_rejected_as_calls(message: AIMessage, record: DecisionRecord) -> AIMessage:
     extra = []
     present = {c.get("id") for c in message.tool_calls}
     for entry in record.get("rejected") or []:
@@ -128,7 +197,7 @@ def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:
     went wrong so it can retry. For a message that did not pass the gate, the
     ``invalid_tool_calls`` LangChain itself found are paired the same way.
     """
-    record = record_of(ai_message)
+    record = read_record(ai_message)
     if record is not None:
         return [
             ToolMessage(

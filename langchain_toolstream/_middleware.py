@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from langchain.agents.middleware.types import (
@@ -25,14 +24,15 @@ from langchain.agents.middleware.types import (
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
+    ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
-from toolstream_core import AssembleConfig
+from toolstream_core import AssemblerEvent, Turn
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._messages import error_tool_messages, record_of
-from ._tools import registry_from_tools, to_config
+from ._messages import error_tool_messages, read_record
+from ._tools import ConfigArg, ToolsArg, registry_from_tools, to_config
 
 __all__ = ["ToolstreamMiddleware"]
 
@@ -50,11 +50,13 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     def __init__(
         self,
         *,
-        tools: Any = None,
-        config: AssembleConfig | Mapping[str, Any] | str | Path | None = None,
+        tools: ToolsArg | None = None,
+        config: ConfigArg | None = None,
         max_retries: int = 2,
         pair_stream_errors: bool = True,
         guard_tool_calls: bool = True,
+        on_turn: Callable[[Turn], None] | None = None,
+        on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
         """Configure the gate for an agent.
 
@@ -64,7 +66,9 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         before it stops. ``pair_stream_errors``: a stream that fails after a tool call
         started ends the turn with every call paired (instead of raising); a failure before
         any call still raises, for retry middleware to handle. ``guard_tool_calls``: refuse to
-        run a call the gate did not commit.
+        run a call the gate did not commit. ``on_turn`` / ``on_event``: as for
+        ``with_toolstream``. An agent model that is already gated keeps its own gate; giving
+        ``tools``/``config`` here as well is then an error (as for ``ToolstreamFunctionAgent``).
         """
         super().__init__()
         if max_retries < 0:
@@ -74,18 +78,26 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self.max_retries = max_retries
         self._pair_errors = pair_stream_errors
         self._guard = guard_tool_calls
+        self._explicit = tools is not None or config is not None
+        self._on_turn = on_turn
+        self._on_event = on_event
 
     # -- model calls ---------------------------------------------------------------------------
 
     def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         model = request.model
         if isinstance(model, ToolstreamChatModel):
+            if self._explicit:
+                raise ValueError("the agent's model is already gated by toolstream: give tools= "
+                                 "and config= to with_toolstream instead of the middleware")
             return request
         gated = with_toolstream(
             model,
             tools=self._registry,
             config=self._config,
             on_stream_error="pair" if self._pair_errors else "raise",
+            on_turn=self._on_turn,
+            on_event=self._on_event,
         )
         return request.override(model=gated)
 
@@ -124,8 +136,8 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         return paired
 
     def _may_retry(self, request: ModelRequest[Any], message: AIMessage) -> bool:
-        record = record_of(message) or {}
-        reasons = {entry.get("reason") for entry in record.get("rejected") or []}
+        record = read_record(message)
+        reasons = {entry.get("reason") for entry in (record["rejected"] if record else [])}
         if reasons == {"cancelled"}:
             return False  # the user stopped this turn: do not start another
         used = _failed_turns_before(request.messages)
@@ -136,7 +148,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # -- tool calls ----------------------------------------------------------------------------
 
-    def _refusal(self, request: Any) -> ToolMessage | None:
+    def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         if not self._guard:
             return None
         call = request.tool_call
@@ -144,7 +156,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         owner = _owner_of(request.state, call_id)
         if owner is None:
             return None
-        record = record_of(owner)
+        record = read_record(owner)
         if record is None:
             return None  # not produced through the gate (e.g. history passed in by the caller)
         committed = {entry.get("id") for entry in record.get("committed") or []}
@@ -190,7 +202,7 @@ def _failed_turns_before(messages: Sequence[BaseMessage]) -> int:
             continue
         if not isinstance(message, AIMessage):
             break
-        record = record_of(message)
+        record = read_record(message)
         if record is None or message.tool_calls or not record.get("rejected"):
             break
         count += 1

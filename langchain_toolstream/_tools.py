@@ -8,20 +8,31 @@ keeps the two in step without the user writing the schemas twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from toolstream_core import AssembleConfig, ToolSpec
 
-__all__ = ["Registry", "merge_registries", "registry_from_bound_tools", "registry_from_tools",
-           "to_config"]
+__all__ = ["ConfigArg", "Registry", "ToolsArg", "merge_registries", "registry_from_bound_tools",
+           "registry_from_tools", "to_config"]
 
 _log = logging.getLogger("langchain_toolstream")
 
 Registry = dict[str, Any]
 """``name -> JSON Schema dict | ToolSpec``, what ``toolstream_core.Assembler(tools=...)`` takes."""
+
+ToolsArg = (
+    Mapping[str, Mapping[str, Any] | ToolSpec | None]
+    | Sequence[BaseTool | ToolSpec | Mapping[str, Any] | type | Callable[..., Any]]
+)
+"""What ``tools=`` accepts: a ready registry, or anything LangChain's ``bind_tools`` takes."""
+
+ConfigArg = AssembleConfig | Mapping[str, Any] | str | Path
+"""What ``config=`` accepts (the same in the LlamaIndex shim): the config, its mapping, or a
+YAML file path holding the ``agent_stream_assemble:`` section."""
 
 
 def _schema_of_dict(tool: Mapping[str, Any]) -> tuple[str, Any] | None:
@@ -38,7 +49,7 @@ def _schema_of_dict(tool: Mapping[str, Any]) -> tuple[str, Any] | None:
     return None
 
 
-def registry_from_tools(tools: Any) -> Registry | None:
+def registry_from_tools(tools: ToolsArg | None) -> Registry | None:
     """Registry from a user's ``tools=``: a mapping, or a sequence of anything LangChain binds.
 
     A mapping is taken as-is (``name -> schema | ToolSpec``). In a sequence, ``ToolSpec``
@@ -85,7 +96,7 @@ def merge_registries(explicit: Registry | None, bound: Registry | None) -> Regis
     return bound
 
 
-def to_config(config: AssembleConfig | Mapping[str, Any] | str | Path | None) -> AssembleConfig:
+def to_config(config: ConfigArg | None) -> AssembleConfig:
     """Accept the config in every form a user is likely to have at hand."""
     if config is None:
         return AssembleConfig()

@@ -9,17 +9,32 @@ parsed, and whose ``error_results()`` answer every call that is not. Sans-I/O: t
 from __future__ import annotations
 
 from ._assembler import Assembler
+from ._completion import is_vendor_error
 from ._config import AssembleConfig
+from ._decision import (
+    RECORD_KEY,
+    RECORD_VERSION,
+    CallEntry,
+    DecisionRecord,
+    DroppedEntry,
+    RecordMode,
+    RejectedEntry,
+    history_args,
+    turn_record,
+)
 from ._drive import aassemble, assemble
 from ._models import (
+    PROVIDERS,
     ArgumentsDelta,
     AssemblerClosed,
     AssemblerEvent,
     CallCommitted,
+    CallKind,
     CallOpened,
     CallRejected,
     CallState,
     ErrorResult,
+    Provider,
     Reason,
     ToolCall,
     ToolSpec,
@@ -27,22 +42,35 @@ from ._models import (
 )
 
 __all__ = [
+    "PROVIDERS",
+    "RECORD_KEY",
+    "RECORD_VERSION",
     "ArgumentsDelta",
     "AssembleConfig",
     "Assembler",
     "AssemblerClosed",
     "AssemblerEvent",
     "CallCommitted",
+    "CallEntry",
+    "CallKind",
     "CallOpened",
     "CallRejected",
     "CallState",
+    "DecisionRecord",
+    "DroppedEntry",
     "ErrorResult",
+    "Provider",
     "Reason",
+    "RecordMode",
+    "RejectedEntry",
     "ToolCall",
     "ToolSpec",
     "Turn",
     "aassemble",
     "assemble",
+    "history_args",
+    "is_vendor_error",
+    "turn_record",
 ]
 
 __version__ = "0.1.0"
