@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -70,7 +70,7 @@ SEARCH_SCHEMA = {
     "additionalProperties": False,
 }
 # Pipelining on for the two tools the rule tests stream (§4.10; cancel keeps these commits).
-PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=["add", "search"])
+PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=("add", "search"))
 Ending = Literal["finish", "truncated", "none", "error"]
 
 _CHAT_BASE = {
@@ -551,8 +551,9 @@ def gemini(
 
 def build(provider: str, calls: Iterable[Call], **kwargs: Any) -> list[dict[str, Any]]:
     """Dispatch to the builder of ``provider`` (one of ``PROVIDERS``)."""
-    builder = {"openai-chat": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
-               "gemini": gemini}[provider]
+    builders: dict[str, Callable[..., list[dict[str, Any]]]] = {
+        "openai-chat": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic, "gemini": gemini}
+    builder = builders[provider]
     return builder(calls, **kwargs)
 
 

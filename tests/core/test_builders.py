@@ -135,9 +135,8 @@ def test_builders_match_real_stream_shapes(provider: str) -> None:
     if provider == "anthropic":
         built_streams.append(b.anthropic(calls, block_types=["mcp_tool_use", "tool_use"]))
     if provider == "gemini":
-        built_streams.append(b.gemini([
-            b.Call(id="c", name="getWeather", arguments='{"location":"Boston"}', cuts=(2,)),
-        ], mode="partial"))
+        built_streams.append(b.gemini([b.Call(id="c", name="getWeather", arguments='{"location":"Boston"}', cuts=(2,))],
+                                      mode="partial"))
     compared = 0
     for events in built_streams:
         for event in events:

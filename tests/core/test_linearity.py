@@ -76,8 +76,7 @@ def test_linear_16_mib_of_arguments_commit() -> None:
     cuts = range(65536, size, 65536)
     config = AssembleConfig(max_tool_argument_bytes=size)
     with deadline(120):
-        turn = run(b.openai_chat([
-            b.Call(id="c1", name="write", arguments=body, cuts=cuts),
-        ]), provider="openai-chat", config=config)
+        turn = run(b.openai_chat([b.Call(id="c1", name="write", arguments=body, cuts=cuts)]), provider="openai-chat",
+                   config=config)
     [call] = turn.committed
     assert len(call.arguments["d"]) == size - 8

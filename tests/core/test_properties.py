@@ -115,9 +115,8 @@ def test_rechunking_inside_escapes_and_utf16_pairs_commits_the_same_value() -> N
     for text in (json.dumps(value), utf16_units(json.dumps(value, ensure_ascii=False))):
         for provider in TEXT_VENDORS:
             for point in range(len(text) + 1):
-                turn = run(b.build(provider, [
-                    b.Call(id="c1", name="f", arguments=text, cuts=(point,)),
-                ]), provider=provider)
+                turn = run(b.build(provider, [b.Call(id="c1", name="f", arguments=text, cuts=(point,))]),
+                           provider=provider)
                 assert (turn.calls[0].state, turn.calls[0].arguments) == (CallState.committed, value), (
                     provider, point)
 

@@ -26,12 +26,10 @@ def test_rule1_chat_key_is_choice_and_tool_call_index() -> None:
 
 
 def test_rule1_chat_same_tool_call_index_in_two_choices_is_two_calls() -> None:
-    first = b.openai_chat([
-        b.Call(id="call_a", name="search", arguments=SEARCH, cuts=(5,)),
-    ], choice=0, role_chunk=False, ending="none")
-    second = b.openai_chat([
-        b.Call(id="call_b", name="search", arguments='{"query":"x"}', cuts=(5,)),
-    ], choice=1, role_chunk=False, ending="none")
+    first = b.openai_chat([b.Call(id="call_a", name="search", arguments=SEARCH, cuts=(5,))], choice=0, role_chunk=False,
+                          ending="none")
+    second = b.openai_chat([b.Call(id="call_b", name="search", arguments='{"query":"x"}', cuts=(5,))], choice=1,
+                           role_chunk=False, ending="none")
     events = [e for pair in zip(first, second, strict=True) for e in pair]
     events += b.openai_chat([], choice=0, role_chunk=False) + b.openai_chat([], choice=1, role_chunk=False)
     turn = run(events, provider="openai-chat")
@@ -81,9 +79,8 @@ def test_rule1_chat_name_without_id_starts_a_new_call() -> None:
 
 
 def test_rule1_chat_whole_call_and_finish_reason_in_one_chunk() -> None:
-    events = b.openai_chat([
-        b.Call(id="call_1", name="add", arguments=ADD),
-    ], args_on_open=True, finish_in_last_chunk=True, role_chunk=False)
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD)], args_on_open=True,
+                           finish_in_last_chunk=True, role_chunk=False)
     assert len(events) == 1
     turn = run(events, provider="openai-chat")
     assert states(turn) == [("call_1", CallState.committed, None)]
@@ -99,13 +96,11 @@ def test_rule1_chat_usage_only_chunks_change_nothing() -> None:
 
 
 def test_rule1_chat_arguments_null_on_the_opening_delta() -> None:
-    turn = run(b.openai_chat([
-        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
-    ], null_arguments=True), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], null_arguments=True),
+               provider="openai-chat")
     assert (turn.calls[0].raw_arguments, turn.calls[0].state) == (ADD, CallState.committed)
-    only_null = run(b.openai_chat([
-        b.Call(id="call_2", name="now", arguments=""),
-    ], null_arguments=True), provider="openai-chat")
+    only_null = run(b.openai_chat([b.Call(id="call_2", name="now", arguments="")], null_arguments=True),
+                    provider="openai-chat")
     assert (only_null.calls[0].state, only_null.calls[0].arguments) == (CallState.committed, {})
 
 

@@ -12,17 +12,15 @@ from toolstream_core import CallState
 
 
 def test_rule2_chat_empty_id_and_name_on_later_chunks_never_overwrite() -> None:
-    turn = run(b.openai_chat([
-        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14)),
-    ], identity="blank"), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14))], identity="blank"),
+               provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments, c.state) for c in turn.calls] == [
         ("call_1", "search", SEARCH, CallState.committed)]
 
 
 def test_rule2_chat_id_and_name_repeated_on_every_chunk_are_not_concatenated() -> None:
-    turn = run(b.openai_chat([
-        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14)),
-    ], identity="every"), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(3, 9, 14))], identity="every"),
+               provider="openai-chat")
     assert [(c.id, c.name, c.raw_arguments) for c in turn.calls] == [("call_1", "search", SEARCH)]
 
 

@@ -17,9 +17,8 @@ from toolstream_core import CallCommitted, CallRejected, CallState, Reason
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
 def test_rule3_raw_arguments_are_the_exact_concatenation(provider: str) -> None:
     text = ' \n{"path": "/tmp/ä ✓", "n": 1}\t '
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="write", arguments=text, cuts=range(0, 40, 3)),
-    ]), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="write", arguments=text, cuts=range(0, 40, 3))]),
+               provider=provider)
     [call] = turn.calls
     assert call.raw_arguments == text  # never trimmed
     assert call.arguments == {"path": "/tmp/ä ✓", "n": 1}
@@ -73,9 +72,8 @@ def test_rule3_responses_without_deltas_takes_the_done_event_arguments() -> None
 
 
 def test_rule3_responses_only_output_item_done_carries_arguments() -> None:
-    events = b.openai_responses([
-        b.Call(id="call_1", name="search", arguments=SEARCH),
-    ], deltas=False, arguments_done_event=False)
+    events = b.openai_responses([b.Call(id="call_1", name="search", arguments=SEARCH)], deltas=False,
+                                arguments_done_event=False)
     turn = run(events, provider="openai-responses")
     assert [(c.raw_arguments, c.state) for c in turn.calls] == [(SEARCH, CallState.committed)]
 

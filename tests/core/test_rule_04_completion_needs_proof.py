@@ -73,18 +73,16 @@ def test_rule4_parsable_prefix_then_cut_does_not_commit(provider: str) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_missing_finish_signal_is_stream_truncated(provider: str) -> None:
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
-    ], ending="none"), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], ending="none"),
+               provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]
     assert (turn.finish_reason, turn.complete) == (None, False)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_lenient_clean_end_without_finish_reason_commits(provider: str) -> None:
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
-    ], ending="none"), provider=provider, config=lenient())
+    turn = run(make(provider, [b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], ending="none"),
+               provider=provider, config=lenient())
     assert states(turn) == [("call_1", CallState.committed, None)]
     assert turn.complete is True
 
@@ -103,9 +101,8 @@ def test_rule4_dropped_connection_after_the_finish_signal_is_truncated(provider:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rule4_error_event_is_upstream_error(provider: str) -> None:
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
-    ], ending="error"), provider=provider)
+    turn = run(make(provider, [b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,))], ending="error"),
+               provider=provider)
     assert states(turn) == [("call_1", CallState.failed, Reason.upstream_error)]
 
 
@@ -117,9 +114,8 @@ def test_rule4_chat_content_filter_then_stop_is_still_upstream_error() -> None:
 
 
 def test_rule4_responses_content_filter_incomplete_is_upstream_error_even_if_completed_follows() -> None:
-    events = b.openai_responses([
-        b.Call(id="call_1", name="add", arguments=ADD),
-    ], ending="truncated", incomplete_reason="content_filter")
+    events = b.openai_responses([b.Call(id="call_1", name="add", arguments=ADD)], ending="truncated",
+                                incomplete_reason="content_filter")
     assert run(events, provider="openai-responses").calls[0].reason is Reason.upstream_error
     events += b.openai_responses([])[-1:]  # a response.completed after it
     turn = run(events, provider="openai-responses")

@@ -54,9 +54,8 @@ def test_rule5_schema_is_validated(provider: str) -> None:
 def test_rule5_toolspec_schema_and_iterable_of_specs() -> None:
     spec = ToolSpec("search", schema=SEARCH_SCHEMA)
     for tools in ({"search": spec}, [spec]):
-        turn = run(b.anthropic([
-            b.Call(id="t1", name="search", arguments='{"limit":"x"}'),
-        ]), provider="anthropic", tools=tools)
+        turn = run(b.anthropic([b.Call(id="t1", name="search", arguments='{"limit":"x"}')]), provider="anthropic",
+                   tools=tools)
         assert turn.calls[0].reason is Reason.schema_violation
 
 
@@ -104,9 +103,8 @@ def test_rule5_missing_id_gets_stable_unique_synthesized_id(provider: str) -> No
 
 def test_rule5_toolspec_strict_overrides_mode() -> None:
     dup = '{"a":1,"a":2}'
-    loose = run(b.openai_chat([
-        b.Call(id="c1", name="f", arguments=dup),
-    ]), provider="openai-chat", tools=[ToolSpec("f", strict=False)])
+    loose = run(b.openai_chat([b.Call(id="c1", name="f", arguments=dup)]), provider="openai-chat",
+                tools=[ToolSpec("f", strict=False)])
     assert loose.calls[0].state is CallState.committed
     tight = run(b.openai_chat([
         b.Call(id="c1", name="f", arguments=dup),

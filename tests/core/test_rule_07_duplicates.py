@@ -15,9 +15,8 @@ from toolstream_core import CallState, Reason
 @pytest.mark.parametrize("copies", [2, 3])
 def test_rule7_gpt41_nano_resent_arguments_commit_once(copies: int) -> None:
     text = ADD * copies
-    turn = run(b.openai_chat([
-        b.Call(id="call_1", name="add", arguments=text, cuts=range(2, len(text), 4)),
-    ]), provider="openai-chat")
+    turn = run(b.openai_chat([b.Call(id="call_1", name="add", arguments=text, cuts=range(2, len(text), 4))]),
+               provider="openai-chat")
     assert len(turn.calls) == 1
     [call] = turn.calls
     assert (call.state, call.arguments, call.raw_arguments) == (CallState.committed, {"a": 2, "b": 3}, text)

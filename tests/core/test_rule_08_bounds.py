@@ -19,14 +19,12 @@ def test_rule8_size_is_counted_in_utf8_bytes(provider: str) -> None:
     text = json.dumps({"s": "é" * 30}, ensure_ascii=False)  # 38 code points, 68 bytes
     assert len(text) < 50 < len(text.encode("utf-8"))
     config = AssembleConfig(max_tool_argument_bytes=50)
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
-    ]), provider=provider, config=config)
+    turn = run(make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20))]), provider=provider,
+               config=config)
     assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
     exact = AssembleConfig(max_tool_argument_bytes=len(text.encode("utf-8")))
-    turn = run(make(provider, [
-        b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20)),
-    ]), provider=provider, config=exact)
+    turn = run(make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=(5, 20))]), provider=provider,
+               config=exact)
     assert states(turn) == [("call_1", CallState.committed, None)]
 
 
@@ -54,13 +52,11 @@ def test_rule8_overflow_fails_at_once_releases_the_buffer_and_drops_later_fragme
 def test_rule8_responses_done_text_and_anthropic_start_input_are_bounded_too() -> None:
     config = AssembleConfig(max_tool_argument_bytes=64)
     big = json.dumps({"blob": "z" * 200})
-    turn = run(b.openai_responses([
-        b.Call(id="c1", name="f", arguments=big),
-    ], deltas=False), provider="openai-responses", config=config)
+    turn = run(b.openai_responses([b.Call(id="c1", name="f", arguments=big)], deltas=False),
+               provider="openai-responses", config=config)
     assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
-    turn = run(b.anthropic([
-        b.Call(id="t1", name="f", arguments=""),
-    ], start_inputs={0: json.loads(big)}), provider="anthropic", config=config)
+    turn = run(b.anthropic([b.Call(id="t1", name="f", arguments="")], start_inputs={0: json.loads(big)}),
+               provider="anthropic", config=config)
     assert turn.calls[0].reason is Reason.arguments_exceed_max_bytes
 
 
@@ -125,8 +121,7 @@ def test_rule8_overflow_with_drop_with_protocol_repair_goes_to_dropped() -> None
 
 def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None:
     config = AssembleConfig(on_invalid_json="drop_with_protocol_repair")
-    turn = run(b.openai_chat([
-        b.Call(id="call_1", name="f", arguments='{"a":'),
-    ], ending="none"), provider="openai-chat", config=config)
+    turn = run(b.openai_chat([b.Call(id="call_1", name="f", arguments='{"a":')], ending="none"), provider="openai-chat",
+               config=config)
     assert turn.dropped == ()
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]

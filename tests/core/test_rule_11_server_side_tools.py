@@ -65,9 +65,8 @@ def test_rule11_responses_custom_tool_call_is_a_client_call_with_input_text() ->
 
 
 def test_rule11_custom_tool_call_follows_completion_and_registry_rules() -> None:
-    events = b.openai_responses([
-        b.Call(id="call_1", name="sql", arguments="SELECT 1"),
-    ], kinds=["custom"], ending="truncated")
+    events = b.openai_responses([b.Call(id="call_1", name="sql", arguments="SELECT 1")], kinds=["custom"],
+                                ending="truncated")
     assert run(events, provider="openai-responses").calls[0].reason is Reason.stream_truncated
     events = b.openai_responses([b.Call(id="call_1", name="sql", arguments="SELECT 1")], kinds=["custom"])
     assert run(events, provider="openai-responses", tools={"add": None}).calls[0].reason is Reason.unknown_tool

@@ -30,9 +30,8 @@ def with_usage(provider: str, tokens: int | None) -> list[dict[str, Any]]:
             events[-1]["usageMetadata"]["candidatesTokenCount"] = tokens
         return events
     if provider == "openai-chat":
-        events = b.openai_chat([
-            b.Call(id="c1", name="search", arguments=PREFIX, cuts=(4,)),
-        ], usage_chunk=tokens is not None)
+        events = b.openai_chat([b.Call(id="c1", name="search", arguments=PREFIX, cuts=(4,))],
+                               usage_chunk=tokens is not None)
         if tokens is not None:
             events[-1]["usage"]["completion_tokens"] = tokens
         return events

@@ -86,9 +86,8 @@ UNKNOWN_KINDS: dict[str, list[Any]] = {
 
 def stream(provider: str) -> list[dict[str, Any]]:
     """One call, its arguments in two fragments, the vendor's normal end."""
-    return b.build(provider, [
-        b.Call(id="c1", name="add", arguments=ADD, cuts=(3,)),
-    ], **({"with_ids": True} if provider == "gemini" else {}))
+    return b.build(provider, [b.Call(id="c1", name="add", arguments=ADD, cuts=(3,))],
+                   **({"with_ids": True} if provider == "gemini" else {}))
 
 
 def middle(provider: str, events: list[Any]) -> int:

@@ -25,9 +25,8 @@ def _form(provider: str, events: list[dict[str, Any]], form: str) -> list[Any]:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_seed_single_call(provider: str, form: str) -> None:
-    events = _form(provider, make(provider, [
-        b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(1, 9, 20)),
-    ]), form)
+    events = _form(provider, make(provider, [b.Call(id="call_1", name="search", arguments=SEARCH, cuts=(1, 9, 20))]),
+                   form)
     turn = run(events)  # provider detected from the first event
     assert turn.provider == provider
     assert turn.complete is True

@@ -139,9 +139,8 @@ ROOMY = AssembleConfig(max_tool_argument_bytes=1 << 20)
 
 
 def one_call(provider: str, text: str, cuts: tuple[int, ...] | None = None) -> Any:
-    return run(b.build(provider, [
-        b.Call(id="call_1", name="f", arguments=text, cuts=cuts),
-    ]), provider=provider, config=ROOMY)
+    return run(b.build(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=cuts)]), provider=provider,
+               config=ROOMY)
 
 
 @pytest.mark.parametrize("case", sorted(INVALID))
