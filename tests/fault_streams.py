@@ -229,15 +229,6 @@ class Fault:
 
 
 # Faults neither shim catches yet, and why (see ``Fault.param``).
-_SDK_EMPTY_OBJECT = (
-    "the SDK parses `data: {}` into an object with no field set (openai "
-    "ChatCompletionChunk.construct(), google-genai GenerateContentResponse() with only "
-    "sdk_http_response); the core's malformed-event rule (DESIGN 5.2) checks dicts only, so "
-    "the live call commits")
-_CHAT_NEW_INDEX = (
-    "the core takes a tool-call index never seen before, carrying arguments but no id or "
-    "name, as a call of its own (rejected missing_id_or_name) and commits the live calls; "
-    "DESIGN 5.1 counts an unknown tool-call index as an orphan that fails them")
 _LI_GEMINI_DROPPED = (
     "LlamaIndex's GoogleGenAI yields no ChatResponse for a chunk without candidates, and the "
     "shim reads ChatResponse.raw: it never sees the event (it would need a google-genai tap "
@@ -297,18 +288,16 @@ def faults() -> list[Fault]:
         # google-genai validates every chunk with pydantic: a mistyped field raises in the SDK.
         _gemini_fault("parts_is_a_dict", WireEvent({"candidates": [{"content": {
             "role": "model", "parts": {"functionCall": {"name": "getWeather"}}}}]})),
-        _gemini_fault("empty_event", WireEvent({}), gaps={"langchain": _SDK_EMPTY_OBJECT,
-                                                          "llamaindex": _LI_GEMINI_DROPPED}),
+        _gemini_fault("empty_event", WireEvent({}), gaps={"llamaindex": _LI_GEMINI_DROPPED}),
         _gemini_fault("candidates_is_an_int", WireEvent({"candidates": 5})),
         # OpenAI chat: the SDK builds chunks without validation, so all of these reach the
         # integration; the orphan fragments reach the caller too.
         _chat_fault("orphan_non_integer_index", WireEvent(_chat(
             {"tool_calls": [{"index": "x", "function": {"arguments": ', "c": 1'}}]}))),
         _chat_fault("orphan_unknown_index", WireEvent(_chat(
-            {"tool_calls": [{"index": 7, "function": {"arguments": ', "c": 1'}}]})),
-            gaps={"langchain": _CHAT_NEW_INDEX, "llamaindex": _CHAT_NEW_INDEX}),
+            {"tool_calls": [{"index": 7, "function": {"arguments": ', "c": 1'}}]}))),
         # LlamaIndex's OpenAI class raises on it (no choices): a transport failure there.
-        _chat_fault("empty_event", WireEvent({}), gaps={"langchain": _SDK_EMPTY_OBJECT}),
+        _chat_fault("empty_event", WireEvent({})),
         _chat_fault("choices_is_a_string", WireEvent(
             {"id": "chatcmpl-fault", "object": "chat.completion.chunk", "choices": "abc"})),
         _chat_fault("delta_is_a_list", WireEvent(_chat([1, 2]))),

@@ -68,6 +68,7 @@ class _Call:
     """Mutable bookkeeping for one call while it streams. Never handed out."""
 
     __slots__ = (
+        "anonymous",
         "blocks",
         "done_text",
         "dropped",
@@ -98,6 +99,7 @@ class _Call:
         self.index = index
         self.order = order
         self.kind: CallKind = kind
+        self.anonymous = False
         self.id: str | None = None
         self.name: str | None = None
         self.state = CallState.open
@@ -300,11 +302,31 @@ class Assembler:
         name: str | None = None,
         kind: CallKind = "function",
         order: Any = None,
+        anonymous: bool = False,
     ) -> None:
-        """Start or identify a call. Rule 2: the first non-empty id and name win."""
+        """Start or identify a call. Rule 2: the first non-empty id and name win.
+
+        ``anonymous``: the vendor's protocol has no call ids (legacy chat ``function_call``),
+        so a missing id is synthesized even in strict mode.
+
+        An id or name of the wrong type (DESIGN §5.2) is ignored for identity and fails the
+        call (``upstream_error``): whatever the vendor meant by it cannot be proven.
+        """
         call = self._calls.get(key)
+        mistyped = None
+        if id is not None and id.__class__ is not str and not isinstance(id, str):
+            mistyped = f"call id is a {type(id).__name__}"
+        if name is not None and name.__class__ is not str and not isinstance(name, str):
+            mistyped = f"tool name is a {type(name).__name__}"
+        if mistyped is not None:
+            self.open(key, index=index, id=id if isinstance(id, str) else None,
+                      name=name if isinstance(name, str) else None, kind=kind, order=order,
+                      anonymous=anonymous)
+            self.taint(key, Reason.upstream_error, mistyped)
+            return
         if call is None:
             call = _Call(key, self._seq, index, order if order is not None else index, kind)
+            call.anonymous = anonymous
             self._seq += 1
             self._calls[key] = call
             if isinstance(id, str) and id:
@@ -600,7 +622,7 @@ class Assembler:
         strict = self._registry.strict_for(call.name, self.config.mode == "strict")
         decision = decide(
             name=call.name,
-            has_id=call.id is not None,
+            has_id=call.id is not None or call.anonymous,
             kind=call.kind,
             provider=self.provider,
             text=text,

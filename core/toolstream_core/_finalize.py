@@ -26,6 +26,8 @@ class Deferred:
 
     def resolve(self) -> Any:
         raise NotImplementedError
+# RFC 8259 whitespace only: a no-break space or another Unicode space is not JSON (4.5).
+_JSON_WHITESPACE = " \t\n\r"
 _ID_VENDORS = frozenset({"openai-chat", "openai-responses", "anthropic"})
 
 
@@ -38,7 +40,7 @@ class Decision:
 
 
 def _parse(text: str | None, *, strict: bool, provider: Provider | None) -> Decision:
-    if text is None or not text.strip():
+    if text is None or not text.strip(_JSON_WHITESPACE):
         return Decision(arguments={})
     try:
         return Decision(arguments=loads_strict(text, reject_duplicate_keys=strict))

@@ -163,21 +163,29 @@ _CHUNK_FIELDS = frozenset({
     "modelVersion", "model_version", "responseId", "response_id", "createTime", "create_time",
 })
 
+_SDK_CHUNK_FIELDS = ("usage_metadata", "prompt_feedback", "error", "model_version", "response_id", "create_time")
+
 
 class GeminiAdapter:
-    __slots__ = ("_builders", "_calls", "_open", "_settle", "_sink")
+    __slots__ = ("_builders", "_calls", "_candidate", "_open", "_settle", "_sink")
 
     def __init__(self, sink: Assembler) -> None:
         self._sink = sink
         self._open: dict[int, Hashable] = {}
         self._builders: dict[Hashable, PartialArgs] = {}
         self._settle: list[Hashable] = []
+        self._candidate: dict[Hashable, int] = {}  # key -> candidate index, for orphans
         self._calls = 0
 
     def feed(self, chunk: Any) -> None:
         sink = self._sink
-        if chunk.__class__ is dict and _CHUNK_FIELDS.isdisjoint(chunk):
-            raise Malformed("a dict with no Gemini response field")
+        if chunk.__class__ is dict:
+            if _CHUNK_FIELDS.isdisjoint(chunk):
+                raise Malformed("a dict with no Gemini response field")
+        elif field2(chunk, "candidates", "candidates") is None and all(
+                field2(chunk, name, name) is None for name in _SDK_CHUNK_FIELDS):
+            # The SDK's parse of ``data: {}``: every field None (usage-only chunks have one).
+            raise Malformed(f"a {type(chunk).__name__} with no field set")
         error = field2(chunk, "error", "error")
         if error:
             sink.upstream_error(str(field2(error, "message", "message") or error))
@@ -220,8 +228,9 @@ class GeminiAdapter:
         if key is not None:
             self._sink.taint(key, Reason.stream_truncated, "the stream ended while the call was declared to continue")
 
-    def _start(self, call: Any, name: str | None, args: Any, streaming: bool) -> Hashable:
+    def _start(self, ci: int, call: Any, name: str | None, args: Any, streaming: bool) -> Hashable:
         key: Hashable = ("part", self._calls)
+        self._candidate[key] = ci
         self._sink.open(key, index=self._calls, id=field2(call, "id", "id"), name=name, order=self._calls)
         self._calls += 1
         if streaming:
@@ -251,16 +260,21 @@ class GeminiAdapter:
             if previous is not None:  # it never got its end marker: it did not finish
                 self._sink.taint(previous, Reason.stream_truncated,
                                  "a new functionCall began before the streaming call ended")
-            key = self._start(call, name, args, will_continue or bool(partial))
+            key = self._start(ci, call, name, args, will_continue or bool(partial))
         elif partial:
             opened = self._open.get(ci)
-            if opened is None:  # nothing to attach to: a call without a name, which will fail
-                self._sink.anomaly("partialArgs with no open function call")
-                opened = self._start(call, None, None, True)
+            if opened is None:
+                # DESIGN §5.1: arguments with no open call are an orphan: they may belong to any
+                # live call of the candidate, the one that just ended too. No call is opened
+                # for an id the vendor never sent.
+                candidate = self._candidate
+                self._sink.fail_live("partialArgs with no open function call",
+                                     lambda key: candidate.get(key) == ci)
+                return
             key = opened
         elif args is not None:
             self._sink.anomaly("a functionCall with args but no name")
-            key = self._start(call, None, args, False)
+            key = self._start(ci, call, None, args, False)
         elif will_continue:  # a keep-alive: part of the open call (or of nothing), changes nothing
             return
         else:

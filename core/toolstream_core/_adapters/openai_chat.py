@@ -14,10 +14,13 @@ Identity (DESIGN §4.1): key = (choice index, tool_call index). Servers differ w
   and a value fails ``upstream_error`` at the end (what the server meant is unknowable).
 Completion: ``finish_reason`` (see ``_completion.chat_finish``); an ``error`` object anywhere
 in a chunk is an upstream error. ``usage.completion_tokens`` feeds the max-token backstop.
-Bad input (DESIGN §5): a tool-call ``index`` that is not an integer cannot be attributed, so
-every live call of that choice fails; a chunk or field of the wrong type raises ``Malformed``
-(every live call fails); a dict with no chat field at all is malformed, a ``type``-tagged dict
-is an unknown kind and ignored. The continuation-chunk path pays for none of these checks.
+Bad input (DESIGN §5): a tool-call ``index`` that is not an integer, or an index never opened
+by a delta with no id and no name, cannot be attributed, so every live call of that choice
+fails; an id or name of the wrong type fails the call it names; a chunk or field of the wrong
+type raises ``Malformed`` (every live call fails); a dict with no chat field at all (or an SDK
+object with none set, the SDK's parse of ``data: {}``) is malformed, a ``type``-tagged dict is
+an unknown kind and ignored. The continuation-chunk path pays for none of these checks.
+The legacy ``function_call`` protocol has no ids: its call gets a synthesized one.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import chat_finish
-from .._models import CallKind
+from .._models import CallKind, Reason
 from ._access import Malformed, field
 
 if TYPE_CHECKING:
@@ -70,9 +73,12 @@ class OpenAIChatAdapter:
         choices = get(chunk, "choices")
         if not choices:
             if choices is None:
-                if chunk.__class__ is dict and _CHUNK_FIELDS.isdisjoint(chunk) and not isinstance(
-                        chunk.get("type"), str):
-                    raise Malformed("a dict with no chat completion field")
+                if chunk.__class__ is dict:
+                    if _CHUNK_FIELDS.isdisjoint(chunk) and not isinstance(chunk.get("type"), str):
+                        raise Malformed("a dict with no chat completion field")
+                elif all(get(chunk, name) is None for name in _CHUNK_FIELDS):
+                    # The SDK's parse of ``data: {}``: an object with every field None.
+                    raise Malformed(f"a {type(chunk).__name__} with no field set")
             elif choices.__class__ is not list:
                 raise Malformed(f"choices is a {type(choices).__name__}")
             self._usage(chunk, get)
@@ -110,7 +116,8 @@ class OpenAIChatAdapter:
         if usage is not None:
             self._sink.usage(get(usage, "completion_tokens"))
 
-    def _new_key(self, ci: int, index: int | None, call_id: str | None, name: str | None, kind: CallKind) -> Hashable:
+    def _new_key(self, ci: int, index: int | None, call_id: str | None, name: str | None, kind: CallKind,
+                 *, anonymous: bool = False) -> Hashable:
         self._generation += 1
         key = ("chat", ci, self._generation)
         position = self._positions.get(ci, 0)
@@ -118,7 +125,7 @@ class OpenAIChatAdapter:
         vendor_index = index if index is not None else position
         self._sink.open(
             key, index=vendor_index, id=call_id, name=name, kind=kind,
-            order=(ci, vendor_index),
+            order=(ci, vendor_index), anonymous=anonymous,
         )
         return key
 
@@ -130,10 +137,11 @@ class OpenAIChatAdapter:
                                  lambda key: key[1] == ci)  # type: ignore[index]
             return
         call_id = get(tc, "id")
+        mistyped = None  # DESIGN §5.2: an id or name of the wrong type fails the call it names
         if call_id is None:  # continuation chunks: one comparison
             pass
         elif call_id.__class__ is not str:
-            raise Malformed(f"tool call id is a {type(call_id).__name__}")
+            mistyped, call_id = f"tool call id is a {type(call_id).__name__}", None
         elif not call_id:
             call_id = None
         function = get(tc, "function")
@@ -146,7 +154,7 @@ class OpenAIChatAdapter:
         if name is None:
             pass
         elif name.__class__ is not str:
-            raise Malformed(f"tool name is a {type(name).__name__}")
+            mistyped, name = f"tool name is a {type(name).__name__}", None
         elif not name:
             name = None
         fragment = None
@@ -156,6 +164,12 @@ class OpenAIChatAdapter:
         sink = self._sink
         if index is not None:
             key = self._by_slot.get((ci, index))
+            if key is None and call_id is None and name is None and mistyped is None:
+                # DESIGN §5.1: arguments for an index never opened, with nothing that names a
+                # call: they may be any live call's of the choice.
+                sink.fail_live(f"a tool-call delta for unopened index {index} with no id or name",
+                               lambda key: key[1] == ci)  # type: ignore[index]
+                return
             if key is None or (call_id is not None and (self._differs(key, call_id) or ci in self._finished)):
                 key = self._new_key(ci, index, call_id, name, kind)
                 self._by_slot[(ci, index)] = key
@@ -177,6 +191,8 @@ class OpenAIChatAdapter:
             key = last
         if call_id is not None:
             self._by_id.setdefault((ci, call_id), key)
+        if mistyped is not None:
+            sink.taint(key, Reason.upstream_error, mistyped)
         self._last[ci] = key
         if fragment is not None:
             sink.append(key, fragment)  # a non-string value is structured (see __init__)
@@ -190,7 +206,10 @@ class OpenAIChatAdapter:
         key = self._by_slot.get((ci, -1))
         name = field(function_call, "name")
         if key is None:
-            key = self._new_key(ci, 0, None, name if isinstance(name, str) and name else None, "function")
+            # The protocol has no call ids: the assembler synthesizes a stable one, in strict
+            # mode too (strict mode fails a missing id only where the protocol has ids).
+            key = self._new_key(ci, 0, None, name if isinstance(name, str) and name else None, "function",
+                                anonymous=True)
             self._by_slot[(ci, -1)] = key
         elif isinstance(name, str) and name:
             self._sink.open(key, index=0, name=name)

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import responses_status
-from .._models import CallKind
+from .._models import CallKind, Reason
 from ._access import Malformed, field, record
 
 if TYPE_CHECKING:
@@ -80,13 +80,24 @@ class OpenAIResponsesAdapter:
             self._sink.upstream_error(f"{code}: {message}" if code else str(message))
 
     def _key(self, event: Any) -> Hashable | None:
+        """The call an argument event names. A mistyped ``item_id`` or ``output_index`` with
+        the other one readable fails that call (DESIGN §5.2); with neither, every live call."""
         item_id = field(event, "item_id")
-        key = self._by_item.get(item_id) if isinstance(item_id, str) else None
-        if key is None:
-            index = field(event, "output_index")
-            key = self._by_index.get(index) if index.__class__ is int else None
+        index = field(event, "output_index")
+        key = None
+        mistyped = None
+        if item_id.__class__ is str:
+            key = self._by_item.get(item_id)
+        elif item_id is not None:
+            mistyped = f"item_id is a {type(item_id).__name__}"
+        if index.__class__ is not int and index is not None:
+            mistyped = f"output_index is a {type(index).__name__}"
+        elif key is None and index is not None:
+            key = self._by_index.get(index)
         if key is None:  # arguments of no known item: they may be any live call's
             self._sink.fail_live(f"arguments for an unknown output item {item_id!r}")
+        elif mistyped is not None:
+            self._sink.taint(key, Reason.upstream_error, mistyped)
         return key
 
     def _item(self, item: Any, output_index: Any, *, done: bool) -> None:

@@ -287,6 +287,9 @@ def _touchable(call: Any, outcome: Outcome, mutant: Mutant) -> bool:
     if kind == "nth":  # the n-th named Gemini part of the event: only the call it opened
         opened = outcome.opened_during
         return isinstance(value, int) and value < len(opened) and call.key == opened[value]
+    if kind == "key":  # a Responses argument event, attributed by its item_id
+        return bool(call.key == value) and (call.key in outcome.live_before
+                                            or call.key in outcome.opened_during)
     if kind == "id":  # a chat fragment without index, attributed by its id
         return call.id == value and call.key in outcome.live_before
     if kind == "last":  # a Gemini continuation part, a bare chat fragment: the latest call

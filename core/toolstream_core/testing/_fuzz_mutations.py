@@ -254,16 +254,19 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
     When the fields that attribute the event to a call are still readable (an Anthropic block
     index, a chat tool-call index, a Responses output index, a Gemini part's name), only that
     call: ``("index", n)`` / ``("nth", n)`` (the n-th call the event opens) / ``("id", id)``
-    (a chat fragment without index); a Gemini part without a name, or a bare chat fragment,
+    (a chat fragment without index) / ``("key", key)`` (a Responses argument event by its
+    ``item_id``); a Gemini part without a name, or a bare chat fragment,
     continues the latest call: ``("last", None)``. Otherwise every call
     live when the event arrived, and the calls the event opened when it holds no other call:
     ``("all+opened", None)``.
     """
     if api == "anthropic" and path[0] in ("delta", "content_block") and _is_int(event.get("index")):
         return ("index", event["index"])
-    if api == "openai-responses" and path[0] in ("delta", "arguments", "item") \
+    if api == "openai-responses" and path[0] in ("delta", "arguments", "item", "item_id") \
             and _is_int(event.get("output_index")):
         return ("index", event["output_index"])
+    if api == "openai-responses" and path == ("output_index",) and isinstance(event.get("item_id"), str):
+        return ("key", ("item", event["item_id"]))  # an argument event still names its item
     if api == "openai-chat" and len(path) > 5 and path[-1] != "index":
         call = event["choices"][path[1]]["delta"]["tool_calls"][path[4]]
         if isinstance(call, dict) and _is_int(call.get("index")):

@@ -41,17 +41,21 @@ _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "openai-chat": (
         ("choices",), ("choices", "*"), ("choices", "*", "delta"), TC, (*TC, "*"),
         (*TC, "*", "index"), (*TC, "*", "function"), (*TC, "*", "function", "arguments"),
+        (*TC, "*", "id"), (*TC, "*", "function", "name"),
     ),
     "openai-responses": (("type",), ("delta",), ("item",), ("item", "type"), ("arguments",),
-                         ("response",)),
+                         ("response",), ("item", "call_id"), ("item", "name"), ("item_id",),
+                         ("output_index",)),
     "anthropic": (("type",), ("index",), ("delta",), ("delta", "type"), ("delta", "partial_json"),
-                  ("content_block",), ("content_block", "type")),
+                  ("content_block",), ("content_block", "type"), ("content_block", "id"),
+                  ("content_block", "name")),
     "gemini": (
         ("candidates",), ("candidates", "*"), ("candidates", "*", "content"),
         ("candidates", "*", "content", "parts"), PART, (*PART, "functionCall"),
         (*PART, "functionCall", "partialArgs"), (*PART, "functionCall", "partialArgs", "*"),
         (*PART, "functionCall", "partialArgs", "*", "stringValue"),
         (*PART, "functionCall", "args"), (*PART, "functionCall", "willContinue"),
+        (*PART, "functionCall", "id"), (*PART, "functionCall", "name"),
     ),
 }
 
@@ -192,8 +196,8 @@ def gemini_interrupted(events: list[Any]) -> list[tuple[int, str]]:
     Either a new named ``functionCall`` began over the call, or the stream ended with the call
     still declared to continue (``willContinue: true`` and no end marker before the finish
     reason): the vendor never finished it. Positions count calls as DESIGN §4.1 opens them
-    (every named part; a nameless part with ``partialArgs`` and nothing open, or with
-    ``args``), which is the ``ToolCall.index``.
+    (every named part, and a nameless part with ``args``; a nameless part with ``partialArgs``
+    and nothing open is an orphan and opens nothing), which is the ``ToolCall.index``.
     """
     interrupted: list[tuple[int, str]] = []
     open_at: dict[Any, tuple[int, str]] = {}
@@ -212,11 +216,9 @@ def gemini_interrupted(events: list[Any]) -> list[tuple[int, str]]:
                     open_at[ci] = (count, str(name))
                 count += 1
             elif call.get("partialArgs"):
-                if ci not in open_at:  # nothing to attach to: a nameless call of its own
-                    if going:
-                        open_at[ci] = (count, "")
-                    count += 1
-                elif not going:
+                if ci not in open_at:  # nothing to attach to: an orphan (DESIGN §5.1), no call
+                    continue
+                if not going:
                     del open_at[ci]
             elif call.get("args") is not None:
                 count += 1
