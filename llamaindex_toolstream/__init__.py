@@ -6,11 +6,15 @@
   ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
 - :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's
   event stream into call-progress events for a UI; they never execute anything.
+- :func:`read_record` reads the decision record (plain JSON in ``additional_kwargs``);
+  :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
+  :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
+  to the LangChain shim.
 """
 
 from __future__ import annotations
 
-from ._agent import ToolstreamFunctionAgent, pair_orphan_calls
+from ._agent import ToolstreamFunctionAgent
 from ._events import (
     CallCommittedEvent,
     CallOpenedEvent,
@@ -19,7 +23,13 @@ from ._events import (
     CallStreamEvent,
 )
 from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
-from ._llm import ToolstreamLLM, error_tool_messages, message_with_rejected_calls
+from ._llm import ToolstreamLLM
+from ._messages import (
+    error_tool_messages,
+    message_with_rejected_calls,
+    pair_orphan_calls,
+    read_record,
+)
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
@@ -36,5 +46,6 @@ __all__ = [
     "error_tool_messages",
     "message_with_rejected_calls",
     "pair_orphan_calls",
+    "read_record",
     "stream_call_events",
 ]

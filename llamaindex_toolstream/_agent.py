@@ -21,7 +21,7 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.agent.workflow import FunctionAgent
@@ -32,76 +32,41 @@ from llama_index.core.agent.workflow.workflow_events import (
     AgentStream,
     ToolCallResult,
 )
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 from llama_index.core.workflow import Context
-from toolstream_core import AssembleConfig
+from toolstream_core import AssemblerEvent, Turn
 
 from ._events import ProgressTranslator
 from ._llm import ToolstreamLLM
-from ._message import call_name
+from ._messages import call_name, pair_orphan_calls
 from ._session import StreamSession, session_of
-from ._tools import REJECTED_TOOL_NAME, RejectedCallTool
+from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
-__all__ = ["ToolstreamFunctionAgent", "pair_orphan_calls"]
+__all__ = ["ToolstreamFunctionAgent"]
 
 logger = logging.getLogger(__name__)
-
-_CANCELLED_CONTENT = (
-    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
-    "returned [cancelled]. It may or may not have taken effect; check before retrying."
-)
-
-
-def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """``messages`` with an error result added for every tool call that has none.
-
-    Only an interrupted run leaves such calls (a run cancelled while its tools ran); each gets
-    a "cancelled" result right after the results its turn already has, so the vendor accepts
-    the history again.
-    """
-    out: list[ChatMessage] = []
-    i = 0
-    items = list(messages)
-    while i < len(items):
-        message = items[i]
-        out.append(message)
-        i += 1
-        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
-        if message.role != "assistant" or not calls:
-            continue
-        answered: set[str] = set()
-        while i < len(items) and items[i].role == "tool":
-            answered.add(str(items[i].additional_kwargs.get("tool_call_id")))
-            out.append(items[i])
-            i += 1
-        for block in calls:
-            ident = block.tool_call_id or ""
-            if ident in answered:
-                continue
-            answered.add(ident)
-            out.append(ChatMessage(
-                role="tool",
-                content=_CANCELLED_CONTENT.format(name=block.tool_name, id=ident),
-                additional_kwargs={"tool_call_id": ident},
-            ))
-    return out
-
 
 class ToolstreamFunctionAgent(FunctionAgent):
     """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
 
-    def __init__(self, *args: Any, config: AssembleConfig | Mapping[str, Any] | None = None,
+    def __init__(self, *args: Any, config: ConfigArg | None = None,
+                 on_turn: Callable[[Turn], None] | None = None,
+                 on_event: Callable[[AssemblerEvent], None] | None = None,
                  **kwargs: Any) -> None:
+        """``FunctionAgent``'s arguments, plus the gate's ``config``, ``on_turn``, ``on_event``
+        (as for ``ToolstreamLLM``). An LLM that is already gated keeps its own gate; giving
+        them here as well is then an error (as for ``ToolstreamMiddleware``)."""
         super().__init__(*args, **kwargs)
         if isinstance(self.llm, ToolstreamLLM):
-            if config is not None:
-                raise ValueError("the LLM is already a ToolstreamLLM: give config= to it instead")
+            if config is not None or on_turn is not None or on_event is not None:
+                raise ValueError("the agent's LLM is already gated by toolstream: give config= "
+                                 "and the callbacks to ToolstreamLLM instead of the agent")
         else:
-            self.llm = ToolstreamLLM(self.llm, config=config)
+            self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])

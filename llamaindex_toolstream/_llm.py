@@ -24,38 +24,29 @@ from llama_index.core.base.llms.types import (
     CompletionResponseAsyncGen,
     CompletionResponseGen,
     LLMMetadata,
-    MessageRole,
 )
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
-from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, ToolSpec, Turn
-from toolstream_core._models import PROVIDERS, Provider
+from toolstream_core import PROVIDERS, AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
 
 from ._limits import output_limit
-from ._message import call_id, call_name
+from ._messages import call_id, call_name
 from ._nonstream import events_for_response
 from ._providers import detect_llm_provider
 from ._session import StreamSession, session_of
-from ._taps import install_anthropic_tap, tap_sink
-from ._tools import ToolsArg, registry_from_tools
+from ._tap import install_anthropic_tap, tap_sink
+from ._tools import ConfigArg, ToolsArg, registry_from_tools, to_config
 
 if TYPE_CHECKING:
     from llama_index.core.tools.types import BaseTool
 
-__all__ = ["ToolstreamLLM", "error_tool_messages", "message_with_rejected_calls"]
+__all__ = ["ToolstreamLLM"]
 
 logger = logging.getLogger(__name__)
 
-Registry = dict[str, Mapping[str, Any] | ToolSpec]
-
-
-def _config_of(config: AssembleConfig | Mapping[str, Any] | None) -> AssembleConfig:
-    if config is None:
-        return AssembleConfig()
-    if isinstance(config, AssembleConfig):
-        return config
-    return AssembleConfig.from_mapping(dict(config))
+Registry = dict[str, Any]
+"""``name -> JSON Schema dict | ToolSpec``, what ``toolstream_core.Assembler(tools=...)`` takes."""
 
 
 class ToolstreamLLM(FunctionCallingLLM):
@@ -64,31 +55,40 @@ class ToolstreamLLM(FunctionCallingLLM):
     ``tools``: a fixed registry (LlamaIndex tools, callables, or ``name -> JSON Schema``);
     by default each ``*_chat_with_tools`` call uses the tools it was given, so unknown names
     and schema violations are rejected before anything runs. ``config``: an
-    ``AssembleConfig`` (or its mapping). ``provider``: the wire, when the class is an
-    OpenAI-compatible subclass this package cannot recognise. ``on_event``: a callback for
+    ``AssembleConfig``, its mapping, or a YAML path. ``provider``: the wire, when the class is
+    an OpenAI-compatible subclass this package cannot recognise. ``on_turn``: called with the
+    core's ``Turn`` after every LLM call, cancelled ones included. ``on_event``: a callback for
     UI progress events (never a reason to execute anything).
+
+    The decision record (``read_record``) is kept as plain JSON in
+    ``ChatResponse.additional_kwargs["toolstream"]`` and on the assistant message.
     """
 
     llm: LLM = Field(description="The wrapped function-calling LLM.")
-    provider: str | None = Field(default=None, description="Vendor wire of the wrapped LLM.")
+    provider: Provider = Field(description="Vendor wire of the wrapped LLM.")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
-    _stream_llm: Any = PrivateAttr(default=None)
+    _stream_llm: FunctionCallingLLM = PrivateAttr()  # set in __init__
     _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
+    _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
 
     def __init__(
         self,
         llm: LLM,
         *,
         tools: ToolsArg | None = None,
-        config: AssembleConfig | Mapping[str, Any] | None = None,
+        config: ConfigArg | None = None,
         provider: Provider | None = None,
+        on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(llm, ToolstreamLLM):
-            raise TypeError("llm is already a ToolstreamLLM; wrap the vendor LLM once")
+            # The same rule as ``with_toolstream`` in the LangChain shim: a second gate would
+            # silently ignore the new options.
+            raise TypeError("the LLM is already gated by toolstream; wrap the vendor LLM once "
+                            "and give tools=, config= and the callbacks to that one wrapper")
         if not isinstance(llm, FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
         detected = provider or detect_llm_provider(llm)
@@ -99,9 +99,10 @@ class ToolstreamLLM(FunctionCallingLLM):
             )
         kwargs.setdefault("callback_manager", llm.callback_manager)
         super().__init__(llm=llm, provider=detected, **kwargs)
-        self._config = _config_of(config)
+        self._config = to_config(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
+        self._on_turn = on_turn
         self._stream_llm = llm
         if detected == "anthropic":
             tapped = install_anthropic_tap(llm)
@@ -127,10 +128,11 @@ class ToolstreamLLM(FunctionCallingLLM):
         """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
         registry = self._registry if self._registry is not None else registry_from_tools(tools)
         return StreamSession(
-            provider=self.provider,  # type: ignore[arg-type]
+            provider=self.provider,
             tools=registry,
             config=self._config,
             on_event=self._on_event,
+            on_turn=self._on_turn,
             tapped=self._stream_llm is not self.llm,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
         )
@@ -270,7 +272,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         """The session behind ``response``; a foreign whole response gets one on demand."""
         session = session_of(response)
         if session is None and response.raw is not None:
-            events = events_for_response(self.provider, response.raw)  # type: ignore[arg-type]
+            events = events_for_response(self.provider, response.raw)
             if events is not None:
                 session = self._session(None)
                 session.absorb_whole(response, events)
@@ -327,33 +329,3 @@ class ToolstreamLLM(FunctionCallingLLM):
     async def astream_complete(self, prompt: str, formatted: bool = False,
                                **kwargs: Any) -> CompletionResponseAsyncGen:
         return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)
-
-
-def message_with_rejected_calls(response: ChatResponse) -> ChatMessage:
-    """The assistant message of ``response`` with every call, rejected ones included.
-
-    ``response.message`` holds committed calls only, so a runner that answers just the calls
-    it runs keeps a legal history. A caller that wants the model to learn why a call did not
-    run puts this message in the history instead, followed by ``error_tool_messages``.
-    """
-    session = session_of(response)
-    full = session.message_with_rejected() if session is not None else None
-    return full if full is not None else response.message
-
-
-def error_tool_messages(response: ChatResponse) -> list[ChatMessage]:
-    """``role="tool"`` messages answering every rejected call of ``response``.
-
-    They pair the ids of ``message_with_rejected_calls(response)`` (not ``response.message``,
-    which holds committed calls only); add the results of the committed calls you run.
-    """
-    session = session_of(response)
-    if session is None:
-        return []
-    return [
-        ChatMessage(role=MessageRole.TOOL, content=result.content,
-                    additional_kwargs={"tool_call_id": result.tool_call_id,
-                                       "name": result.name or "", "is_error": True,
-                                       "toolstream_reason": result.reason.value})
-        for result in session.error_results()
-    ]

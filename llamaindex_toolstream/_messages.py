@@ -12,12 +12,39 @@ drops (``drop_with_protocol_repair``) removed.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
-from toolstream_core import CallState, ToolCall, Turn
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    MessageRole,
+    TextBlock,
+    ToolCallBlock,
+)
+from toolstream_core import RECORD_KEY, CallState, DecisionRecord, ToolCall, Turn
 
-__all__ = ["FALLBACK_NAME", "call_id", "call_name", "rebuild_message"]
+__all__ = [
+    "FALLBACK_NAME",
+    "call_id",
+    "call_name",
+    "error_tool_messages",
+    "message_with_rejected_calls",
+    "pair_orphan_calls",
+    "read_record",
+    "rebuild_message",
+]
+
+_UNGATED_TEXT = (
+    "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
+    "Nothing was executed; you may retry the call with complete, valid arguments."
+)
+
+_CANCELLED_TEXT = (
+    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
+    "returned [cancelled]. It may or may not have taken effect; check before retrying."
+)
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
 FALLBACK_NAME = "unknown_tool"
@@ -103,3 +130,141 @@ def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "",
     if aligned:
         additional["thought_signatures"] = sigs
     return ChatMessage(role=message.role, blocks=blocks, additional_kwargs=additional)
+
+
+# -- public: the decision record and the history ------------------------------------------------
+
+
+def read_record(response: ChatResponse | ChatMessage) -> DecisionRecord | None:
+    """The gate's decision record on ``response`` (or its message); ``None`` if ungated.
+
+    Plain JSON in ``additional_kwargs["toolstream"]`` (schema: ``toolstream_core.DecisionRecord``,
+    the same as the LangChain shim's), kept on the ``ChatResponse`` and on the assistant
+    message, so it survives ``model_dump_json``, memory and chat stores.
+    """
+    for holder in (response, getattr(response, "message", None)):
+        extra = getattr(holder, "additional_kwargs", None)
+        record = extra.get(RECORD_KEY) if isinstance(extra, Mapping) else None
+        if isinstance(record, Mapping) and isinstance(record.get("rejected"), list):
+            return cast(DecisionRecord, record)
+    return None
+
+
+def _message_of(response: ChatResponse | ChatMessage) -> ChatMessage:
+    return response.message if isinstance(response, ChatResponse) else response
+
+
+def _unusable(kwargs: Any) -> str | None:
+    """Why LlamaIndex's own arguments for a call cannot be used, or ``None`` if they can."""
+    if isinstance(kwargs, dict):
+        return None
+    if isinstance(kwargs, str):
+        try:
+            return None if isinstance(json.loads(kwargs), dict) else "not a JSON object"
+        except (ValueError, RecursionError):
+            return "invalid JSON"
+    return "invalid arguments"
+
+
+def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessage]:
+    """``role="tool"`` messages answering every rejected call of ``response``, in order.
+
+    They pair the ids of ``message_with_rejected_calls(response)`` (not ``response.message``,
+    which holds committed calls only); add the results of the committed calls you run. Read
+    from the record, so a response loaded from JSON gives the same answers. For a response that
+    did not pass the gate, the calls whose arguments LlamaIndex itself could not parse are
+    paired the same way (as the LangChain shim does with ``invalid_tool_calls``).
+    """
+    record = read_record(response)
+    if record is not None:
+        return [
+            ChatMessage(role=MessageRole.TOOL, content=entry["content"],
+                        additional_kwargs={"tool_call_id": entry["tool_call_id"],
+                                           "name": entry["name"] or FALLBACK_NAME,
+                                           "is_error": True,
+                                           "toolstream_reason": entry["reason"]})
+            for entry in record["rejected"]
+        ]
+    out: list[ChatMessage] = []
+    for block in _message_of(response).blocks:
+        if not isinstance(block, ToolCallBlock) or not block.tool_call_id:
+            continue
+        error = _unusable(block.tool_kwargs)
+        if error is None:
+            continue
+        out.append(ChatMessage(
+            role=MessageRole.TOOL,
+            content=_UNGATED_TEXT.format(name=block.tool_name, id=block.tool_call_id, error=error),
+            additional_kwargs={"tool_call_id": block.tool_call_id, "name": block.tool_name,
+                               "is_error": True, "toolstream_reason": error}))
+    return out
+
+
+def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMessage:
+    """The assistant message of ``response`` with every call, rejected ones included.
+
+    ``response.message`` holds committed calls only, so a runner that answers just the calls
+    it runs keeps a legal history. A caller that wants the model to learn why a call did not
+    run puts this message in the history instead, followed by ``error_tool_messages``. In the
+    process that streamed it, the message is rebuilt from the stream (text and Gemini thought
+    signatures kept); from a loaded response, the rejected calls are added from the record
+    with ``{}`` arguments (their error result explains why).
+    """
+    from ._session import session_of  # the session module imports this one
+
+    if isinstance(response, ChatResponse):
+        session = session_of(response)
+        full = session.message_with_rejected() if session is not None else None
+        if full is not None:
+            return full
+    message = _message_of(response)
+    record = read_record(response)
+    if record is None:
+        return message
+    present = {b.tool_call_id for b in message.blocks if isinstance(b, ToolCallBlock)}
+    extra = [ToolCallBlock(tool_call_id=entry["tool_call_id"],
+                           tool_name=entry["name"] or FALLBACK_NAME, tool_kwargs={})
+             for entry in record["rejected"] if entry["tool_call_id"] not in present]
+    if not extra:
+        return message
+    additional = {**message.additional_kwargs, RECORD_KEY: record}
+    return ChatMessage(role=message.role, blocks=[*message.blocks, *extra],
+                       additional_kwargs=additional)
+
+
+def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with an error result added for every tool call that has none.
+
+    An interrupted run (cancelled while its tools ran, or a caller that forgot
+    ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
+    gets, right after the results its turn already has, the gate's error result when the call
+    was rejected (from the record), and a "cancelled" result otherwise.
+    """
+    out: list[ChatMessage] = []
+    i = 0
+    items = list(messages)
+    while i < len(items):
+        message = items[i]
+        out.append(message)
+        i += 1
+        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
+        if message.role != "assistant" or not calls:
+            continue
+        answered: set[str] = set()
+        while i < len(items) and items[i].role == "tool":
+            answered.add(str(items[i].additional_kwargs.get("tool_call_id")))
+            out.append(items[i])
+            i += 1
+        errors = {str(m.additional_kwargs.get("tool_call_id")): m
+                  for m in error_tool_messages(message)}
+        for block in calls:
+            ident = block.tool_call_id or ""
+            if ident in answered:
+                continue
+            answered.add(ident)
+            out.append(errors.get(ident) or ChatMessage(
+                role="tool",
+                content=_CANCELLED_TEXT.format(name=block.tool_name, id=ident),
+                additional_kwargs={"tool_call_id": ident},
+            ))
+    return out

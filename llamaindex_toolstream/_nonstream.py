@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolstream_core._models import Provider
+from toolstream_core import Provider
 
 __all__ = ["events_for_response"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from toolstream_core._models import Provider
+from toolstream_core import Provider
 
 __all__ = ["PROVIDER_CLASSES", "detect_llm_provider"]
 

@@ -14,18 +14,22 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import (
+    RECORD_KEY,
     AssembleConfig,
     Assembler,
     AssemblerEvent,
+    DecisionRecord,
     ErrorResult,
+    Provider,
+    RecordMode,
     ToolCall,
     ToolSpec,
     Turn,
+    turn_record,
 )
-from toolstream_core._models import Provider
 
 from ._limits import assembler_limit
-from ._message import rebuild_message
+from ._messages import rebuild_message
 
 __all__ = ["StreamSession", "session_of"]
 
@@ -36,32 +40,6 @@ _ATTR = "_toolstream_session"
 # google-genai's LlamaIndex class raises this for any finishReason other than STOP before it
 # yields the chunk; the reason is the vendor's verbatim, so it is given back to the core.
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
-
-
-def _vendor_error_event(provider: Provider | None, error: BaseException) -> Any | None:
-    """The vendor's error event behind an SDK exception, or ``None`` for a transport failure.
-
-    The SDKs turn an in-stream error event (or an error status) into an exception before the
-    event reaches ``ChatResponse.raw``; giving the event back lets the core say
-    ``upstream_error`` (the vendor failed) instead of ``stream_truncated`` (the wire did).
-    """
-    cls = type(error)
-    if not cls.__module__.startswith(("openai", "anthropic", "google.genai")):
-        return None
-    names = {klass.__name__ for klass in cls.__mro__}
-    if "APIError" not in names or names & {"APIConnectionError", "APITimeoutError"}:
-        return None
-    message = str(error)[:500]
-    if provider == "openai-chat":
-        return {"object": "chat.completion.chunk", "choices": [],
-                "error": {"message": message, "type": cls.__name__}}
-    if provider == "openai-responses":
-        return {"type": "error", "code": cls.__name__, "message": message}
-    if provider == "anthropic":
-        return {"type": "error", "error": {"type": cls.__name__, "message": message}}
-    if provider == "gemini":
-        return {"error": {"message": message, "status": cls.__name__}}
-    return None
 
 
 def session_of(response: ChatResponse) -> StreamSession | None:
@@ -80,13 +58,18 @@ class StreamSession:
         tools: Mapping[str, Mapping[str, Any] | ToolSpec] | None,
         config: AssembleConfig,
         on_event: Callable[[AssemblerEvent], None] | None = None,
+        on_turn: Callable[[Turn], None] | None = None,
         tapped: bool = False,
         max_output_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.config = config
         self.tapped = tapped
+        self.mode: RecordMode = "tap" if tapped else "raw"
         self._forward = on_event
+        self._on_turn = on_turn
+        #: The decision as plain data, also kept on the last response and its message.
+        self.record: DecisionRecord | None = None
         # ``max_output_tokens``: the request's limit, for the backstop of DESIGN 5.5.
         self._assembler = Assembler(tools=tools, config=config, provider=provider,
                                     on_event=self._on_event,
@@ -145,6 +128,7 @@ class StreamSession:
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""
+        self.mode = "message"
         if events is None:
             logger.warning("toolstream: cannot read the %s response; its tool calls are rejected",
                            self.provider)
@@ -184,15 +168,21 @@ class StreamSession:
                 self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
-        if error is not None:
-            event = _vendor_error_event(self.provider, error)
-            if event is not None:
-                self._assembler.feed(event)
         self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
+        self.record = turn_record(self.turn, mode=self.mode, error=error)
         if self.last is not None:
             self._original = self.last.message
             self.last.message = self.final_message(self._original)
+            self.last.additional_kwargs[RECORD_KEY] = self.record
+        self._report(self.turn)
         return self.turn
+
+    def _report(self, turn: Turn) -> None:
+        if self._on_turn is not None:
+            try:
+                self._on_turn(turn)
+            except Exception:  # an observer must never change the result
+                logger.exception("toolstream: on_turn callback failed")
 
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
@@ -216,6 +206,8 @@ class StreamSession:
             return None
         self._original = ChatMessage(role="assistant")
         response = ChatResponse(message=self.final_message(self._original))
+        if self.record is not None:
+            response.additional_kwargs[RECORD_KEY] = self.record
         response.__dict__[_ATTR] = self
         self.last = response
         return response
@@ -242,8 +234,11 @@ class StreamSession:
         """``message`` with the core's calls: committed only, or every call when the caller
         will answer the rejected ones (``keep_rejected``)."""
         assert self.turn is not None
-        return rebuild_message(message, self.turn, text="".join(self._text),
-                               keep_rejected=keep_rejected)
+        rebuilt = rebuild_message(message, self.turn, text="".join(self._text),
+                                  keep_rejected=keep_rejected)
+        if self.record is not None:
+            rebuilt.additional_kwargs[RECORD_KEY] = self.record
+        return rebuilt
 
     def message_with_rejected(self) -> ChatMessage | None:
         """The assistant message with every call, committed and rejected, for a caller that

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.types import AsyncBaseTool
-from toolstream_core import ToolSpec
+from toolstream_core import AssembleConfig, ToolSpec
 
 __all__ = [
     "REJECTED_TOOL_NAME",
+    "ConfigArg",
     "RejectedCallTool",
     "ToolsArg",
     "registry_from_tools",
+    "to_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -30,6 +33,23 @@ logger = logging.getLogger(__name__)
 REJECTED_TOOL_NAME = "toolstream_rejected_call"
 
 ToolsArg = Sequence[BaseTool | Callable[..., Any]] | Mapping[str, Mapping[str, Any] | ToolSpec]
+
+ConfigArg = AssembleConfig | Mapping[str, Any] | str | Path
+"""What ``config=`` accepts (the same in the LangChain shim): the config, its mapping, or a
+YAML file path holding the ``agent_stream_assemble:`` section."""
+
+
+def to_config(config: ConfigArg | None) -> AssembleConfig:
+    """The config from any form a user is likely to have at hand."""
+    if config is None:
+        return AssembleConfig()
+    if isinstance(config, AssembleConfig):
+        return config
+    if isinstance(config, str | Path):
+        return AssembleConfig.from_yaml(config)
+    if isinstance(config, Mapping):
+        return AssembleConfig.from_mapping(dict(config))
+    raise TypeError(f"config: expected AssembleConfig, a mapping or a YAML path, got {type(config)!r}")
 
 
 def _schema_of(tool: BaseTool) -> Mapping[str, Any] | None:

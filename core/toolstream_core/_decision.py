@@ -53,10 +53,13 @@ class DroppedEntry(CallEntry):
 class RejectedEntry(CallEntry):
     """A call that must not run, with what the model is told about it."""
 
+    tool_call_id: str
+    """The id its error result answers: the vendor's, or the core's synthesized one for a
+    call that arrived without an id (``id`` is then ``None``)."""
     reason: str | None
     detail: str | None
     args: str
-    content: str | None
+    content: str
     state: str
 
 
@@ -94,17 +97,17 @@ def history_args(raw: str | None) -> str:
 
 def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = None) -> DecisionRecord:
     """The JSON-safe summary of ``turn``: enough to pair every call id, audit and retry."""
-    results = {r.tool_call_id: r for r in turn.error_results()}
     rejected: list[RejectedEntry] = []
-    for call in turn.rejected:
-        result = results.get(call.id or "")
+    # ``error_results()`` holds exactly one result per rejected call, in the same order.
+    for call, result in zip(turn.rejected, turn.error_results(), strict=True):
         rejected.append({
             "id": call.id,
             "name": call.name,
+            "tool_call_id": result.tool_call_id,
             "reason": str(call.reason) if call.reason else None,
             "detail": call.detail,
             "args": history_args(call.raw_arguments),
-            "content": result.content if result is not None else None,
+            "content": result.content,
             "state": str(call.state),
         })
     return {

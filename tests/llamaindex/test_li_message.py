@@ -12,7 +12,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 from toolstream_core import Assembler
 
-from llamaindex_toolstream._message import rebuild_message
+from llamaindex_toolstream._messages import rebuild_message
 
 
 def _gemini_partial_turn() -> Any:
