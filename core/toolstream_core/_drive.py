@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
-from ._assembler import Assembler
+from ._assembler import Assembler, fail_unfinished
 from ._models import Reason, Turn
 
 __all__ = ["aassemble", "assemble"]
@@ -57,7 +57,7 @@ def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
         try:
             chunk, error = inbox.get(timeout=timeout)
         except queue.Empty:
-            assembler.fail_open(Reason.idle_timeout, f"no data for {timeout:g} s")
+            fail_unfinished(assembler, Reason.idle_timeout, f"no data for {timeout:g} s")
             _close_quietly(stream)
             return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
         if chunk is _END:
@@ -86,7 +86,7 @@ async def aassemble(stream: AsyncIterable[Any], **kwargs: Any) -> Turn:
             except StopAsyncIteration:
                 return assembler.finish()
             except TimeoutError:
-                assembler.fail_open(Reason.idle_timeout, f"no data for {timeout:g} s")
+                fail_unfinished(assembler, Reason.idle_timeout, f"no data for {timeout:g} s")
                 await _aclose_quietly(stream)
                 return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
             except asyncio.CancelledError:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ._models import CallState, Provider, Reason, ToolCall, Turn
 
 if TYPE_CHECKING:
-    from ._assembler import Assembler
+    from ._table import CallTable
 
 __all__ = [
     "ARGUMENTS_LIMIT",
@@ -97,7 +97,7 @@ def untraced() -> Iterator[None]:
         yield
 
 
-def record_turn(assembler: Assembler, turn: Turn) -> None:
+def record_turn(assembler: CallTable, turn: Turn) -> None:
     """Record ``turn`` as a span with one event per decided client call. Never raises."""
     if _parent.get() is _UNTRACED:
         return
@@ -107,7 +107,7 @@ def record_turn(assembler: Assembler, turn: Turn) -> None:
         _log.debug("toolstream: recording the turn's trace failed", exc_info=True)
 
 
-def _record(assembler: Assembler, turn: Turn) -> None:
+def _record(assembler: CallTable, turn: Turn) -> None:
     from opentelemetry import trace
 
     from . import __version__
@@ -151,11 +151,11 @@ def _record(assembler: Assembler, turn: Turn) -> None:
         span.end(end_time=now_ns)
 
 
-def _call_sizes(assembler: Assembler) -> tuple[dict[Any, int], float | None]:
+def _call_sizes(assembler: CallTable) -> tuple[dict[Any, int], float | None]:
     """Argument bytes per call key (re-sent copies included) and when the first call opened."""
     sizes: dict[Any, int] = {}
     first: float | None = None
-    for key, call in getattr(assembler, "_calls", {}).items():
+    for key, call in assembler.calls.items():
         sizes[key] = int(getattr(call, "nbytes", 0)) + int(getattr(call, "twin_bytes", 0))
         opened = getattr(call, "opened_at", None)
         if isinstance(opened, float) and (first is None or opened < first):

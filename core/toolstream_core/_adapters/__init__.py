@@ -1,27 +1,65 @@
 """One adapter per vendor family; each owns that vendor's identity rules (DESIGN §4.1).
 
-An adapter turns wire events into the assembler's vocabulary and keeps only the state needed
-to resolve identity (which key a fragment belongs to). It never decides anything.
+An adapter turns wire events into the words of a ``Sink`` (the call table, ``_table.CallTable``)
+and keeps only the state needed to resolve identity (which key a fragment belongs to). It never
+decides anything, and it never sees the ``Assembler``.
+
+Call keys: each adapter names its calls with hashable keys of its own shape. They are the
+``ToolCall.key`` callers see and the ``key`` of UI events, and they are unique within a stream:
+
+    OpenAI chat       ("chat", choice_index, n)   n: a per-stream counter; a reused index or a
+                                                  summary copy gets a new n (see openai_chat)
+    OpenAI Responses  ("item", item_id)           or ("item", output_index) without an item id
+    Anthropic         ("block", index)            a streamed content block
+                      ("block", index, n)         the block re-sent whole at a used index (n-th copy)
+                      ("block", None, n)          a tool block started with no integer index
+                      ("start", position)         a complete block inside message_start
+    Gemini            ("part", n)                 the n-th functionCall part that opened a call
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._access import field
 
 if TYPE_CHECKING:
-    from .._assembler import Assembler
-    from .._models import Provider
+    from .._completion import Verdict
+    from .._models import CallKind, Provider, Reason
 
-__all__ = ["Adapter", "detect_provider", "make_adapter", "unwrap"]
+__all__ = ["Adapter", "Sink", "detect_provider", "make_adapter", "unwrap"]
 
 
 class Adapter(Protocol):
     def feed(self, event: Any) -> None: ...
 
 
-def make_adapter(provider: Provider, sink: Assembler) -> Adapter:
+class Sink(Protocol):
+    """What an adapter may say about a stream (``_table.CallTable`` implements it; see there
+    for what each word does)."""
+
+    structured_fragments: bool
+
+    def open(self, key: Hashable, *, index: int | None, id: Any = None, name: Any = None,
+             kind: CallKind = "function", order: Any = None, anonymous: bool = False) -> None: ...
+    def append(self, key: Hashable, fragment: Any) -> None: ...
+    def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None: ...
+    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None: ...
+    def done_arguments(self, key: Hashable, text: Any) -> None: ...
+    def close_arguments(self, key: Hashable) -> None: ...
+    def settle(self, key: Hashable) -> None: ...
+    def end_turn(self, finish_reason: str | None, verdict: Verdict | None) -> None: ...
+    def usage(self, output_tokens: Any) -> None: ...
+    def upstream_error(self, detail: str) -> None: ...
+    def taint(self, key: Hashable, reason: Reason, detail: str) -> None: ...
+    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None) -> None: ...
+    def anomaly(self, detail: str) -> None: ...
+    def has_fragments(self, key: Hashable) -> bool: ...
+    def call_id(self, key: Hashable) -> str | None: ...
+
+
+def make_adapter(provider: Provider, sink: Sink) -> Adapter:
     if provider == "openai-chat":
         from .openai_chat import OpenAIChatAdapter
 

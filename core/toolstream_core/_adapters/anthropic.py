@@ -28,7 +28,7 @@ from .._models import CallKind, Reason
 from ._access import Malformed, field, record, records
 
 if TYPE_CHECKING:
-    from .._assembler import Assembler
+    from . import Sink
 
 __all__ = ["AnthropicAdapter"]
 
@@ -36,7 +36,7 @@ __all__ = ["AnthropicAdapter"]
 class AnthropicAdapter:
     __slots__ = ("_blocks", "_closed", "_copies", "_sink", "_stop_reason")
 
-    def __init__(self, sink: Assembler) -> None:
+    def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._stop_reason: str | None = None
         self._closed: list[Hashable] = []
@@ -82,7 +82,7 @@ class AnthropicAdapter:
             index = field(event, "index")
             key = self._blocks.get(index) if index.__class__ is int else None
             if key is not None:
-                sink.close(key)
+                sink.close_arguments(key)
                 self._closed.append(key)
         elif kind == "message_start":
             message = record(field(event, "message"), "message")
@@ -93,7 +93,7 @@ class AnthropicAdapter:
             self._note_stop(field(record(field(event, "delta"), "message_delta delta"), "stop_reason"))
             sink.usage(field(record(field(event, "usage"), "message_delta usage"), "output_tokens"))
         elif kind == "message_stop":
-            sink.end(self._stop_reason, anthropic_stop(self._stop_reason))
+            sink.end_turn(self._stop_reason, anthropic_stop(self._stop_reason))
         elif kind == "error":
             error = field(event, "error")
             sink.upstream_error(f"{field(error, 'type')}: {field(error, 'message')}")
@@ -127,7 +127,7 @@ class AnthropicAdapter:
             value = to_dict() if callable(to_dict) else value
         if complete:
             sink.set_value(key, value if value is not None else {})
-            sink.close(key)
+            sink.close_arguments(key)
             self._closed.append(key)
         elif value:
             sink.set_value(key, value)

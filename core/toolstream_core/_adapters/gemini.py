@@ -32,7 +32,7 @@ from .._models import Reason
 from ._access import Malformed, field2, record, records, text_of
 
 if TYPE_CHECKING:
-    from .._assembler import Assembler
+    from . import Sink
 
 __all__ = ["GeminiAdapter", "PartialArgs"]
 
@@ -169,7 +169,7 @@ _SDK_CHUNK_FIELDS = ("usage_metadata", "prompt_feedback", "error", "model_versio
 class GeminiAdapter:
     __slots__ = ("_builders", "_calls", "_candidate", "_open", "_settle", "_sink")
 
-    def __init__(self, sink: Assembler) -> None:
+    def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._open: dict[int, Hashable] = {}
         self._builders: dict[Hashable, PartialArgs] = {}
@@ -195,7 +195,7 @@ class GeminiAdapter:
         feedback = field2(chunk, "promptFeedback", "prompt_feedback")
         block = text_of(field2(feedback, "blockReason", "block_reason"))
         if block:
-            sink.end(block, Verdict.error)
+            sink.end_turn(block, Verdict.error)
         for candidate in records(field2(chunk, "candidates", "candidates"), "candidates"):
             record(candidate, "a candidate")
             ci = field2(candidate, "index", "index")
@@ -211,7 +211,7 @@ class GeminiAdapter:
             reason = text_of(field2(candidate, "finishReason", "finish_reason"))
             if reason:
                 self._unfinished(ci)
-                sink.end(reason, gemini_finish(reason))
+                sink.end_turn(reason, gemini_finish(reason))
         # Rule 10 after the chunk's own finish reason: a call ended in the same chunk as a
         # SAFETY stop must not be pipelined.
         settle, self._settle = self._settle, []
@@ -242,7 +242,7 @@ class GeminiAdapter:
         return key
 
     def _end(self, key: Hashable) -> None:
-        self._sink.close(key)
+        self._sink.close_arguments(key)
         self._settle.append(key)
 
     def _function_call(self, ci: int, call: Any) -> None:

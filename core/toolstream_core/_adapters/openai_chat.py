@@ -33,7 +33,7 @@ from .._models import CallKind, Reason
 from ._access import Malformed, field
 
 if TYPE_CHECKING:
-    from .._assembler import Assembler
+    from . import Sink
 
 __all__ = ["OpenAIChatAdapter"]
 
@@ -50,7 +50,7 @@ def _error_text(error: Any) -> str:
 class OpenAIChatAdapter:
     __slots__ = ("_by_id", "_by_slot", "_finished", "_generation", "_last", "_positions", "_sink")
 
-    def __init__(self, sink: Assembler) -> None:
+    def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._by_slot: dict[tuple[int, int], Hashable] = {}
         self._by_id: dict[tuple[int, str], Hashable] = {}
@@ -106,7 +106,7 @@ class OpenAIChatAdapter:
             reason = get(choice, "finish_reason")
             if reason is not None:
                 self._finished.add(ci)
-                sink.end(str(reason), chat_finish(str(reason)))
+                sink.end_turn(str(reason), chat_finish(str(reason)))
                 self._usage(chunk, get)
 
     def _usage(self, chunk: Any, get: Callable[[Any, str], Any]) -> None:

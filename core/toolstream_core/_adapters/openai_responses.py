@@ -24,7 +24,7 @@ from .._models import CallKind, Reason
 from ._access import Malformed, field, record
 
 if TYPE_CHECKING:
-    from .._assembler import Assembler
+    from . import Sink
 
 __all__ = ["OpenAIResponsesAdapter"]
 
@@ -38,7 +38,7 @@ _ARG_DONE = {"response.function_call_arguments.done": "arguments", "response.cus
 class OpenAIResponsesAdapter:
     __slots__ = ("_by_index", "_by_item", "_sink")
 
-    def __init__(self, sink: Assembler) -> None:
+    def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._by_item: dict[str, Hashable] = {}
         self._by_index: dict[int, Hashable] = {}
@@ -59,7 +59,7 @@ class OpenAIResponsesAdapter:
             key = self._key(event)
             if key is not None:
                 self._sink.done_arguments(key, field(event, _ARG_DONE[kind]))
-                self._sink.close(key)
+                self._sink.close_arguments(key)
                 self._sink.settle(key)
         elif kind in _TERMINAL:
             response = record(field(event, "response"), "response")
@@ -70,7 +70,7 @@ class OpenAIResponsesAdapter:
             self._sink.usage(field(field(response, "usage"), "output_tokens"))
             if error and kind != "response.completed":
                 self._sink.anomaly(f"response error: {field(error, 'message') or error}")
-            self._sink.end(
+            self._sink.end_turn(
                 str(status) if status is not None else kind.rsplit(".", 1)[-1],
                 responses_status(kind, reason if isinstance(reason, str) else None),
             )
@@ -129,12 +129,12 @@ class OpenAIResponsesAdapter:
             sink.open(key, index=index, id=field(item, "call_id"), name=field(item, "name"))
         if client_kind is None:
             if done:
-                sink.close(key)
+                sink.close_arguments(key)
             return
         arguments = field(item, "arguments" if client_kind == "function" else "input")
         if done:
             sink.done_arguments(key, arguments)
-            sink.close(key)
+            sink.close_arguments(key)
             sink.settle(key)
         elif isinstance(arguments, str) and arguments and not sink.has_fragments(key):
             # Some servers put the whole arguments in the added item: the vendor's own copy.

@@ -1,0 +1,623 @@
+"""The call table: the vocabulary adapters speak, and everything a call goes through after it.
+
+Adapters (``_adapters/``) never see the ``Assembler``: they get this table, typed as the
+``Sink`` protocol of ``_adapters/__init__.py``, and translate each vendor's wire events into
+its words:
+
+    open       start or identify a call (rule 2: first write wins; rule 8: call-count cap)
+    append     a text fragment (rule 3: concatenate, never look inside; rule 8: byte cap)
+    set_value / count_structured   structured arguments, whole or being built (DESIGN §5.3)
+    done_arguments   the vendor's own final copy of the arguments (Responses)
+    close_arguments  the vendor closed one call's arguments           (open -> args_complete)
+    settle     rule 10: the vendor can no longer change this call; pipeline it if allowed
+    end_turn   the vendor's end-of-turn signal and its verdict (rule 4)
+    usage      output tokens so far (the DESIGN §5.5 backstop)
+    upstream_error / taint / fail_live / anomaly   DESIGN §5: what cannot be proven fails
+    has_fragments / call_id   the two questions adapters ask back
+
+and the ``Assembler`` uses the rest: ``finish`` (rules 4, 5, 7, 9 with ``_completion``,
+``_finalize``, ``_results``), ``cancel`` and ``fail_unfinished`` (drivers' ``idle_timeout``).
+Every state change goes through ``_call.move`` and its one transition table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from . import _results
+from ._call import BLOCK as _BLOCK
+from ._call import MOVE_TO, Call, Move, move
+from ._completion import Verdict, is_vendor_error
+from ._config import AssembleConfig
+from ._finalize import NO_VALUE, Deferred, decide, same_copy
+from ._metrics import metrics
+from ._models import (
+    ArgumentsDelta,
+    AssemblerEvent,
+    CallCommitted,
+    CallKind,
+    CallOpened,
+    CallRejected,
+    CallState,
+    ErrorResult,
+    Provider,
+    Reason,
+    ToolCall,
+    Turn,
+)
+from ._registry import Registry
+from ._strict_json import dump_structured
+
+__all__ = ["CallTable"]
+
+_log = logging.getLogger("toolstream")
+_MAX_ANOMALIES = 64
+_LIVE = (CallState.open, CallState.args_complete)
+_OPEN = CallState.open
+_NO_SIGNAL = "the stream ended without a finish signal"
+_ARGS_COMPLETE = CallState.args_complete
+
+
+class CallTable:
+    """Every call of one stream, by adapter key, and the turn-level facts the vendor sent.
+
+    Internal: made by ``Assembler`` and handed to one adapter. Attributes the adapter may set:
+    ``structured_fragments`` (OpenAI chat: a non-string fragment is structured arguments).
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        config: AssembleConfig,
+        on_event: Callable[[AssemblerEvent], None] | None,
+        provider: Provider | None,
+        max_output_tokens: int | None,
+    ) -> None:
+        self.config = config
+        self.provider: Provider | None = provider
+        self.max_output_tokens = max_output_tokens
+        self.structured_fragments = False
+        self.calls: dict[Hashable, Call] = {}
+        self._registry = registry
+        self._on_event = on_event
+        self._ids: dict[str, Call] = {}
+        self._seq = 0
+        self._client_count = 0
+        self._server_count = 0
+        self._verdict: Verdict | None = None
+        self._finish_reason: str | None = None
+        self._error_detail: str | None = None
+        self._output_tokens: int | None = None
+        self._anomalies: list[str] = []
+        self._max_bytes = config.max_tool_argument_bytes
+        self._forward = config.ui_forward_partial_args
+
+    # -- what the Assembler asks --------------------------------------------------------------
+
+
+    def cancel(self, reason: str) -> None:
+        """Cancel every client call not yet terminal."""
+        for call in self._client_calls():
+            if call.state in _LIVE:
+                self._terminate(call, Move.cancel, Reason.cancelled, reason)
+
+    def finish(self, transport_complete: bool, error: BaseException | None, *, cancelled: bool) -> Turn:
+        """Decide every live call (rule 4, then rules 5 and 7 per call) and build the Turn."""
+        complete = False
+        if not cancelled:
+            complete, reason, detail = self._completion(transport_complete, error)
+            # Only the finish signal is missing: ToolSpec.strict decides per tool (DESIGN §3);
+            # Turn.complete stays the config mode's answer.
+            unsignalled = reason is Reason.stream_truncated and detail is _NO_SIGNAL
+            default_strict = self.config.mode == "strict"
+            for call in self._client_calls():
+                if call.state not in _LIVE:
+                    continue
+                proven = complete
+                if unsignalled:
+                    proven = not self._registry.strict_for(call.name, default_strict)
+                if proven:
+                    self._finalize(call)
+                else:
+                    self._terminate(call, Move.fail, reason, detail)
+        return self._build_turn(complete, error)
+
+    def fail_unfinished(self, reason: Reason, detail: str) -> None:
+        """Fail every client call not yet decided with ``reason`` now (drivers: ``idle_timeout``)."""
+        for call in self._client_calls():
+            if call.state in _LIVE:
+                self._terminate(call, Move.fail, reason, detail)
+
+    # -- the vocabulary adapters speak -------------------------------------------------------
+
+    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None) -> None:
+        """DESIGN §5: data that may have belonged to a live call but cannot be attributed to
+        one (a malformed event, an orphan fragment) fails every live call it could have
+        touched (``where`` narrows them by key), with ``upstream_error``. Counted once."""
+        self.anomaly(detail)
+        for call in self.calls.values():
+            if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
+                call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
+
+
+    def open(
+        self,
+        key: Hashable,
+        *,
+        index: int | None,
+        id: str | None = None,
+        name: str | None = None,
+        kind: CallKind = "function",
+        order: Any = None,
+        anonymous: bool = False,
+    ) -> None:
+        """Start or identify a call. Rule 2: the first non-empty id and name win.
+
+        ``anonymous``: the vendor's protocol has no call ids (legacy chat ``function_call``),
+        so a missing id is synthesized even in strict mode.
+
+        An id or name of the wrong type (DESIGN §5.2) is ignored for identity and fails the
+        call (``upstream_error``): whatever the vendor meant by it cannot be proven.
+        """
+        call = self.calls.get(key)
+        mistyped = None
+        if id is not None and id.__class__ is not str and not isinstance(id, str):
+            mistyped = f"call id is a {type(id).__name__}"
+        if name is not None and name.__class__ is not str and not isinstance(name, str):
+            mistyped = f"tool name is a {type(name).__name__}"
+        if mistyped is not None:
+            self.open(key, index=index, id=id if isinstance(id, str) else None,
+                      name=name if isinstance(name, str) else None, kind=kind, order=order,
+                      anonymous=anonymous)
+            self.taint(key, Reason.upstream_error, mistyped)
+            return
+        if call is None:
+            call = Call(key, self._seq, index, order if order is not None else index, kind)
+            call.anonymous = anonymous
+            self._seq += 1
+            self.calls[key] = call
+            if isinstance(id, str) and id:
+                call.id = id
+            if isinstance(name, str) and name:
+                call.name = name
+            if kind == "server":
+                self._server_count += 1
+                if self._server_count > self.config.max_tool_calls_in_flight_assemble:
+                    move(call, Move.fail)
+                return
+            if call.id is not None and self._link_twin(call):
+                return
+            self._client_count += 1
+            self._emit_opened(call)
+            if self._client_count > self.config.max_tool_calls_in_flight_assemble:
+                limit = self.config.max_tool_calls_in_flight_assemble
+                self._terminate(
+                    call, Move.fail, Reason.too_many_tool_calls, f"more than {limit} calls in one stream"
+                )
+            return
+        if isinstance(id, str) and id and id != call.id:
+            if call.id is None:
+                call.id = id
+                if call.kind != "server":
+                    self._link_twin(call)
+            else:
+                self.anomaly(f"call {call.id!r} was sent a second id {id!r}; the first is kept")
+        if isinstance(name, str) and name and name != call.name:
+            if call.name is None:
+                call.name = name
+            else:
+                self.anomaly(f"call {call.id!r} was sent a second name {name!r}; the first is kept")
+
+    def append(self, key: Hashable, fragment: Any) -> None:
+        """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes."""
+        call = self.calls.get(key)
+        if call is None:
+            self.anomaly(f"argument fragment for unknown call {key!r} dropped")
+            return
+        if fragment.__class__ is not str and not isinstance(fragment, str):
+            if self.structured_fragments and call.kind == "function":
+                self.set_value(key, fragment)
+            else:
+                self.taint(key, Reason.upstream_error, f"argument fragment of type {type(fragment).__name__}")
+            return
+        state = call.state
+        if state is not _OPEN:
+            if state is _ARGS_COMPLETE and fragment:
+                # The vendor closed this call and then sent more: what it meant is unprovable.
+                self.taint(key, Reason.upstream_error, "argument text arrived after the call was closed")
+            return
+        owner = call.primary
+        if owner is None:
+            owner = call
+        elif owner.state is not _OPEN and owner.state is not _ARGS_COMPLETE:
+            return
+        call.nfrag += 1
+        if not fragment:
+            return
+        size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
+        call.nbytes += size
+        if owner is call:
+            if call.nbytes > self._max_bytes:
+                self._overflow(call)
+                return
+        else:
+            owner.twin_bytes += size
+            if owner.twin_bytes > self._max_bytes:
+                self._overflow(owner)
+                return
+        parts = call.parts
+        parts.append(fragment)
+        if len(parts) >= _BLOCK:
+            call.blocks.append("".join(parts))
+            parts.clear()
+        if self._on_event is not None:
+            # A re-sent copy is the same call to a UI: report it under the call it copies.
+            self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
+                                      owner.nbytes + owner.twin_bytes))
+
+    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None:
+        """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
+
+        ``total_bytes`` is the size of the compact JSON built so far, kept by the adapter, so a
+        value streamed in pieces is counted exactly as the same value sent whole.
+        """
+        call = self.calls.get(key)
+        if call is None or call.state.terminal:
+            return
+        call.nbytes = total_bytes
+        if call.nbytes > self._max_bytes:
+            self._overflow(call)
+        elif self._on_event is not None and fragment != "":
+            text = fragment if isinstance(fragment, str) else dump_structured(fragment)[0]
+            self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
+
+    def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None:
+        """Structured arguments (Gemini ``args``, a complete Anthropic ``input``, an OpenAI chat
+        ``arguments`` object), taken as is. ``count=False``: a value still being built
+        (``Deferred``), counted by ``count_structured`` as it grows.
+
+        DESIGN §5: the value gets the strict verdict its text would get (no NaN, no lone
+        surrogate). A second, different value for the same call is a conflicting re-send.
+        """
+        call = self.calls.get(key)
+        if call is None or call.state.terminal:
+            return
+        if not count:
+            call.value = value
+            call.value_text = None
+            return
+        text, error = dump_structured(value)
+        if call.value is not NO_VALUE and not isinstance(call.value, Deferred):
+            if text != call.value_text or error is not None:
+                self.taint(key, Reason.duplicate_conflict, "structured arguments sent twice, differently")
+            return
+        call.value = value
+        call.value_text = text
+        if error is not None:
+            self.taint(key, Reason.invalid_json, error)
+            return
+        assert text is not None
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        call.nbytes = size
+        if size > self._max_bytes:
+            self._overflow(call)
+        elif self._on_event is not None:
+            self._emit(ArgumentsDelta(key, text if self._forward else None, size))
+
+    def done_arguments(self, key: Hashable, text: Any) -> None:
+        """A vendor's own final copy of the arguments (Responses done events).
+
+        With no deltas it *is* the arguments; with deltas it must agree with them, and a
+        contradiction means the vendor itself is unsure what it sent.
+        """
+        call = self.calls.get(key)
+        if call is None or call.state.terminal or text is None:
+            return
+        if not isinstance(text, str):
+            self.taint(key, Reason.upstream_error, f"the done event's arguments are a {type(text).__name__}")
+            return
+        if call.nfrag == 0:
+            if call.done_text is None:
+                size = len(text.encode("utf-8", "surrogatepass"))
+                if size > self._max_bytes:
+                    call.nbytes = size
+                    self._overflow(call)
+                    return
+                call.done_text = text
+                call.nbytes = size
+            elif call.done_text != text:
+                self.taint(key, Reason.upstream_error, "the vendor's done events disagree on the arguments")
+        elif call.text() != text:
+            self.taint(key, Reason.upstream_error, "the done event contradicts the streamed arguments")
+
+    def has_fragments(self, key: Hashable) -> bool:
+        call = self.calls.get(key)
+        return call is not None and call.nfrag > 0
+
+    def close_arguments(self, key: Hashable) -> None:
+        """The vendor closed this call's arguments (block stop, done event, end of call)."""
+        call = self.calls.get(key)
+        if call is not None and call.state is _OPEN:
+            move(call, Move.close)
+
+    def settle(self, key: Hashable) -> None:
+        """Rule 10: a point where the vendor can no longer change this call; pipeline if allowed."""
+        call = self.calls.get(key)
+        if (
+            call is None
+            or call.state is not CallState.args_complete
+            or call.kind == "server"
+            or call.primary is not None
+            or not self.config.execute_before_stream_end
+            or self.provider == "openai-chat"
+            or call.name not in self._registry.pipelined
+            or (self._verdict is not None and self._verdict is not Verdict.complete)
+        ):
+            return
+        self._finalize(call)
+
+    def end_turn(self, finish_reason: str | None, verdict: Verdict | None) -> None:
+        """The vendor's end-of-turn signal. The worst verdict seen is the one that counts."""
+        if finish_reason is not None:
+            self._finish_reason = str(finish_reason)
+        if verdict is not None and (self._verdict is None or verdict > self._verdict):
+            self._verdict = verdict
+
+    def usage(self, output_tokens: Any) -> None:
+        """The vendor's count of output tokens so far (cumulative); the largest report counts."""
+        if output_tokens is None:
+            return
+        if output_tokens.__class__ is not int or output_tokens < 0:
+            self.anomaly(f"output token count {output_tokens!r} is not a count")
+            return
+        if self._output_tokens is None or output_tokens > self._output_tokens:
+            self._output_tokens = output_tokens
+
+    def upstream_error(self, detail: str) -> None:
+        """An error event or error object: nothing open can be proven any more."""
+        self._verdict = Verdict.error
+        if self._error_detail is None:
+            self._error_detail = detail[:500]
+        self.anomaly(f"upstream error: {detail[:200]}")
+
+    def taint(self, key: Hashable, reason: Reason, detail: str) -> None:
+        """Mark one call as unprovable; it fails with ``reason`` whatever the turn's outcome."""
+        call = self.calls.get(key)
+        if call is not None and call.taint is None and not call.state.terminal:
+            call.taint = (reason, detail)
+        self.anomaly(detail)
+
+    def anomaly(self, detail: str) -> None:
+        """Count odd vendor data; kept (bounded) for diagnosis, logged at debug level."""
+        _log.debug("toolstream anomaly: %s", detail)
+        if len(self._anomalies) < _MAX_ANOMALIES:
+            self._anomalies.append(detail)
+
+    def call_id(self, key: Hashable) -> str | None:
+        call = self.calls.get(key)
+        return call.id if call is not None else None
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _client_calls(self) -> list[Call]:
+        return [c for c in self.calls.values() if c.kind != "server" and c.primary is None]
+
+    def _link_twin(self, call: Call) -> bool:
+        """Rule 7: a second call with an id already seen is a copy of the first, not a new call."""
+        assert call.id is not None
+        first = self._ids.get(call.id)
+        if first is None:
+            self._ids[call.id] = call
+            return False
+        if first is call:
+            return False
+        call.primary = first
+        first.twins.append(call)
+        first.twin_bytes += call.nbytes
+        return True
+
+    def _completion(self, transport_complete: bool, error: BaseException | None) -> tuple[bool, Reason, str]:
+        """Rule 4: the transport ended *and* the vendor said the turn ended normally."""
+        verdict = self._verdict
+        if verdict is Verdict.error:
+            detail = self._error_detail or f"the vendor ended the turn with {self._finish_reason!r}"
+            return False, Reason.upstream_error, detail
+        if error is not None and is_vendor_error(error):
+            return False, Reason.upstream_error, f"the vendor reported an error: {type(error).__name__}: {error}"
+        if not transport_complete:
+            cause = f" ({type(error).__name__}: {error})" if error is not None else ""
+            return False, Reason.stream_truncated, f"the stream ended before the vendor finished{cause}"
+        if verdict is Verdict.truncated:
+            return False, Reason.stream_truncated, f"the vendor stopped early ({self._finish_reason!r})"
+        limit, used = self.max_output_tokens, self._output_tokens
+        if limit is not None and used is not None and used >= limit:
+            # DESIGN §5 backstop: some servers report a normal finish when max_tokens cut the
+            # call (vLLM), and a cut can land where the JSON happens to parse.
+            return False, Reason.stream_truncated, (
+                f"the output reached the token limit ({used} of {limit}) whatever the finish "
+                f"reason ({self._finish_reason!r}) says")
+        if verdict is None:
+            return self.config.mode == "lenient", Reason.stream_truncated, _NO_SIGNAL
+        return True, Reason.stream_truncated, ""
+
+    def _finalize(self, call: Call) -> None:
+        if call.taint is not None:
+            self._terminate(call, Move.fail, *call.taint)
+            return
+        text = call.text()
+        if call.value is not NO_VALUE:
+            if text and call.nfrag:
+                self._terminate(call, Move.fail, Reason.upstream_error,
+                                "the call's arguments arrived both as text and as a structured value")
+                return
+            # Structured arguments: their compact JSON is the text that gets the verdict.
+            text, error = dump_structured(call.structured())
+            call.value_text = text
+            if error is not None:
+                self._reject_invalid_json(call, error)
+                return
+        raw = call.raw()
+        for twin in call.twins:
+            twin_raw = twin.raw()
+            if twin.name != call.name or not same_copy(twin_raw, raw):
+                metrics.duplicate(self.provider, call.name)
+                self._terminate(
+                    call, Move.fail, Reason.duplicate_conflict,
+                    f"call id {call.id!r} was sent again with different arguments",
+                )
+                return
+        strict = self._registry.strict_for(call.name, self.config.mode == "strict")
+        decision = decide(
+            name=call.name,
+            has_id=call.id is not None or call.anonymous,
+            kind=call.kind,
+            provider=self.provider,
+            text=text,
+            registry=self._registry,
+            strict=strict,
+            must_be_object=self.config.arguments_must_be_object,
+        )
+        if call.twins or decision.deduplicated:
+            metrics.duplicate(self.provider, call.name)
+        if decision.reason is None:
+            metrics.args_bytes(call.nbytes, self.provider, call.name)
+            metrics.to_commit(time.monotonic() - call.opened_at, self.provider, call.name)
+            self._terminate(call, Move.commit, arguments=decision.arguments)
+            return
+        if decision.reason is Reason.invalid_json:
+            self._reject_invalid_json(call, decision.detail or "invalid JSON")
+            return
+        self._terminate(call, Move.fail, decision.reason, decision.detail)
+
+    def _reject_invalid_json(self, call: Call, detail: str) -> None:
+        metrics.invalid_json(self.provider, call.name)
+        call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
+        self._terminate(call, Move.fail, Reason.invalid_json, detail)
+
+    def _overflow(self, call: Call) -> None:
+        metrics.overflow(self.provider, call.name)
+        call.parts = []  # rule 8: release the buffer now, not at the end of the stream
+        call.blocks = []
+        call.done_text = None
+        call.value = NO_VALUE
+        call.dropped = self.config.on_args_overflow == "drop_with_protocol_repair"
+        if call.kind == "server":
+            move(call, Move.fail)
+            return
+        self._terminate(
+            call, Move.fail, Reason.arguments_exceed_max_bytes,
+            f"arguments passed {self._max_bytes} bytes",
+        )
+
+    def _terminate(
+        self,
+        call: Call,
+        what: Move,
+        reason: Reason | None = None,
+        detail: str | None = None,
+        arguments: Any = None,
+    ) -> None:
+        """A client call's end: one move through the table, its copies mirrored, the
+        ``ToolCall`` built and announced."""
+        state = move(call, what)
+        if call.id is None:
+            call.id = self._synthesized_id(call)
+        raw = None if reason is Reason.arguments_exceed_max_bytes else call.raw()
+        for twin in call.twins:
+            if not twin.state.terminal:  # a copy that overflowed on its own stays failed
+                move(twin, MOVE_TO[state])
+            twin_raw = twin.raw()
+            if raw is not None and twin_raw is not None:
+                raw += twin_raw
+        call.final = ToolCall(
+            key=call.key,
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            kind=call.kind,
+            state=state,
+            raw_arguments=raw,
+            arguments=arguments if state is CallState.committed else None,
+            reason=reason,
+            detail=detail,
+            provider=self.provider,
+        )
+        if state is CallState.committed:
+            self._emit(CallCommitted(call.final))
+        else:
+            metrics.rejected(self.provider, call.name)
+            self._emit(CallRejected(call.final))
+
+    def _synthesized_id(self, call: Call) -> str:
+        """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""
+        digest = hashlib.sha1(f"{self.provider}|{call.seq}|{call.name}|{call.raw()}".encode(
+            "utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"call_ts{call.seq}_{digest}"
+
+    def _emit(self, event: AssemblerEvent) -> None:
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(event)
+        except Exception:  # a UI callback must not break assembly
+            _log.exception("toolstream on_event callback failed")
+
+    def _emit_opened(self, call: Call) -> None:
+        if self._on_event is not None:
+            self._emit(CallOpened(call.key, call.id, call.name))
+
+    def _snapshot_server(self, call: Call) -> ToolCall:
+        return ToolCall(
+            key=call.key,
+            index=call.index,
+            id=call.id,
+            name=call.name,
+            kind="server",
+            state=call.state,
+            raw_arguments=call.raw(),
+            provider=self.provider,
+        )
+
+    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
+        clients = self._client_calls()
+        if self.config.finalize_order == "provider_index":
+            clients.sort(key=lambda c: (_order_key(c.order), c.seq))
+        else:
+            clients.sort(key=lambda c: c.seq)
+        calls: list[ToolCall] = []
+        dropped: list[ToolCall] = []
+        results: list[ErrorResult] = []
+        for call in clients:
+            final = call.final
+            assert final is not None
+            if call.dropped:
+                dropped.append(final)
+                continue
+            calls.append(final)
+            if final.state is not CallState.committed:
+                assert final.id is not None
+                results.append(_results.error_result(final, final.id, echo=self._forward))
+        servers = [c for c in self.calls.values() if c.kind == "server"]
+        servers.sort(key=lambda c: c.seq)
+        return Turn(
+            calls=tuple(calls),
+            server_calls=tuple(self._snapshot_server(c) for c in servers),
+            dropped=tuple(dropped),
+            complete=complete and error is None,
+            finish_reason=self._finish_reason,
+            error=error,
+            provider=self.provider,
+            anomalies=tuple(self._anomalies),
+            _results=tuple(results),
+        )
+
+
+def _order_key(order: Any) -> tuple[Any, ...]:
+    """Sort vendor positions; ``None`` (unknown position) sorts after every known one."""
+    if isinstance(order, tuple):
+        return tuple((1, 0) if part is None else (0, part) for part in order)
+    return ((1, 0),) if order is None else ((0, order),)
