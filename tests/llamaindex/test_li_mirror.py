@@ -1,0 +1,206 @@
+"""The two shims mirror each other (issue 11, docs/shims.md): same input, same names, same data.
+
+The same emulated vendor stream goes through the real LangChain integration class (gated by
+``with_toolstream``) and the real LlamaIndex class (gated by ``ToolstreamLLM``); both must leave
+the same decision record, as plain JSON that survives a serialisation round trip, and answer
+the same ids with the same error text. Lives here because only the LlamaIndex env has both
+frameworks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from li_helpers import Recorder, make_llm
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
+from toolstream_core import AssembleConfig, Turn
+from toolstream_core.testing import VendorEmulator
+
+import langchain_toolstream as lc
+import llamaindex_toolstream as li
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+]
+
+# The APIs whose LlamaIndex class is read through ``ChatResponse.raw`` (openai-chat) and
+# through the SDK tap (anthropic): both paths must give LangChain's record.
+MIRRORED_APIS = ["openai-chat", "openai-responses", "anthropic"]
+
+
+def _lc_model(api: str, base_url: str) -> Any:
+    if api == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        return ChatAnthropic(model="claude-sonnet-4-5", api_key="test", max_retries=0,
+                             base_url=base_url, max_tokens=64_000)
+    from langchain_openai import ChatOpenAI
+
+    extra: dict[str, Any] = {"use_responses_api": True} if api == "openai-responses" else {}
+    return ChatOpenAI(model="gpt-4o-mini", api_key="test", max_retries=0,
+                      base_url=base_url + "/v1", **extra)
+
+
+def _registry() -> dict[str, Any]:
+    """One registry for both shims, so their verdicts can only differ by the shim."""
+    registry = li._tools.registry_from_tools(Recorder().tools())
+    assert registry is not None
+    return registry
+
+
+def _tool_dicts() -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": name, "parameters": schema}}
+            for name, schema in _registry().items()]
+
+
+def _lc_run(api: str, emu: VendorEmulator, scenario: str) -> tuple[AIMessage, list[Turn]]:
+    turns: list[Turn] = []
+    emu.queue(api, scenario)
+    gated = lc.with_toolstream(_lc_model(api, emu.base_url), tools=_registry(),
+                               on_stream_error="pair", on_turn=turns.append)
+    message = gated.bind_tools(_tool_dicts()).invoke("go")
+    assert isinstance(message, AIMessage)
+    return message, turns
+
+
+async def _li_run(api: str, emu: VendorEmulator, scenario: str) -> tuple[ChatResponse, list[Turn]]:
+    turns: list[Turn] = []
+    emu.queue(api, scenario)
+    llm = li.ToolstreamLLM(make_llm(api, emu.base_url), tools=_registry(), on_turn=turns.append)
+    gen = await llm.astream_chat_with_tools(Recorder().tools(), user_msg="go",
+                                            allow_parallel_tool_calls=True)
+    responses = [response async for response in gen]
+    assert responses
+    return responses[-1], turns
+
+
+def _comparable(record: Any) -> dict[str, Any]:
+    """The record minus ``mode`` (how the shim read the stream, which may differ by design)."""
+    assert record is not None
+    return {k: v for k, v in record.items() if k != "mode"}
+
+
+@pytest.mark.parametrize("scenario", ["single_call", "parallel_calls", "truncated_length"])
+@pytest.mark.parametrize("api", MIRRORED_APIS)
+async def test_same_stream_gives_the_same_record_in_both_shims(
+    api: str, scenario: str, toolstream_emulator: VendorEmulator
+) -> None:
+    ai, lc_turns = _lc_run(api, toolstream_emulator, scenario)
+    response, li_turns = await _li_run(api, toolstream_emulator, scenario)
+
+    lc_record, li_record = lc.read_record(ai), li.read_record(response)
+    assert _comparable(lc_record) == _comparable(li_record)
+    assert li.read_record(response.message) == li_record  # on the message too
+    # on_turn: one Turn per call in both, agreeing with the record.
+    [lc_turn], [li_turn] = lc_turns, li_turns
+    assert [c.id for c in lc_turn.committed] == [c["id"] for c in lc_record["committed"]]  # type: ignore[index]
+    assert [c.id for c in li_turn.committed] == [c["id"] for c in li_record["committed"]]  # type: ignore[index]
+    # The same ids are answered with the same error text.
+    lc_errors = [(m.tool_call_id, m.content) for m in lc.error_tool_messages(ai)]
+    li_errors = [(m.additional_kwargs["tool_call_id"], m.content)
+                 for m in li.error_tool_messages(response)]
+    assert lc_errors == li_errors
+    assert bool(lc_errors) == (scenario == "truncated_length")
+    assert bool(li_record["committed"]) == (scenario != "truncated_length")  # type: ignore[index]
+
+
+@pytest.mark.parametrize("api", MIRRORED_APIS)
+async def test_record_survives_a_json_round_trip_in_both_shims(
+    api: str, toolstream_emulator: VendorEmulator
+) -> None:
+    ai, _ = _lc_run(api, toolstream_emulator, "truncated_length")
+    response, _ = await _li_run(api, toolstream_emulator, "truncated_length")
+
+    ai_back = AIMessage.model_validate_json(ai.model_dump_json())
+    response_back = ChatResponse.model_validate_json(response.model_dump_json())
+    # Plain JSON: equal after the trip, and equal to what json.dumps/loads gives.
+    assert lc.read_record(ai_back) == lc.read_record(ai) == json.loads(json.dumps(lc.read_record(ai)))
+    assert li.read_record(response_back) == li.read_record(response)
+    assert li.read_record(response_back) is not None
+    # The readers built on it answer the same from the reloaded objects (no live session).
+    assert [(m.additional_kwargs, m.content) for m in li.error_tool_messages(response_back)] == [
+        (m.additional_kwargs, m.content) for m in li.error_tool_messages(response)]
+    assert [m.tool_call_id for m in lc.error_tool_messages(ai_back)] == [
+        m.tool_call_id for m in lc.error_tool_messages(ai)]
+    full = li.message_with_rejected_calls(response_back)
+    rejected_ids = [e["tool_call_id"] for e in li.read_record(response)["rejected"]]  # type: ignore[index]
+    assert rejected_ids and [b.tool_call_id for b in full.blocks
+                             if isinstance(b, ToolCallBlock)] == rejected_ids
+
+
+def test_wrapping_twice_raises_the_same_error_in_both_shims(toolstream_emulator: VendorEmulator) -> None:
+    gated_lc = lc.with_toolstream(_lc_model("openai-chat", toolstream_emulator.base_url))
+    gated_li = li.ToolstreamLLM(make_llm("openai-chat", toolstream_emulator.base_url))
+    with pytest.raises(TypeError, match="already gated by toolstream") as lc_error:
+        lc.with_toolstream(gated_lc)
+    with pytest.raises(TypeError, match="already gated by toolstream"):
+        lc.with_toolstream(gated_lc.bind_tools(_tool_dicts()))
+    with pytest.raises(TypeError, match="already gated by toolstream") as li_error:
+        li.ToolstreamLLM(gated_li)  # type: ignore[arg-type]
+    assert "wrap the vendor" in str(lc_error.value) and "wrap the vendor" in str(li_error.value)
+    # The agent integrations keep the model's own gate, and refuse a second config for it.
+    with pytest.raises(ValueError, match="already gated"):
+        li.ToolstreamFunctionAgent(tools=Recorder().tools(), llm=gated_li, config={"mode": "strict"})
+
+
+def test_a_yaml_path_is_a_config_in_both_shims(tmp_path: Path,
+                                               toolstream_emulator: VendorEmulator) -> None:
+    path = tmp_path / "toolstream.yaml"
+    path.write_text("agent_stream_assemble:\n  max_tool_argument_bytes: 1234\n  mode: lenient\n",
+                    encoding="utf-8")
+    expected = AssembleConfig(max_tool_argument_bytes=1234, mode="lenient")
+    for given in (path, str(path)):
+        gated_lc = lc.with_toolstream(_lc_model("openai-chat", toolstream_emulator.base_url),
+                                      config=given)
+        gated_li = li.ToolstreamLLM(make_llm("openai-chat", toolstream_emulator.base_url),
+                                    config=given)
+        assert gated_lc.toolstream_config == expected
+        assert gated_li.config == expected
+
+
+def test_pair_orphan_calls_answers_the_same_ids_with_the_same_text_in_both_shims() -> None:
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"},
+                                  {"name": "get_weather", "args": {"city": "Paris"}, "id": "c2"}]),
+        ToolMessage("12:00", tool_call_id="c1"),
+    ]
+    li_history = [
+        ChatMessage(role="user", content="go"),
+        ChatMessage(role="assistant", blocks=[
+            ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={}),
+            ToolCallBlock(tool_call_id="c2", tool_name="get_weather", tool_kwargs={"city": "Paris"}),
+        ]),
+        ChatMessage(role="tool", content="12:00", additional_kwargs={"tool_call_id": "c1"}),
+    ]
+    lc_paired = lc.pair_orphan_calls(lc_history)
+    li_paired = li.pair_orphan_calls(li_history)
+    assert len(lc_paired) == len(li_paired) == 4
+    lc_added, li_added = lc_paired[-1], li_paired[-1]
+    assert isinstance(lc_added, ToolMessage) and lc_added.tool_call_id == "c2"
+    assert li_added.additional_kwargs["tool_call_id"] == "c2"
+    assert lc_added.content == li_added.content and "[cancelled]" in str(li_added.content)
+    # A complete history is left as it is.
+    assert lc.pair_orphan_calls(lc_paired) == lc_paired
+    assert li.pair_orphan_calls(li_paired) == li_paired
+
+
+def test_error_tool_messages_on_an_ungated_message_pair_unparsable_calls_in_both_shims() -> None:
+    lc_ai = AIMessage("", invalid_tool_calls=[
+        {"name": "write_file", "args": '{"path": "/tm', "id": "c9", "error": "invalid JSON",
+         "type": "invalid_tool_call"}])
+    li_message = ChatMessage(role="assistant", blocks=[
+        ToolCallBlock(tool_call_id="c9", tool_name="write_file", tool_kwargs='{"path": "/tm'),
+        ToolCallBlock(tool_call_id="c10", tool_name="get_time", tool_kwargs={}),
+    ])
+    [lc_error] = lc.error_tool_messages(lc_ai)
+    [li_error] = li.error_tool_messages(ChatResponse(message=li_message))
+    assert lc_error.tool_call_id == li_error.additional_kwargs["tool_call_id"] == "c9"
+    assert lc.read_record(lc_ai) is None and li.read_record(li_message) is None
+    for text in (str(lc_error.content), str(li_error.content)):
+        assert text.startswith("Tool call 'write_file' (id c9) was not run")
