@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
+from toolstream_core._string_arguments import with_string_arguments
 
 __all__ = ["RawSink", "tap_model", "tappable"]
 
@@ -101,7 +102,10 @@ class _NamespaceTap:
             provider = _provider_for(path, sdk)
             if provider is not None:
                 sink.raw_start(provider, kwargs)
-            return _wrap_result(method(*args, **kwargs), sink)
+            # Chat chunks reach the integration with object arguments as text (see
+            # ``with_string_arguments``); the sink has already seen the original.
+            reshape = with_string_arguments if provider == "openai-chat" else None
+            return _wrap_result(method(*args, **kwargs), sink, reshape)
 
         return call
 
@@ -114,34 +118,39 @@ def _is_namespace(value: Any) -> bool:
     return type(value).__module__.startswith(_NAMESPACE_MODULES)
 
 
-def _wrap_result(result: Any, sink: RawSink) -> Any:
+Reshape = Callable[[Any], Any]
+"""What the integration gets instead of a wire event the sink has seen (``None``: the event)."""
+
+
+def _wrap_result(result: Any, sink: RawSink, reshape: Reshape | None = None) -> Any:
     """Wrap whatever a streaming call returned so that iterating it feeds the sink."""
     if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
-        return _await_then_wrap(result, sink)
+        return _await_then_wrap(result, sink, reshape)
     if hasattr(result, "parse") and hasattr(result, "http_response"):
-        return _RawResponseTap(result, sink)
+        return _RawResponseTap(result, sink, reshape)
     if hasattr(result, "__aiter__"):
-        return _AsyncStreamTap(result, sink)
+        return _AsyncStreamTap(result, sink, reshape)
     if hasattr(result, "__iter__") or hasattr(result, "__next__"):
-        return _SyncStreamTap(result, sink)
+        return _SyncStreamTap(result, sink, reshape)
     if hasattr(result, "__aenter__"):
-        return _AsyncManagerTap(result, sink)
+        return _AsyncManagerTap(result, sink, reshape)
     if hasattr(result, "__enter__"):
-        return _SyncManagerTap(result, sink)
+        return _SyncManagerTap(result, sink, reshape)
     _log.debug("toolstream: cannot tap a %s; the gate will not see this stream", type(result))
     return result
 
 
-async def _await_then_wrap(awaitable: Any, sink: RawSink) -> Any:
-    return _wrap_result(await awaitable, sink)
+async def _await_then_wrap(awaitable: Any, sink: RawSink, reshape: Reshape | None) -> Any:
+    return _wrap_result(await awaitable, sink, reshape)
 
 
 class _Passthrough:
-    __slots__ = ("_sink", "_target")
+    __slots__ = ("_reshape", "_sink", "_target")
 
-    def __init__(self, target: Any, sink: RawSink) -> None:
+    def __init__(self, target: Any, sink: RawSink, reshape: Reshape | None = None) -> None:
         self._target = target
         self._sink = sink
+        self._reshape = reshape
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
@@ -153,7 +162,7 @@ class _RawResponseTap(_Passthrough):
     __slots__ = ()
 
     def parse(self, *args: Any, **kwargs: Any) -> Any:
-        return _wrap_result(self._target.parse(*args, **kwargs), self._sink)
+        return _wrap_result(self._target.parse(*args, **kwargs), self._sink, self._reshape)
 
 
 # Per class: whether its instances can only be wire events (see ``_plain_event_class``).
@@ -198,10 +207,13 @@ class _SyncStreamTap(_Passthrough):
 
     def __iter__(self) -> Iterator[Any]:
         try:
+            reshape = self._reshape
             for item in self._target:
                 event = _event_of(item)
                 if event is not None:
                     self._sink.raw_event(event)
+                    if reshape is not None and event is item:
+                        item = reshape(item)
                 yield item
         except GeneratorExit:
             raise
@@ -226,10 +238,13 @@ class _AsyncStreamTap(_Passthrough):
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
+            reshape = self._reshape
             async for item in self._target:
                 event = _event_of(item)
                 if event is not None:
                     self._sink.raw_event(event)
+                    if reshape is not None and event is item:
+                        item = reshape(item)
                 yield item
         except GeneratorExit:
             raise
@@ -261,7 +276,7 @@ class _SyncManagerTap(_Passthrough):
     __slots__ = ()
 
     def __enter__(self) -> Any:
-        return _wrap_result(self._target.__enter__(), self._sink)
+        return _wrap_result(self._target.__enter__(), self._sink, self._reshape)
 
     def __exit__(self, *exc: Any) -> Any:
         return self._target.__exit__(*exc)
@@ -271,7 +286,7 @@ class _AsyncManagerTap(_Passthrough):
     __slots__ = ()
 
     async def __aenter__(self) -> Any:
-        return _wrap_result(await self._target.__aenter__(), self._sink)
+        return _wrap_result(await self._target.__aenter__(), self._sink, self._reshape)
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._target.__aexit__(*exc)

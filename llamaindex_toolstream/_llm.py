@@ -35,7 +35,7 @@ from ._messages import call_id, call_name
 from ._nonstream import events_for_response
 from ._providers import detect_llm_provider
 from ._session import StreamSession, session_of
-from ._tap import install_anthropic_tap, tap_sink
+from ._tap import install_anthropic_tap, install_openai_tap, tap_sink
 from ._tools import ConfigArg, ToolsArg, registry_from_tools, to_config
 
 if TYPE_CHECKING:
@@ -104,8 +104,10 @@ class ToolstreamLLM(FunctionCallingLLM):
         self._on_event = on_event
         self._on_turn = on_turn
         self._stream_llm = llm
-        if detected == "anthropic":
-            tapped = install_anthropic_tap(llm)
+        if detected in ("anthropic", "openai-chat"):
+            # OpenAI chat too: a compatible server's object arguments break LlamaIndex's merge
+            # before ``ChatResponse.raw`` exists (``install_openai_tap``).
+            tapped = (install_anthropic_tap if detected == "anthropic" else install_openai_tap)(llm)
             if tapped is not None:
                 self._stream_llm = tapped
 

@@ -9,7 +9,9 @@ the client's ``messages.create`` records each event as LlamaIndex iterates it.
 
 The proxy is installed on a private copy of the user's LLM, so the user's object is never
 modified, and it records nothing unless a stream was opened by ``ToolstreamLLM`` (a context
-variable carries the sink into the SDK call).
+variable carries the sink into the SDK call). OpenAI chat is tapped the same way
+(``install_openai_tap``) so that the core reads a compatible server's chunks before
+LlamaIndex's stream merge, which breaks on arguments sent as a JSON object.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from lc_util import Recorder, assert_history_paired, recording_tools
+from pydantic import ValidationError
 from toolstream_core.testing import PROFILES, SCENARIOS, VendorEmulator
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
@@ -107,3 +108,29 @@ async def test_wrapped_model_hands_out_only_committed_calls(
         # carry only what is safe to show, so the aggregate of astream has no rejected calls)
         rejected = SCENARIOS[scenario].expect.rejected
         assert [c["name"] for c in message.invalid_tool_calls] == list(rejected)
+
+
+OBJECT_ARGUMENTS = "litellm-ollama"  # the profile whose tool-call arguments are JSON objects
+
+
+@pytest.mark.parametrize("scenario", ["single_call", "parallel_calls"])
+@pytest.mark.asyncio(loop_scope="session")
+async def test_plain_langchain_breaks_on_object_arguments_that_the_gate_commits(
+        emus: dict[str, VendorEmulator], scenario: str) -> None:
+    """Why the tap hands LangChain a copy: plain ``ChatOpenAI`` cannot even build the chunk.
+
+    The gated run of the same stream commits the scenario's calls (the tests above, on this
+    profile); the user's model object stays the plain one, so it still fails the same way.
+    """
+    emu = emus[OBJECT_ARGUMENTS]
+    emu.clear()
+    emu.queue("openai-chat", scenario)
+    plain = chat_model(emu)
+    with pytest.raises(ValidationError, match="tool_call_chunks"):
+        async for _ in plain.bind_tools(recording_tools(Recorder())).astream([HumanMessage("go")]):
+            pass
+    emu.queue("openai-chat", scenario)
+    gated = with_toolstream(plain).bind_tools(recording_tools(Recorder()))
+    message = await gated.ainvoke([HumanMessage("go")])
+    assert _sorted([(tc["name"], {"content": "", **tc["args"]} if tc["name"] == "write_file"
+                     else tc["args"]) for tc in message.tool_calls]) == _sorted(proven(scenario))

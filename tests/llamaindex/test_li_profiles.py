@@ -105,3 +105,33 @@ async def test_llm_hands_out_only_committed_calls(
         if name == "write_file":
             args.setdefault("content", "")
     assert _sorted(got) == _sorted(proven(scenario))
+
+
+OBJECT_ARGUMENTS = "litellm-ollama"  # the profile whose tool-call arguments are JSON objects
+
+
+@pytest.mark.parametrize("scenario", ["parallel_calls", "resent_duplicate"])
+async def test_plain_llamaindex_breaks_on_object_arguments_that_the_gate_commits(
+        emus: dict[str, VendorEmulator], scenario: str) -> None:
+    """Why the tap hands LlamaIndex a copy: its stream merge adds the two objects.
+
+    Every call here is at index 0, so the second call's arguments are merged into the first
+    (``dict += dict``). The gated run of the same stream commits the scenario's calls.
+    """
+    emu = emus[OBJECT_ARGUMENTS]
+    emu.clear()
+    emu.queue("openai-chat", scenario)
+    recorder = Recorder()
+    plain = llm(emu)
+    history = [ChatMessage(role="user", content="go")]
+    with pytest.raises(TypeError, match=r"\+=: 'dict' and 'dict'"):
+        async for _ in await plain.astream_chat_with_tools(recorder.tools(), chat_history=history):
+            pass
+    emu.queue("openai-chat", scenario)
+    gated = ToolstreamLLM(plain, tools=TOOLS)
+    response = None
+    async for item in await gated.astream_chat_with_tools(recorder.tools(), chat_history=history):
+        response = item
+    assert response is not None
+    got = [(s.tool_name, dict(s.tool_kwargs)) for s in gated.get_tool_calls_from_response(response)]
+    assert _sorted(got) == _sorted(proven(scenario))
