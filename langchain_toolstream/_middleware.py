@@ -38,6 +38,9 @@ __all__ = ["ToolstreamMiddleware"]
 
 _log = logging.getLogger("langchain_toolstream")
 
+#: What a model-call hook may return (``AgentMiddleware.wrap_model_call``'s own type).
+ModelCallResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
+
 _NOT_COMMITTED = (
     "Tool call {name!r} (id {id}) was not run: the call was not committed by the toolstream "
     "gate (it did not come complete and valid from the model's stream). [not_committed]"
@@ -105,17 +108,17 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> Any:
+    ) -> ModelCallResult:
         return self._pair(request, handler(self._gate(request)))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> Any:
+    ) -> ModelCallResult:
         return self._pair(request, await handler(self._gate(request)))
 
-    def _pair(self, request: ModelRequest[Any], response: Any) -> Any:
+    def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
         result = _messages_of(response)
         out: list[BaseMessage] = []
         retry = False
@@ -171,16 +174,24 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
         )
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
         refusal = self._refusal(request)
         return refusal if refusal is not None else handler(request)
 
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
         refusal = self._refusal(request)
         return refusal if refusal is not None else await handler(request)
 
 
-def _messages_of(response: Any) -> list[BaseMessage]:
+def _messages_of(response: ModelCallResult) -> list[BaseMessage]:
     if isinstance(response, AIMessage):
         return [response]
     if isinstance(response, ExtendedModelResponse):
@@ -188,7 +199,7 @@ def _messages_of(response: Any) -> list[BaseMessage]:
     return list(getattr(response, "result", None) or [])
 
 
-def _structured(response: Any) -> Any:
+def _structured(response: ModelCallResult) -> Any:
     if isinstance(response, ExtendedModelResponse):
         return response.model_response.structured_response
     return getattr(response, "structured_response", None)

@@ -8,9 +8,11 @@ render. It only reads events: nothing here can cause a tool to run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from llama_index.core.workflow import Event
 
 from ._events import (
     CallCommittedEvent,
@@ -23,7 +25,7 @@ __all__ = ["CallView", "ToolstreamStreamHandler", "stream_call_events"]
 
 
 class _Streaming(Protocol):
-    def stream_events(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]: ...
+    def stream_events(self, *args: Any, **kwargs: Any) -> AsyncIterator[Event]: ...
 
 
 @dataclass
@@ -67,7 +69,7 @@ class ToolstreamStreamHandler:
         elif isinstance(event, CallRejectedEvent):
             view.status, view.reason = "rejected", event.reason
 
-    async def __aiter__(self) -> AsyncIterator[Any]:
+    async def __aiter__(self) -> AsyncIterator[Event]:
         async for event in self.handler.stream_events():
             if isinstance(event, CallStreamEvent):
                 self._update(event)
@@ -75,13 +77,16 @@ class ToolstreamStreamHandler:
             elif self.passthrough:
                 yield event
 
-    def __await__(self) -> Any:
-        return self.handler.__await__()  # type: ignore[attr-defined]
+    def __await__(self) -> Generator[Any, None, Any]:
+        """The run's result (what awaiting the workflow handler gives)."""
+        result: Generator[Any, None, Any] = self.handler.__await__()  # type: ignore[attr-defined]
+        return result
 
 
 async def stream_call_events(handler: _Streaming) -> AsyncIterator[CallStreamEvent]:
     """Only the call-progress events of a run, in order."""
     async for event in ToolstreamStreamHandler(handler):
-        yield event
+        if isinstance(event, CallStreamEvent):  # always, without passthrough
+            yield event
 
 
