@@ -40,6 +40,7 @@ import yaml
 
 from toolstream_core._models import Provider
 from toolstream_core._replay import api_from_uri, request_model
+from toolstream_core.vendors import SDK_EXTRA, make_client, open_stream
 
 logger = logging.getLogger(__name__)
 
@@ -394,14 +395,11 @@ def _need(extra: str, importer: Callable[[], Any]) -> Any:
 # ----------------------------------------------------------------- vendor clients
 
 
-def _openai_client(target: Target) -> Any:
-    openai = _need("openai", lambda: __import__("openai"))
-    return openai.OpenAI(api_key=_DEMO_KEY, base_url=target.base_url, max_retries=0)
-
-
-def _anthropic_client(target: Target) -> Any:
-    anthropic = _need("anthropic", lambda: __import__("anthropic"))
-    return anthropic.Anthropic(api_key=_DEMO_KEY, base_url=target.base_url, max_retries=0)
+def _client(target: Target) -> Any:
+    """The vendor's own client, pointed at the replayed cassette (`toolstream_core.vendors`)."""
+    return _need(SDK_EXTRA[target.api], lambda: make_client(
+        target.api, api_key=_DEMO_KEY, base_url=target.base_url,
+        api_version=(target.api_version or "v1beta") if target.api == "gemini" else None))
 
 
 def _gemini_http_options(target: Target) -> Any:
@@ -409,11 +407,6 @@ def _gemini_http_options(target: Target) -> Any:
     return types.HttpOptions(
         base_url=target.base_url, api_version=target.api_version or "v1beta"
     )
-
-
-def _gemini_client(target: Target) -> Any:
-    genai = _need("gemini", lambda: __import__("google.genai", fromlist=["genai"]))
-    return genai.Client(api_key=_DEMO_KEY, http_options=_gemini_http_options(target))
 
 
 def _messages(target: Target) -> list[dict[str, Any]]:
@@ -428,29 +421,13 @@ def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
     """
     chunks: list[Any] = []
     try:
-        if target.api == "openai-chat":
-            client = _openai_client(target)
-            stream: Any = client.chat.completions.create(
-                model=target.model, messages=_messages(target), tools=target.wire_tools or
-                _omit(), stream=True,
-            )
-        elif target.api == "openai-responses":
-            client = _openai_client(target)
-            stream = client.responses.create(
-                model=target.model, input=target.prompt, tools=target.wire_tools or _omit(),
-                stream=True,
-            )
-        elif target.api == "anthropic":
-            client = _anthropic_client(target)
-            stream = client.messages.create(
-                model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
-                tools=target.wire_tools or _anthropic_omit(), stream=True,
-            )
-        else:
-            client = _gemini_client(target)
-            stream = client.models.generate_content_stream(
-                model=target.model, contents=target.prompt
-            )
+        # Gemini's recorded declarations are REST JSON, not the SDK's shape; the cassette
+        # answers whatever is asked, so that request declares none.
+        client = _client(target)  # referenced while reading: see open_stream
+        stream = open_stream(target.api, client, model=target.model,
+                             contents=target.prompt,
+                             tools=None if target.api == "gemini" else target.wire_tools,
+                             max_tokens=_MAX_TOKENS)
         for chunk in stream:
             chunks.append(chunk)
     except EngineUnavailable:
@@ -635,7 +612,7 @@ def _llamaindex_llm(target: Target) -> Any:
 
 def _sdk(target: Target, label: str) -> Outcome:
     if target.api == "openai-chat":
-        client = _openai_client(target)
+        client = _client(target)
         with client.chat.completions.stream(
             model=target.model, messages=_messages(target), tools=target.wire_tools or _omit()
         ) as stream:
@@ -652,7 +629,7 @@ def _sdk(target: Target, label: str) -> Outcome:
                 calls.append(_loaded(function.name, tc.id, function.arguments, parsed))
         return Outcome("sdk", label, "ok", calls=calls)
     if target.api == "openai-responses":
-        client = _openai_client(target)
+        client = _client(target)
         with client.responses.stream(
             model=target.model, input=target.prompt, tools=target.wire_tools or _omit()
         ) as stream:
@@ -666,7 +643,7 @@ def _sdk(target: Target, label: str) -> Outcome:
         ]
         return Outcome("sdk", label, "ok", calls=calls)
     if target.api == "anthropic":
-        client = _anthropic_client(target)
+        client = _client(target)
         with client.messages.stream(
             model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
             tools=target.wire_tools or _anthropic_omit(),
@@ -680,7 +657,7 @@ def _sdk(target: Target, label: str) -> Outcome:
             if getattr(block, "type", None) == "tool_use"
         ]
         return Outcome("sdk", label, "ok", calls=calls)
-    client = _gemini_client(target)
+    client = _client(target)
     calls = []
     for chunk in client.models.generate_content_stream(model=target.model,
                                                        contents=target.prompt):

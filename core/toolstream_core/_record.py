@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from toolstream_core.vendors import SDK_EXTRA, declare_tools, make_client, open_stream
+
 API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "openai-chat": ("OPENAI_API_KEY",),
     "openai-responses": ("OPENAI_API_KEY",),
@@ -24,13 +26,6 @@ API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
 """Where each API's key is read from, in order of preference."""
-
-_SDK_EXTRA: dict[str, str] = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-}
 
 
 class RecordUsageError(Exception):
@@ -90,55 +85,6 @@ def api_key(api: str, environ: Mapping[str, str] | None = None) -> str:
     raise RecordUsageError(f"set {names} in the environment to record {api}")
 
 
-def _description(name: str, schema: Mapping[str, Any]) -> str:
-    text = schema.get("description")
-    return text if isinstance(text, str) and text else f"The {name} tool."
-
-
-def wire_tools(api: str, tools: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The tools in the request shape each vendor SDK takes."""
-    if api == "openai-chat":
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": _description(name, schema),
-                    "parameters": dict(schema),
-                },
-            }
-            for name, schema in tools.items()
-        ]
-    if api == "openai-responses":
-        return [
-            {
-                "type": "function",
-                "name": name,
-                "description": _description(name, schema),
-                "parameters": dict(schema),
-                "strict": False,
-            }
-            for name, schema in tools.items()
-        ]
-    if api == "anthropic":
-        return [
-            {"name": name, "description": _description(name, schema), "input_schema": dict(schema)}
-            for name, schema in tools.items()
-        ]
-    return [
-        {
-            "function_declarations": [
-                {
-                    "name": name,
-                    "description": _description(name, schema),
-                    "parameters_json_schema": dict(schema),
-                }
-                for name, schema in tools.items()
-            ]
-        }
-    ]
-
-
 def _stream_once(
     api: str,
     *,
@@ -155,56 +101,15 @@ def _stream_once(
     stream cut by the vendor is still worth keeping (it is exactly the kind of
     recording this project exists for).
     """
-    declared = wire_tools(api, tools)
     count = 0
     try:
-        if api in ("openai-chat", "openai-responses"):
-            import openai
-
-            client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
-            if api == "openai-chat":
-                stream: Any = client.chat.completions.create(
-                    model=model,
-                    messages=[{"role": "user", "content": prompt}],
-                    tools=declared,  # type: ignore[arg-type]
-                    stream=True,
-                )
-            else:
-                stream = client.responses.create(
-                    model=model, input=prompt, tools=declared, stream=True  # type: ignore[arg-type]
-                )
-        elif api == "anthropic":
-            import anthropic
-
-            aclient = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
-            stream = aclient.messages.create(
-                model=model,
-                max_tokens=max_tokens,
-                messages=[{"role": "user", "content": prompt}],
-                tools=declared,  # type: ignore[arg-type]
-                stream=True,
-            )
-        else:
-            from google import genai
-            from google.genai import types
-
-            # One attempt, like max_retries=0 for the other SDKs: one request, one recording.
-            options = types.HttpOptions(
-                base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1)
-            )
-            gclient = genai.Client(api_key=key, http_options=options)
-            stream = gclient.models.generate_content_stream(
-                model=model,
-                contents=prompt,
-                config=types.GenerateContentConfig(
-                    tools=declared,  # type: ignore[arg-type]
-                    max_output_tokens=max_tokens,
-                    automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-                ),
-            )
+        client = make_client(api, api_key=key, base_url=base_url)
+        stream = open_stream(api, client, model=model, contents=prompt,
+                             tools=declare_tools(api, tools, strict=False),
+                             max_tokens=max_tokens)
     except ImportError as exc:
         raise RecordUsageError(
-            f"recording {api} needs its SDK: pip install 'toolstream-gate[{_SDK_EXTRA[api]}]'"
+            f"recording {api} needs its SDK: pip install 'toolstream-gate[{SDK_EXTRA[api]}]'"
         ) from exc
     except Exception as exc:  # the request itself failed: connection refused, 4xx, 5xx
         raise VendorError(_vendor_error_text(exc)) from exc

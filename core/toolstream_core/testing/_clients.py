@@ -1,59 +1,46 @@
 """Drive the real vendor SDKs (streaming) against an emulator, a cassette or a vendor.
 
-Used by the cassette recorder, the replay tests and the CLI: one place that
-knows each SDK's streaming call, how it wants tools declared, and which base
-URL form it expects. The SDKs are optional dependencies, imported on use.
+Used by the cassette recorder, the replay tests and the CLI. What each SDK's
+streaming call looks like is `toolstream_core.vendors`' business; this module
+adds the scenarios' tools and prompt, the emulator's base URL, and the second
+request of an agent loop (the calls paired with their results).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from toolstream_core.vendors import declare_tools, make_client, open_stream
 
 from ._scenarios import TOOL_DESCRIPTIONS, TOOLS
 
 __all__ = [
     "DEFAULT_PROMPT",
     "StreamResult",
-    "anthropic_tools",
-    "gemini_tools",
+    "followup_sdk",
     "openai_chat_tools",
-    "openai_responses_tools",
+    "scenario_tools",
     "stream_sdk",
 ]
 
 DEFAULT_PROMPT = "Write the notes file, check the weather and the time as needed."
 
 
-def openai_chat_tools(tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[dict[str, Any]]:
-    """``tools=`` for Chat Completions."""
-    return [{"type": "function", "function": {"name": n, "description": _desc(n),
-                                              "parameters": s}} for n, s in tools.items()]
+def scenario_tools(api: str, tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[Any]:
+    """``tools=`` for ``api``, described the way the scenarios describe them."""
+    return declare_tools(api, tools, describe=_desc)
 
 
-def openai_responses_tools(tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[dict[str, Any]]:
-    """``tools=`` for the Responses API."""
-    return [{"type": "function", "name": n, "description": _desc(n), "parameters": s}
-            for n, s in tools.items()]
+def openai_chat_tools(tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[Any]:
+    """``tools=`` for Chat Completions (the gateway and the load benchmark post raw JSON)."""
+    return scenario_tools("openai-chat", tools)
 
 
-def anthropic_tools(tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[dict[str, Any]]:
-    """``tools=`` for Anthropic Messages."""
-    return [{"name": n, "description": _desc(n), "input_schema": s} for n, s in tools.items()]
-
-
-def gemini_tools(tools: Mapping[str, dict[str, Any]] = TOOLS) -> list[Any]:
-    """``config.tools`` for google-genai (function declarations with JSON Schema)."""
-    from google.genai import types
-
-    decls = [types.FunctionDeclaration(name=n, description=_desc(n),
-                                       parameters_json_schema=s) for n, s in tools.items()]
-    return [types.Tool(function_declarations=decls)]
-
-
-def _desc(name: str) -> str:
+def _desc(name: str, schema: Mapping[str, Any]) -> str:
     return TOOL_DESCRIPTIONS.get(name, name)
 
 
@@ -65,65 +52,28 @@ class StreamResult:
     error: BaseException | None = None
 
 
-def _sdk_kwargs(api: str, base_url: str | None, api_key: str) -> dict[str, Any]:
-    kw: dict[str, Any] = {"api_key": api_key, "max_retries": 0}
-    if base_url is not None:
-        kw["base_url"] = base_url.rstrip("/") + ("/v1" if api.startswith("openai") else "")
-    return kw
-
-
 @functools.lru_cache(maxsize=32)
 def _client(api: str, base_url: str | None, api_key: str) -> Any:
-    """One SDK client per (api, base_url, key): building one costs more than a request."""
-    if api.startswith("openai"):
-        import openai
+    """One SDK client per (api, base_url, key): building one costs more than a request.
 
-        return openai.OpenAI(**_sdk_kwargs(api, base_url, api_key))
-    if api == "anthropic":
-        import anthropic
-
-        return anthropic.Anthropic(**_sdk_kwargs(api, base_url, api_key))
-    if api == "gemini":
-        from google import genai
-        from google.genai import types
-
-        opts = types.HttpOptions(base_url=base_url,
-                                 retry_options=types.HttpRetryOptions(attempts=1))
-        return genai.Client(api_key=api_key, http_options=opts)
-    raise ValueError(f"unknown API {api!r}")
+    ``base_url`` is the server root (the emulator's); OpenAI's SDK wants ``/v1`` on it.
+    """
+    if base_url is not None:
+        base_url = base_url.rstrip("/") + ("/v1" if api.startswith("openai") else "")
+    return make_client(api, api_key=api_key, base_url=base_url)
 
 
-def _iter_sdk(api: str, *, base_url: str | None, api_key: str, model: str, prompt: str,
-              tools: Mapping[str, dict[str, Any]],
-              extra_headers: Mapping[str, str] | None) -> Iterator[Any]:
-    headers = dict(extra_headers or {})
-    if api == "openai-chat":
-        oc = _client(api, base_url, api_key)
-        yield from oc.chat.completions.create(
-            model=model, messages=[{"role": "user", "content": prompt}],
-            tools=openai_chat_tools(tools), stream=True,
-            stream_options={"include_usage": True}, extra_headers=headers)
-    elif api == "openai-responses":
-        orc = _client(api, base_url, api_key)
-        yield from orc.responses.create(
-            model=model, input=prompt, tools=openai_responses_tools(tools),
-            stream=True, extra_headers=headers)
-    elif api == "anthropic":
-        ac = _client(api, base_url, api_key)
-        yield from ac.messages.create(
-            model=model, max_tokens=1024, messages=[{"role": "user", "content": prompt}],
-            tools=anthropic_tools(tools), stream=True, extra_headers=headers)
-    elif api == "gemini":
-        from google.genai import types
-
-        gc = _client(api, base_url, api_key)
-        config = types.GenerateContentConfig(
-            tools=gemini_tools(tools),
-            http_options=types.HttpOptions(headers=headers) if headers else None,
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-        yield from gc.models.generate_content_stream(model=model, contents=prompt, config=config)
-    else:
-        raise ValueError(f"unknown API {api!r}")
+def _collect(result: StreamResult, api: str, *, base_url: str | None, api_key: str, model: str,
+             contents: str | list[Any], tools: Mapping[str, dict[str, Any]],
+             extra_headers: Mapping[str, str] | None = None) -> StreamResult:
+    try:
+        for event in open_stream(api, _client(api, base_url, api_key), model=model,
+                                 contents=contents, tools=scenario_tools(api, tools),
+                                 include_usage=True, extra_headers=extra_headers):
+            result.events.append(event)
+    except Exception as exc:  # the stream's end, recorded like assemble() does
+        result.error = exc
+    return result
 
 
 def stream_sdk(api: str, *, model: str, base_url: str | None = None, api_key: str = "test",
@@ -136,15 +86,8 @@ def stream_sdk(api: str, *, model: str, base_url: str | None = None, api_key: st
     streaming (a dropped connection, an error event the SDK raises on) ends the
     stream and is returned in ``error``, the way ``assemble()`` treats it.
     """
-    result = StreamResult()
-    try:
-        for event in _iter_sdk(api, base_url=base_url, api_key=api_key, model=model,
-                               prompt=prompt, tools=tools, extra_headers=extra_headers):
-            result.events.append(event)
-    except Exception as exc:  # the stream's end, recorded like assemble() does
-        result.error = exc
-    return result
-
+    return _collect(StreamResult(), api, base_url=base_url, api_key=api_key, model=model,
+                    contents=prompt, tools=tools, extra_headers=extra_headers)
 
 
 def _result_texts(turn: Any) -> dict[str, tuple[str, bool]]:
@@ -185,65 +128,53 @@ def followup_sdk(api: str, turn: Any, *, model: str, base_url: str | None = None
         return dict(call.arguments) if call.arguments is not None else {}
 
     try:
-        if api == "openai-chat":
-            import json
-
-            messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(args_of(c))}}
-                for c in calls]})
-            messages += [{"role": "tool", "tool_call_id": c.id, "content": texts[c.id][0]}
-                         for c in calls]
-            stream = _client(api, base_url, api_key).chat.completions.create(
-                model=model, messages=messages, tools=openai_chat_tools(tools), stream=True,
-                stream_options={"include_usage": True})
-        elif api == "openai-responses":
-            import json
-
-            items: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-            items += [{"type": "function_call", "call_id": c.id, "name": c.name,
-                       "arguments": json.dumps(args_of(c))} for c in calls]
-            items += [{"type": "function_call_output", "call_id": c.id,
-                       "output": texts[c.id][0]} for c in calls]
-            stream = _client(api, base_url, api_key).responses.create(
-                model=model, input=items, tools=openai_responses_tools(tools), stream=True)
-        elif api == "anthropic":
-            msgs: list[dict[str, Any]] = [
-                {"role": "user", "content": prompt},
-                {"role": "assistant", "content": [
-                    {"type": "tool_use", "id": c.id, "name": c.name, "input": args_of(c)}
-                    for c in calls]},
-                {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": c.id, "content": texts[c.id][0],
-                     "is_error": texts[c.id][1]} for c in calls]},
-            ]
-            stream = _client(api, base_url, api_key).messages.create(
-                model=model, max_tokens=1024, messages=msgs, tools=anthropic_tools(tools),
-                stream=True)
-        elif api == "gemini":
-            from google.genai import types
-
-            contents = [
-                types.Content(role="user", parts=[types.Part(text=prompt)]),
-                types.Content(role="model", parts=[
-                    types.Part(function_call=types.FunctionCall(
-                        name=c.name, args=args_of(c), id=c.id)) for c in calls]),
-                types.Content(role="user", parts=[
-                    types.Part(function_response=types.FunctionResponse(
-                        name=c.name, id=c.id,
-                        response={"error" if texts[c.id][1] else "output": texts[c.id][0]}))
-                    for c in calls]),
-            ]
-            config = types.GenerateContentConfig(
-                tools=gemini_tools(tools),
-                automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-            stream = _client(api, base_url, api_key).models.generate_content_stream(
-                model=model, contents=contents, config=config)
-        else:
-            raise ValueError(f"unknown API {api!r}")
-        for event in stream:
-            result.events.append(event)
-    except Exception as exc:  # the stream's end, as in stream_sdk
+        history = _history(api, prompt, calls, texts, args_of)
+    except ImportError as exc:
         result.error = exc
-    return result
+        return result
+    return _collect(result, api, base_url=base_url, api_key=api_key, model=model,
+                    contents=history, tools=tools)
+
+
+def _history(api: str, prompt: str, calls: list[Any], texts: dict[str, tuple[str, bool]],
+             args_of: Any) -> list[Any]:
+    """The user prompt, the assistant's calls and one result each, in ``api``'s shape."""
+    if api == "openai-chat":
+        return [{"role": "user", "content": prompt},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": json.dumps(args_of(c))}}
+                    for c in calls]},
+                *({"role": "tool", "tool_call_id": c.id, "content": texts[c.id][0]}
+                  for c in calls)]
+    if api == "openai-responses":
+        return [{"role": "user", "content": prompt},
+                *({"type": "function_call", "call_id": c.id, "name": c.name,
+                   "arguments": json.dumps(args_of(c))} for c in calls),
+                *({"type": "function_call_output", "call_id": c.id,
+                   "output": texts[c.id][0]} for c in calls)]
+    if api == "anthropic":
+        return [
+            {"role": "user", "content": prompt},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": args_of(c)}
+                for c in calls]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": c.id, "content": texts[c.id][0],
+                 "is_error": texts[c.id][1]} for c in calls]},
+        ]
+    if api == "gemini":
+        from google.genai import types
+
+        return [
+            types.Content(role="user", parts=[types.Part(text=prompt)]),
+            types.Content(role="model", parts=[
+                types.Part(function_call=types.FunctionCall(
+                    name=c.name, args=args_of(c), id=c.id)) for c in calls]),
+            types.Content(role="user", parts=[
+                types.Part(function_response=types.FunctionResponse(
+                    name=c.name, id=c.id,
+                    response={"error" if texts[c.id][1] else "output": texts[c.id][0]}))
+                for c in calls]),
+        ]
+    raise ValueError(f"unknown API {api!r}")
