@@ -98,7 +98,6 @@ class CallTable:
 
     # -- what the Assembler asks --------------------------------------------------------------
 
-
     def cancel(self, reason: str) -> None:
         """Cancel every client call not yet terminal."""
         for call in self._client_calls():
@@ -143,14 +142,13 @@ class CallTable:
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
                 call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
 
-
     def open(
         self,
         key: Hashable,
         *,
         index: int | None,
-        id: str | None = None,
-        name: str | None = None,
+        id: Any = None,  # vendor data: a str when well-formed (DESIGN §5.2 below)
+        name: Any = None,
         kind: CallKind = "function",
         order: Any = None,
         anonymous: bool = False,

@@ -16,7 +16,7 @@ here with the wrong type, raises ``Malformed``. Unknown event types are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import responses_status
@@ -44,19 +44,21 @@ class OpenAIResponsesAdapter:
         self._by_index: dict[int, Hashable] = {}
 
     def feed(self, event: Any) -> None:
-        kind = field(event, "type")
+        # One accessor per event: wire dicts are read with dict.get, SDK objects with field.
+        get: Callable[[Any, str], Any] = dict.get if event.__class__ is dict else field
+        kind = get(event, "type")
         if kind.__class__ is not str:
             raise Malformed(f"event type is a {type(kind).__name__}")
-        if kind in _ARG_DELTAS:
-            key = self._key(event)
+        if kind in _ARG_DELTAS:  # the hot path
+            key = self._key(event, get)
             if key is not None:
-                self._sink.append(key, field(event, "delta"))
+                self._sink.append(key, get(event, "delta"))
         elif kind == "response.output_item.added":
             self._item(field(event, "item"), field(event, "output_index"), done=False)
         elif kind == "response.output_item.done":
             self._item(field(event, "item"), field(event, "output_index"), done=True)
         elif kind in _ARG_DONE:
-            key = self._key(event)
+            key = self._key(event, get)
             if key is not None:
                 self._sink.done_arguments(key, field(event, _ARG_DONE[kind]))
                 self._sink.close_arguments(key)
@@ -79,11 +81,11 @@ class OpenAIResponsesAdapter:
             code = field(event, "code")
             self._sink.upstream_error(f"{code}: {message}" if code else str(message))
 
-    def _key(self, event: Any) -> Hashable | None:
+    def _key(self, event: Any, get: Callable[[Any, str], Any]) -> Hashable | None:
         """The call an argument event names. A mistyped ``item_id`` or ``output_index`` with
         the other one readable fails that call (DESIGN §5.2); with neither, every live call."""
-        item_id = field(event, "item_id")
-        index = field(event, "output_index")
+        item_id = get(event, "item_id")
+        index = get(event, "output_index")
         key = None
         mistyped = None
         if item_id.__class__ is str:
