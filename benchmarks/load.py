@@ -52,8 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolstream_core import Assembler, aassemble
-from toolstream_core.testing import TOOLS
-from toolstream_core.testing._clients import DEFAULT_PROMPT, openai_chat_tools
+from toolstream_core.testing import DEFAULT_PROMPT, TOOLS, openai_chat_tools
 from toolstream_core.testing._profiles import PROFILES, render_profiled
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 from toolstream_core.testing._wire_openai_chat import render_stream
@@ -74,7 +73,7 @@ class EmulatorProcess:
     """``toolstream emulate`` in a child process; ``base_url`` once it listens."""
 
     def __init__(self, profile: str | None = None) -> None:
-        code = "import sys; from toolstream_core._cli import main; sys.exit(main(sys.argv[1:]))"
+        code = "import sys; from toolstream_core.app.cli import main; sys.exit(main(sys.argv[1:]))"
         argv = [sys.executable, "-c", code, "emulate", "--host", "127.0.0.1", "--port", "0",
                 "--color", "never"]
         if profile:

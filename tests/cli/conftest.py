@@ -15,7 +15,7 @@ from toolstream_core.testing import VendorEmulator
 
 @pytest.fixture(scope="session")
 def run_cli() -> RunCli:
-    """Run ``python -m toolstream_core._cli ARGS`` and return the finished process.
+    """Run ``python -m toolstream_core.app.cli ARGS`` and return the finished process.
 
     The environment is the test's own minus vendor keys (a test that needs one passes it),
     and ``NO_COLOR`` is unset so colour behaviour is decided by the flags under test.
@@ -31,7 +31,7 @@ def run_cli() -> RunCli:
         }
         base.update(env or {})
         return subprocess.run(
-            [sys.executable, "-m", "toolstream_core._cli", *args],
+            [sys.executable, "-m", "toolstream_core.app.cli", *args],
             capture_output=True,
             text=True,
             encoding="utf-8",

@@ -16,7 +16,7 @@ from cli_util import REPO
 
 def _start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "toolstream_core._cli", "emulate", *args],
+        [sys.executable, "-m", "toolstream_core.app.cli", "emulate", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_util import REPO, RunCli
 from toolstream_core import Assembler, CallState
-from toolstream_core._cli import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, main
+from toolstream_core.app.cli import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, main
 
 GEMINI_STREAM = REPO / "tests" / "streams" / "gemini" / "google__google-stream-tool-call-arguments__0.jsonl"
 

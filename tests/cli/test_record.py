@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from cli_util import CANARY, RunCli
-from toolstream_core._replay import load_sources, replay_source
-from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
+from toolstream_core.app.replay import replay_source
+from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator, load_sources
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 

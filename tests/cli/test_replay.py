@@ -280,7 +280,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
     pty = pytest.importorskip("pty")
     master, slave = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "toolstream_core._cli", *args],
+        proc = subprocess.run([sys.executable, "-m", "toolstream_core.app.cli", *args],
                               stdout=slave, stderr=subprocess.PIPE, env=env, timeout=120,
                               check=False)
         assert proc.returncode == 0, proc.stderr

@@ -273,8 +273,8 @@ def test_unknown_profile_is_refused() -> None:
 
 
 def test_gateway_view_streams_one_scenario_through_every_engine_per_profile() -> None:
-    from toolstream_core._demo import Style
-    from toolstream_core._gateway import render_gateway, run_gateway
+    from toolstream_core.app.demo import Style
+    from toolstream_core.app.gateway import render_gateway, run_gateway
 
     doc = run_gateway("truncated_length", profiles=["vllm", "mistral"])
     rows = {r["profile"]: r for r in doc["rows"]}

@@ -14,11 +14,11 @@ import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from toolstream_core._models import PROVIDERS
+from toolstream_core import PROVIDERS
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -58,7 +58,7 @@ def _want_colour(choice: str) -> bool:
 
 
 def _style(args: argparse.Namespace) -> Any:
-    from toolstream_core._demo import Style
+    from toolstream_core.app.demo import Style
 
     return Style(_want_colour(args.color))
 
@@ -75,33 +75,16 @@ def _clip(text: str | None, width: int) -> str:
 # --------------------------------------------------------------------------- inputs
 
 
-def _load_mapping_file(path: str, what: str) -> dict[str, Any]:
-    import yaml
-
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise _Fail(EXIT_INPUT, f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise _Fail(EXIT_INPUT, f"{path}: {what} is not UTF-8 text") from exc
-    try:
-        doc = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise _Fail(EXIT_INPUT, f"{path}: {what} is not valid JSON/YAML: {exc}") from exc
-    if not isinstance(doc, Mapping):
-        raise _Fail(EXIT_INPUT, f"{path}: {what} must be a mapping")
-    return dict(doc)
-
-
 def _load_tools(path: str | None) -> dict[str, Any] | None:
+    """The ``--tools`` file, read the way ``record`` reads it (one reader for both)."""
     if path is None:
         return None
-    tools = _load_mapping_file(path, "tools file")
-    bad = [k for k, v in tools.items() if not isinstance(v, Mapping)]
-    if bad:
-        raise _Fail(EXIT_INPUT, f"{path}: tool {bad[0]!r} must map to a JSON Schema object")
-    return tools
+    from toolstream_core.app.record import RecordInputError, load_tools
+
+    try:
+        return dict(load_tools(path))
+    except RecordInputError as exc:
+        raise _Fail(EXIT_INPUT, str(exc)) from exc
 
 
 def _load_config(path: str | None) -> Any:
@@ -122,13 +105,8 @@ def _load_config(path: str | None) -> Any:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from toolstream_core._replay import (
-        SourceError,
-        expand_paths,
-        load_sources,
-        replay_source,
-        totals,
-    )
+    from toolstream_core.app.replay import replay_source, totals
+    from toolstream_core.testing import SourceError, expand_paths, load_sources
 
     tools = _load_tools(args.tools)
     config = _load_config(args.config)
@@ -229,8 +207,8 @@ def _render_stream(stream: dict[str, Any], style: Any) -> str:
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
-    from toolstream_core import _record
-    from toolstream_core._replay import SourceError
+    from toolstream_core.app import record as _record
+    from toolstream_core.testing import SourceError
 
     try:
         tools = _record.load_tools(args.tools)
@@ -252,7 +230,8 @@ def _cmd_record(args: argparse.Namespace) -> int:
         raise _Fail(EXIT_VENDOR, f"vendor request failed: {exc}") from exc
     # What was recorded, read back the way `replay` reads it: the user sees at once
     # whether the cassette holds the fault they were after.
-    from toolstream_core._replay import load_sources, replay_source
+    from toolstream_core.app.replay import replay_source
+    from toolstream_core.testing import load_sources
 
     try:
         streams = [
@@ -291,7 +270,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
 
 def _cmd_gateway(args: argparse.Namespace) -> int:
-    from toolstream_core import _gateway
+    from toolstream_core.app import gateway as _gateway
 
     scenario = (args.scenario or [_gateway.DEFAULT_SCENARIO])[0]
     try:
@@ -309,8 +288,8 @@ def _cmd_gateway(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from toolstream_core import _demo
-    from toolstream_core._replay import SourceError
+    from toolstream_core.app import demo as _demo
+    from toolstream_core.testing import SourceError
 
     if getattr(args, "gateway", False):
         return _cmd_gateway(args)
@@ -401,7 +380,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_fuzz(args: argparse.Namespace) -> int:
-    from toolstream_core.testing.fuzz import SourceError, run_fuzz
+    from toolstream_core.testing import SourceError, run_fuzz
 
     if args.cases < 1 or (args.case is not None and args.case < 0):
         raise _Fail(EXIT_USAGE, "--cases must be at least 1 and --case at least 0")
@@ -435,7 +414,7 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 
 def _profile_names() -> list[str]:
     try:
-        from toolstream_core.testing._profiles import PROFILES
+        from toolstream_core.testing import PROFILES
     except ImportError:  # pragma: no cover - the test kit ships with the core
         return []
     return sorted(PROFILES)
@@ -463,198 +442,168 @@ def _para(text: str) -> str:
     return textwrap.fill(text, width=78)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line, so tests and docs can inspect it without running it."""
-    formatter = argparse.RawDescriptionHelpFormatter
-    # --color works before or after the command name; SUPPRESS keeps the top-level value.
-    colour = _Parser(add_help=False)
-    colour.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default=argparse.SUPPRESS,
-        help="colour text output (auto: only on a terminal and when NO_COLOR is unset)",
-    )
-    parser = _Parser(
-        prog="toolstream",
-        description=_para(
-            "Strict assembly of streamed LLM tool calls: replay recordings, record "
-        "new ones, see what other stacks would run."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
-    parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour text output (auto: only on a terminal and when NO_COLOR is unset)",
-    )
-    parser.add_argument("--version", action="version", version=f"toolstream {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
+_COLOUR_HELP = "colour text output (auto: only on a terminal and when NO_COLOR is unset)"
 
-    replay = sub.add_parser(
-        "replay",
-        parents=[colour],
-        help="replay recorded streams through the assembler",
-        description=_para(
-            "Replay vcrpy cassettes (.yaml) or JSONL streams (the tests/streams "
-        "format) through toolstream's Assembler and show, per tool call, its identity, state, "
-        "reason and size, then the error results that pair every rejected call. Directories "
-        "are searched for .jsonl/.yaml files."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
-    replay.add_argument("paths", nargs="+", metavar="PATH", help="cassette, JSONL stream or dir")
-    replay.add_argument("--json", action="store_true", help="print one JSON document")
+
+def _add_colour(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--color", choices=("auto", "always", "never"), default=default,
+                        help=_COLOUR_HELP)
+
+
+def _add_json(parser: argparse.ArgumentParser, what: str = "one JSON document") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def _add_paths(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="cassette, JSONL stream or dir")
+
+
+def _profile_help(what: str) -> str:
+    return f"{what} (one of: {', '.join(_profile_names())})"
+
+
+def _command(sub: Any, name: str, summary: str, description: str,
+             parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """One subcommand with the shared look: wrapped description, exit codes below."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, parents=list(parents), help=summary, description=_para(description),
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
+def _add_replay(sub: Any, colour: argparse.ArgumentParser) -> None:
+    replay = _command(
+        sub, "replay", "replay recorded streams through the assembler",
+        "Replay vcrpy cassettes (.yaml) or JSONL streams (the tests/streams format) through "
+        "toolstream's Assembler and show, per tool call, its identity, state, reason and "
+        "size, then the error results that pair every rejected call. Directories are "
+        "searched for .jsonl/.yaml files.", [colour])
+    _add_paths(replay)
+    _add_json(replay)
     replay.add_argument(
-        "--provider",
-        choices=PROVIDERS,
-        help="vendor wire format (default: the recording's API, else detected from the chunks)",
-    )
+        "--provider", choices=PROVIDERS,
+        help="vendor wire format (default: the recording's API, else detected from the chunks)")
     replay.add_argument(
-        "--config",
-        metavar="FILE",
-        help="YAML file with an 'agent_stream_assemble:' section (AssembleConfig)",
-    )
+        "--config", metavar="FILE",
+        help="YAML file with an 'agent_stream_assemble:' section (AssembleConfig)")
     replay.add_argument(
-        "--tools",
-        metavar="FILE",
-        help="JSON/YAML mapping tool name -> JSON Schema (enables registry and schema checks)",
-    )
-    replay.add_argument(
-        "--strict-exit",
-        action="store_true",
-        help=f"exit {EXIT_REJECTED} when any call was rejected or dropped",
-    )
+        "--tools", metavar="FILE",
+        help="JSON/YAML mapping tool name -> JSON Schema (enables registry and schema checks)")
+    replay.add_argument("--strict-exit", action="store_true",
+                        help=f"exit {EXIT_REJECTED} when any call was rejected or dropped")
     replay.set_defaults(func=_cmd_replay)
 
-    record = sub.add_parser(
-        "record",
-        parents=[colour],
-        help="record a real vendor stream to a scrubbed cassette",
-        description=_para(
-            "Make one streamed tool-call request with the vendor's own SDK and save "
-        "the HTTP exchange as a vcrpy cassette, with API keys, cookies and org headers removed "
-        "before anything is written. The key comes from the environment: OPENAI_API_KEY, "
+
+def _add_record(sub: Any, colour: argparse.ArgumentParser) -> None:
+    record = _command(
+        sub, "record", "record a real vendor stream to a scrubbed cassette",
+        "Make one streamed tool-call request with the vendor's own SDK and save the HTTP "
+        "exchange as a vcrpy cassette, with API keys, cookies and org headers removed before "
+        "anything is written. The key comes from the environment: OPENAI_API_KEY, "
         "ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. Use --base-url to record from an "
         "OpenAI/Anthropic/Gemini-compatible server or the local emulator (`toolstream "
-        "emulate`; choose its scenario with --model scenario:<name>)."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
+        "emulate`; choose its scenario with --model scenario:<name>).", [colour])
     record.add_argument("--api", required=True, choices=PROVIDERS, help="vendor API to call")
     record.add_argument("--model", required=True, help="model name")
     record.add_argument("--prompt", required=True, help="the user message")
+    record.add_argument("--tools", required=True, metavar="FILE",
+                        help="JSON/YAML mapping tool name -> JSON Schema")
     record.add_argument(
-        "--tools", required=True, metavar="FILE", help="JSON/YAML mapping tool name -> JSON Schema"
-    )
-    record.add_argument(
-        "--base-url",
-        metavar="URL",
+        "--base-url", metavar="URL",
         help="API base URL as the SDK takes it (OpenAI: ending in /v1; Anthropic, Gemini: the "
-        "server root); default: the vendor's",
-    )
-    record.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="cassette to write (.yaml)"
-    )
+        "server root); default: the vendor's")
+    record.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="cassette to write (.yaml)")
     record.add_argument("--max-tokens", type=int, default=1024, help="output token limit")
     record.add_argument("--force", action="store_true", help="replace an existing cassette")
-    record.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_json(record, "the result as JSON")
     record.set_defaults(func=_cmd_record)
 
-    demo = sub.add_parser(
-        "demo",
-        parents=[colour],
-        help="what LangChain, LlamaIndex and the SDKs would run, next to toolstream",
-        description=_para(
-            "Replay the bundled cassettes offline through the real vendor SDKs and "
-        "show, per scenario and API, the calls each stack hands to its tool runner: plain "
-        "LangChain (chunk merging + tool_calls), plain LlamaIndex (stream_chat + "
+
+def _add_demo(sub: Any, colour: argparse.ArgumentParser) -> None:
+    demo = _command(
+        sub, "demo", "what LangChain, LlamaIndex and the SDKs would run, next to toolstream",
+        "Replay the bundled cassettes offline through the real vendor SDKs and show, per "
+        "scenario and API, the calls each stack hands to its tool runner: plain LangChain "
+        "(chunk merging + tool_calls), plain LlamaIndex (stream_chat + "
         "get_tool_calls_from_response), the SDK's stream helper (get_final_*; argument text "
-        "parsed with json.loads) and toolstream (committed / rejected with a reason). "
-        "No network, no API key. A framework that is not installed shows as n/a."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
-    demo.add_argument("--json", action="store_true", help="print one JSON document")
-    demo.add_argument(
-        "--api", action="append", choices=PROVIDERS, help="only this API (repeatable)"
-    )
-    demo.add_argument(
-        "--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)"
-    )
+        "parsed with json.loads) and toolstream (committed / rejected with a reason). No "
+        "network, no API key. A framework that is not installed shows as n/a.", [colour])
+    _add_json(demo)
+    demo.add_argument("--api", action="append", choices=PROVIDERS,
+                      help="only this API (repeatable)")
+    demo.add_argument("--scenario", action="append", metavar="NAME",
+                      help="only this scenario (repeatable)")
     demo.add_argument("--all", action="store_true", help="every bundled scenario, not a showcase")
     demo.add_argument("--cassettes", metavar="DIR", help="cassette directory (<api>/<name>.yaml)")
     demo.add_argument("--width", type=int, default=100, help="table width in columns")
     demo.add_argument(
-        "--gateway",
-        action="store_true",
+        "--gateway", action="store_true",
         help="one openai-chat scenario (--scenario, default truncated_length) streamed live "
-        "from the emulator's OpenAI-compatible server profiles (127.0.0.1)",
-    )
-    demo.add_argument(
-        "--profile", action="append", choices=_profile_names(),
-        help="with --gateway: only this server profile (repeatable)",
-    )
+        "from the emulator's OpenAI-compatible server profiles (127.0.0.1)")
+    demo.add_argument("--profile", action="append", choices=_profile_names(), metavar="NAME",
+                      help=_profile_help("with --gateway: only this server profile (repeatable)"))
     demo.set_defaults(func=_cmd_demo)
 
-    emulate = sub.add_parser(
-        "emulate",
-        parents=[colour],
-        help="run the local vendor wire emulator until Ctrl-C",
-        description=_para(
-            "Serve the OpenAI, Anthropic and Gemini streaming wire formats on "
-        "127.0.0.1 from scripted scenarios (model name 'scenario:<name>'), for testing agents "
-        "and recording cassettes without a vendor account."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
+
+def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
+    emulate = _command(
+        sub, "emulate", "run the local vendor wire emulator until Ctrl-C",
+        "Serve the OpenAI, Anthropic and Gemini streaming wire formats on 127.0.0.1 from "
+        "scripted scenarios (model name 'scenario:<name>'), for testing agents and recording "
+        "cassettes without a vendor account.", [colour])
     emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
     emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
     emulate.add_argument(
-        "--soft-drop",
-        action="store_true",
+        "--soft-drop", action="store_true",
         help="end a dropped_connection body cleanly with an 'x-toolstream-transport: dropped' "
         "header instead of cutting the socket (needed to record it: vcrpy cannot store a "
-        "broken body; replay restores the drop)",
-    )
+        "broken body; replay restores the drop)")
+    emulate.add_argument("--seed", type=int, default=0,
+                         help="seed of the fragment cutter (same seed, same bytes)")
     emulate.add_argument(
-        "--seed", type=int, default=0, help="seed of the fragment cutter (same seed, same bytes)"
-    )
-    emulate.add_argument(
-        "--profile",
-        choices=_profile_names(),
-        help="stream openai-chat answers the way this OpenAI-compatible server does",
-    )
+        "--profile", choices=_profile_names(), metavar="NAME",
+        help=_profile_help("stream openai-chat answers the way this OpenAI-compatible server "
+                           "does"))
     emulate.set_defaults(func=_cmd_emulate)
 
-    fuzz = sub.add_parser(
-        "fuzz",
-        help="mutate recorded streams and check the safety invariants on every case",
-        description=_para(
-            "Mutate each recorded stream (JSONL streams, vcrpy cassettes, directories of either) "
-            "case by case - truncation, dropped, repeated and swapped events, re-chunked "
-            "argument fragments, Gemini keep-alive parts, garbage and mistyped events, changed "
-            "characters, raw bytes cut anywhere - and check that no case raises, leaves a call "
-            "undecided, breaks the one-result-per-rejected-call pairing or commits a call the "
-            "stream did not prove. Each violation prints one line that replays it."
-        ),
-        epilog=EXIT_CODES,
-        formatter_class=formatter,
-    )
-    fuzz.add_argument("paths", nargs="+", metavar="PATH", help="cassette, JSONL stream or dir")
+
+def _add_fuzz(sub: Any) -> None:
+    fuzz = _command(
+        sub, "fuzz", "mutate recorded streams and check the safety invariants on every case",
+        "Mutate each recorded stream (JSONL streams, vcrpy cassettes, directories of either) "
+        "case by case - truncation, dropped, repeated and swapped events, re-chunked argument "
+        "fragments, Gemini keep-alive parts, garbage and mistyped events, changed characters, "
+        "raw bytes cut anywhere - and check that no case raises, leaves a call undecided, "
+        "breaks the one-result-per-rejected-call pairing or commits a call the stream did not "
+        "prove. Each violation prints one line that replays it.")
+    _add_paths(fuzz)
     fuzz.add_argument("--cases", type=int, default=10_000,
                       help="total cases, shared evenly by the streams (default 10000)")
     fuzz.add_argument("--seed", type=int, default=0, help="seed of every mutation choice")
     fuzz.add_argument("--case", type=int, metavar="N",
                       help="run only case N of each stream (the reproduction of a violation)")
-    fuzz.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    _add_json(fuzz, "the report as one JSON document")
     fuzz.set_defaults(func=_cmd_fuzz)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line, so tests and docs can inspect it without running it."""
+    # --color works before or after the command name; SUPPRESS keeps the top-level value.
+    colour = _Parser(add_help=False)
+    _add_colour(colour, argparse.SUPPRESS)
+    parser = _Parser(
+        prog="toolstream",
+        description=_para("Strict assembly of streamed LLM tool calls: replay recordings, "
+                          "record new ones, see what other stacks would run."),
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_colour(parser, "auto")
+    parser.add_argument("--version", action="version", version=f"toolstream {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for add in (_add_replay, _add_record, _add_demo, _add_emulate):
+        add(sub, colour)
+    _add_fuzz(sub)
     return parser
 
 

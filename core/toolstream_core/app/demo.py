@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolstream_core._models import PROVIDERS
-from toolstream_core._peers import (
+from toolstream_core import PROVIDERS
+from toolstream_core.app.peers import (
     COMMIT,
     DROP,
     ENGINE_TITLES,
@@ -31,7 +31,7 @@ from toolstream_core._peers import (
     new_workdir,
     run_engine,
 )
-from toolstream_core._replay import SourceError, read_cassette, response_body
+from toolstream_core.testing import SourceError, read_cassette, response_body
 
 CASSETTES_ENV = "TOOLSTREAM_CASSETTES"
 
@@ -71,14 +71,14 @@ class Case:
 def find_cassette_dir(explicit: str | None = None) -> Path:
     """Where the cassettes are: ``--cassettes``, else the project's default lookup.
 
-    The default (`toolstream_core.testing._recording.default_cassette_dir`) is
+    The default (`toolstream_core.testing.default_cassette_dir`) is
     ``$TOOLSTREAM_CASSETTES``, a copy shipped inside the package, then the
     repository's ``cassettes/``.
     """
     if explicit:
         root = Path(explicit)
     else:
-        from toolstream_core.testing._recording import default_cassette_dir
+        from toolstream_core.testing import default_cassette_dir
 
         root = default_cassette_dir()
     if not root.is_dir():
@@ -131,7 +131,7 @@ def _stream_interaction(path: Path) -> tuple[int, dict[str, Any]]:
 def scenario_description(name: str) -> str | None:
     """The emulator's one-line description of a scenario, when the testing kit is there."""
     try:
-        from toolstream_core.testing._scenarios import SCENARIOS
+        from toolstream_core.testing import SCENARIOS
     except ImportError:
         return None
     scenario = SCENARIOS.get(name)

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from toolstream_core import _peers
-from toolstream_core._demo import Style, _clip, compact
+from toolstream_core.app import peers as _peers
+from toolstream_core.app.demo import Style, _clip, compact
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +49,14 @@ def _outcome(engine: str, target: _peers.Target) -> _peers.Outcome:
 def run_gateway(scenario: str = DEFAULT_SCENARIO, profiles: Iterable[str] | None = None,
                 engines: Iterable[str] = _peers.ENGINES) -> dict[str, Any]:
     """Stream ``scenario`` from every profile into every engine; the demo's JSON shape."""
-    from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS, VendorEmulator
-    from toolstream_core.testing._clients import DEFAULT_PROMPT, openai_chat_tools
+    from toolstream_core.testing import (
+        DEFAULT_PROMPT,
+        PROFILES,
+        SCENARIOS,
+        TOOLS,
+        VendorEmulator,
+        openai_chat_tools,
+    )
 
     if scenario not in SCENARIOS or "openai-chat" not in SCENARIOS[scenario].apis:
         raise ValueError(f"{scenario!r} is not an openai-chat scenario")

@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolstream_core._models import Provider
-from toolstream_core._replay import api_from_uri, request_model
+from toolstream_core import Provider
+from toolstream_core.testing import api_from_uri, request_model
 from toolstream_core.vendors import SDK_EXTRA, make_client, open_stream
 
 logger = logging.getLogger(__name__)
@@ -275,14 +275,14 @@ def _json_schema_types(schema: Any) -> Any:
 def replaying(target: Target) -> Iterator[None]:
     """Serve the target's recorded response to whatever client asks, offline.
 
-    Uses the project's replay configuration (`toolstream_core.testing._recording`):
+    Uses the project's replay configuration (`toolstream_core.testing.replay_vcr`):
     ``record_mode="none"``, matching on method, host and path (the engines ask the
     recorded URL, since the base URL is derived from it), and a response recorded
     as a dropped connection replayed as one: its body, then the transport error
     httpx raises when the peer closes mid-body.
     """
     try:
-        from toolstream_core.testing._recording import replay_vcr, replaying_drops
+        from toolstream_core.testing import replay_vcr, replaying_drops
     except ImportError as exc:  # vcrpy missing
         raise EngineUnavailable("record") from exc
     try:
@@ -312,7 +312,7 @@ def missing_pieces(apis: Iterable[str]) -> list[str]:
     """
     missing: list[str] = []
     try:
-        from toolstream_core.testing._recording import replay_vcr
+        from toolstream_core.testing import replay_vcr
 
         replay_vcr()
     except ImportError:

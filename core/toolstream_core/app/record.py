@@ -2,7 +2,7 @@
 
 The request goes through the vendor's own SDK (so the cassette holds exactly what
 that SDK sends and parses) inside a vcrpy cassette configured by
-`toolstream_core.testing._recording`, which removes credentials before anything
+`toolstream_core.testing.recording_vcr`, which removes credentials before anything
 is written. Nothing here prints; the CLI reports the returned summary.
 """
 
@@ -144,8 +144,10 @@ def record(
     key = api_key(api, environ)
     if output.exists() and not overwrite:
         raise RecordUsageError(f"{output} exists; pass --force to replace it")
+    from toolstream_core.testing import recording_vcr
+
     try:
-        from toolstream_core.testing._recording import recording_vcr
+        recorder = recording_vcr()  # imports vcrpy
     except ImportError as exc:
         raise RecordUsageError(
             "recording needs vcrpy: pip install 'toolstream-gate[record]'"
@@ -153,7 +155,6 @@ def record(
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.exists():
         output.unlink()
-    recorder = recording_vcr()
     try:
         with recorder.use_cassette(str(output), record_mode="all"):
             count, stream_error = _stream_once(
@@ -172,7 +173,7 @@ def record(
         raise
     if not output.exists():
         raise VendorError(f"no HTTP exchange was captured for {output}")
-    from toolstream_core._replay import read_cassette
+    from toolstream_core.testing import read_cassette
 
     interactions = read_cassette(output)
     return RecordResult(

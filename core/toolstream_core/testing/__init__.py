@@ -58,20 +58,50 @@ Tools used by the scenarios: ``write_file(path, content)``, ``get_weather(city)`
 
 Cassettes and the pytest plugin: see :mod:`toolstream_core.testing.pytest_plugin`
 (fixture ``toolstream_emulator``, marker ``toolstream_cassette("anthropic/truncated_length")``)
-and :mod:`toolstream_core.testing._recording`.
+and the vcrpy configurations ``recording_vcr()`` (scrubs credentials) and ``replay_vcr()``
+(offline). ``stream_sdk`` streams one request through a real SDK; ``load_sources`` reads
+recordings (JSONL streams, cassettes) into the vendor events they hold.
 
 Fuzzing your own recordings: ``run_fuzz(["cassettes/"], cases=20_000, seed=0)`` returns a
 ``FuzzReport`` (per-API and per-mutation counts, every ``Violation`` with a one-line
 reproduction); the same as ``toolstream fuzz PATH...``. See :mod:`toolstream_core.testing.fuzz`.
 """
 
+from ._clients import (
+    DEFAULT_PROMPT,
+    StreamResult,
+    followup_sdk,
+    openai_chat_tools,
+    scenario_tools,
+    stream_sdk,
+)
 from ._profiles import PROFILES, Profile
+from ._recording import (
+    default_cassette_dir,
+    is_dropped_connection,
+    recording_vcr,
+    replay_vcr,
+    replaying_drops,
+    use_cassette,
+)
 from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
 from ._server import DROPPED_HEADER, Received, VendorEmulator
+from ._sources import (
+    SourceError,
+    StreamSource,
+    api_from_uri,
+    decode_body,
+    expand_paths,
+    load_sources,
+    read_cassette,
+    request_model,
+    response_body,
+)
 from .fuzz import FuzzReport, Violation, run_fuzz
 
 __all__ = [
     "API_NAMES",
+    "DEFAULT_PROMPT",
     "DROPPED_HEADER",
     "PROFILES",
     "SCENARIOS",
@@ -81,7 +111,27 @@ __all__ = [
     "Profile",
     "Received",
     "Scenario",
+    "SourceError",
+    "StreamResult",
+    "StreamSource",
     "VendorEmulator",
     "Violation",
+    "api_from_uri",
+    "decode_body",
+    "default_cassette_dir",
+    "expand_paths",
+    "followup_sdk",
+    "is_dropped_connection",
+    "load_sources",
+    "openai_chat_tools",
+    "read_cassette",
+    "recording_vcr",
+    "replay_vcr",
+    "replaying_drops",
+    "request_model",
+    "response_body",
     "run_fuzz",
+    "scenario_tools",
+    "stream_sdk",
+    "use_cassette",
 ]

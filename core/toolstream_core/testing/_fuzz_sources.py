@@ -1,6 +1,6 @@
 """The recordings the fuzz harness mutates: one `FuzzStream` per recorded vendor stream.
 
-Reading is delegated to `toolstream_core._replay` (the same reader `toolstream replay` uses),
+Reading is delegated to `._sources` (the same reader `toolstream replay` uses),
 so a recording means the same thing to the fuzzer as to every other command. The harness
 needs one thing more: the raw body bytes, to cut them anywhere and feed them through
 `toolstream_core.sse`. A cassette has them; a JSONL stream gets a faithful SSE body (or, for
@@ -18,8 +18,10 @@ from typing import Any
 import yaml
 
 from toolstream_core._models import PROVIDERS, Provider
-from toolstream_core._replay import (
-    DROPPED_HEADER,
+from toolstream_core.sse import UNPARSABLE_KEY
+
+from ._server import DROPPED_HEADER
+from ._sources import (
     SourceError,
     api_from_uri,
     decode_body,
@@ -28,7 +30,6 @@ from toolstream_core._replay import (
     load_sources,
     response_body,
 )
-from toolstream_core.sse import UNPARSABLE_KEY
 
 __all__ = ["FuzzStream", "SourceError", "collect_streams", "synthesize_body"]
 
@@ -76,8 +77,8 @@ def _provider(api: str) -> Provider | None:
 class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """libyaml when present: the pure-Python parser spends seconds on a large cassette.
 
-    Reads what `toolstream_core._replay` reads (safe YAML plus vcrpy's two harmless str tags),
-    and the events come from the same decoder (`_replay.decode_body`).
+    Reads what `._sources` reads (safe YAML plus vcrpy's two harmless str tags),
+    and the events come from the same decoder (`_sources.decode_body`).
     """
 
 
