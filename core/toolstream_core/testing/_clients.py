@@ -65,11 +65,13 @@ def _client(api: str, base_url: str | None, api_key: str) -> Any:
 
 def _collect(result: StreamResult, api: str, *, base_url: str | None, api_key: str, model: str,
              contents: str | list[Any], tools: Mapping[str, dict[str, Any]],
-             extra_headers: Mapping[str, str] | None = None) -> StreamResult:
+             extra_headers: Mapping[str, str] | None = None,
+             max_tokens: int | None = None) -> StreamResult:
     try:
         for event in open_stream(api, _client(api, base_url, api_key), model=model,
                                  contents=contents, tools=scenario_tools(api, tools),
-                                 include_usage=True, extra_headers=extra_headers):
+                                 max_tokens=max_tokens, include_usage=True,
+                                 extra_headers=extra_headers):
             result.events.append(event)
     except Exception as exc:  # the stream's end, recorded like assemble() does
         result.error = exc
@@ -78,16 +80,20 @@ def _collect(result: StreamResult, api: str, *, base_url: str | None, api_key: s
 
 def stream_sdk(api: str, *, model: str, base_url: str | None = None, api_key: str = "test",
                prompt: str = DEFAULT_PROMPT, tools: Mapping[str, dict[str, Any]] = TOOLS,
-               extra_headers: Mapping[str, str] | None = None) -> StreamResult:
+               extra_headers: Mapping[str, str] | None = None,
+               max_tokens: int | None = None) -> StreamResult:
     """Stream one request through the real SDK and keep every event it yields.
 
     ``base_url`` is the server root (``VendorEmulator.base_url``); ``None`` uses
     the SDK's default vendor URL (for cassette replay). An exception while
     streaming (a dropped connection, an error event the SDK raises on) ends the
     stream and is returned in ``error``, the way ``assemble()`` treats it.
+    ``max_tokens`` is the request's output limit (the profiles' cassettes send one, so
+    that the core's max-token backstop has a limit to compare the usage with).
     """
     return _collect(StreamResult(), api, base_url=base_url, api_key=api_key, model=model,
-                    contents=prompt, tools=tools, extra_headers=extra_headers)
+                    contents=prompt, tools=tools, extra_headers=extra_headers,
+                    max_tokens=max_tokens)
 
 
 def _result_texts(turn: Any) -> dict[str, tuple[str, bool]]:

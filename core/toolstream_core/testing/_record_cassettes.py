@@ -8,7 +8,10 @@ the ``ErrorResult`` text for rejected ones) with its plain-text answer, so an
 agent loop replayed from the cassette ends cleanly. Requests are recorded under
 the vendor's real host (see :mod:`._recording`), so replay works with the SDKs'
 default base URLs; secrets are scrubbed by the same configuration
-``toolstream record`` uses.
+``toolstream record`` uses. ``profiles/<profile>/<scenario>.yaml`` hold every chat
+scenario as each OpenAI-compatible server profile streams it (issue 13), recorded the
+same way with the request's output limit (``PROFILE_MAX_TOKENS``) so that a replay can
+give the core that limit and see a lying finish become ``stream_truncated``.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ._clients import followup_sdk, stream_sdk
+from ._profiles import PROFILES
 from ._recording import CASSETTE_DIR, recording_vcr
 from ._scenarios import API_NAMES, SCENARIOS, TOOLS
 from ._server import VendorEmulator
 
-__all__ = ["MODELS", "record_all", "record_one"]
+__all__ = ["MODELS", "PROFILE_DIR", "PROFILE_MAX_TOKENS", "record_all", "record_one",
+           "record_profiles"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +40,18 @@ MODELS: dict[str, str] = {
     "gemini": "gemini-2.5-flash",
 }
 
+#: Where the profiles' cassettes go, under the cassette directory.
+PROFILE_DIR = "profiles"
+#: ``max_tokens`` of the profiles' recorded requests: a cut reports exactly this many tokens.
+PROFILE_MAX_TOKENS = 777
+
 
 def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
-               *, api_key: str = "test-key-not-secret") -> Path:
-    """Record ``scenario`` on ``api`` to ``out`` through the real SDK (via ``emu``)."""
+               *, api_key: str = "test-key-not-secret", max_tokens: int | None = None) -> Path:
+    """Record ``scenario`` on ``api`` to ``out`` through the real SDK (via ``emu``).
+
+    ``max_tokens``: the request's output limit, also the core's (the follow-up it decides).
+    """
     from toolstream_core import Assembler
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -47,8 +60,10 @@ def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
     model = MODELS[api]
     emu.queue(api, scenario)
     with recording_vcr().use_cassette(str(out), record_mode="all"):
-        first = stream_sdk(api, base_url=emu.base_url, model=model, api_key=api_key)
-        assembler = Assembler(tools=TOOLS, provider=api)  # type: ignore[arg-type]
+        first = stream_sdk(api, base_url=emu.base_url, model=model, api_key=api_key,
+                           max_tokens=max_tokens)
+        assembler = Assembler(tools=TOOLS, provider=api,  # type: ignore[arg-type]
+                              max_output_tokens=max_tokens)
         for event in first.events:
             assembler.feed(event)
         dropped = scenario == "dropped_connection"
@@ -75,6 +90,22 @@ def record_all(out_dir: Path = CASSETTE_DIR, *, seed: int = 0,
     return written
 
 
+def record_profiles(out_dir: Path = CASSETTE_DIR / PROFILE_DIR, *, seed: int = 0,
+                    profiles: Iterable[str] | None = None,
+                    scenarios: Iterable[str] | None = None) -> list[Path]:
+    """Record every chat scenario on every server profile: ``<profile>/<scenario>.yaml``."""
+    names = [n for n in (scenarios if scenarios is not None else SCENARIOS)
+             if "openai-chat" in SCENARIOS[n].apis]
+    written: list[Path] = []
+    for profile in profiles if profiles is not None else PROFILES:
+        with VendorEmulator(seed=seed, soft_drop=True, profile=profile) as emu:
+            for name in names:
+                written.append(record_one(emu, "openai-chat", name,
+                                          out_dir / profile / f"{name}.yaml",
+                                          max_tokens=PROFILE_MAX_TOKENS))
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: ``[OUT_DIR]``."""
     args = sys.argv[1:] if argv is None else argv
@@ -83,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     out = Path(args[0]) if args else CASSETTE_DIR
-    files = record_all(out)
+    files = record_all(out) + record_profiles(out / PROFILE_DIR)
     logger.info("%d cassettes written under %s", len(files), out)
     return 0
 

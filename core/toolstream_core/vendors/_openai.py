@@ -34,8 +34,11 @@ def declare(api: str, tools: Mapping[str, Mapping[str, Any]], *,
 
 
 def _request(api: str, *, model: str, contents: str | list[Any], tools: list[Any] | None,
-             include_usage: bool, extra_headers: dict[str, str]) -> dict[str, Any]:
+             max_tokens: int | None, include_usage: bool,
+             extra_headers: dict[str, str]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"model": model, "stream": True}
+    if max_tokens is not None:  # each API's current name for the output limit
+        kwargs["max_completion_tokens" if api == "openai-chat" else "max_output_tokens"] = max_tokens
     if api == "openai-chat":
         kwargs["messages"] = ([{"role": "user", "content": contents}]
                               if isinstance(contents, str) else contents)
@@ -53,7 +56,7 @@ def _request(api: str, *, model: str, contents: str | list[Any], tools: list[Any
 def stream(api: str, sdk: Any, *, model: str, contents: str | list[Any],
          tools: list[Any] | None, max_tokens: int | None, include_usage: bool,
          extra_headers: dict[str, str]) -> Any:
-    kwargs = _request(api, model=model, contents=contents, tools=tools,
+    kwargs = _request(api, model=model, contents=contents, tools=tools, max_tokens=max_tokens,
                       include_usage=include_usage, extra_headers=extra_headers)
     endpoint = sdk.chat.completions if api == "openai-chat" else sdk.responses
     return endpoint.create(**kwargs)
@@ -62,7 +65,7 @@ def stream(api: str, sdk: Any, *, model: str, contents: str | list[Any],
 async def astream(api: str, sdk: Any, *, model: str, contents: str | list[Any],
                 tools: list[Any] | None, max_tokens: int | None, include_usage: bool,
                 extra_headers: dict[str, str]) -> Any:
-    kwargs = _request(api, model=model, contents=contents, tools=tools,
+    kwargs = _request(api, model=model, contents=contents, tools=tools, max_tokens=max_tokens,
                       include_usage=include_usage, extra_headers=extra_headers)
     endpoint = sdk.chat.completions if api == "openai-chat" else sdk.responses
     return await endpoint.create(**kwargs)
