@@ -12,8 +12,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 __all__ = ["SECTION", "AssembleConfig"]
 
 SECTION = "agent_stream_assemble"
@@ -99,6 +97,8 @@ class AssembleConfig:
             text = Path(source).read_text(encoding="utf-8")
         else:
             text = source
+        import yaml  # only a YAML config needs it: `import toolstream_core` stays light
+
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
