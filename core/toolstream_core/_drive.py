@@ -10,11 +10,12 @@ import contextlib
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from typing import Any
 
 from ._assembler import Assembler, fail_unfinished
-from ._models import Reason, Turn
+from ._config import AssembleConfig
+from ._models import AssemblerEvent, Provider, Reason, ToolSpec, Turn
 
 __all__ = ["aassemble", "assemble"]
 
@@ -28,18 +29,27 @@ def _close_quietly(stream: Any) -> None:
             close()
 
 
-def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
+def assemble(
+    stream: Iterable[Any],
+    *,
+    tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+    config: AssembleConfig | None = None,
+    provider: Provider | None = None,
+    on_event: Callable[[AssemblerEvent], None] | None = None,
+    max_output_tokens: int | None = None,
+) -> Turn:
     """Consume a sync stream (SDK stream, iterator of dicts) and return its Turn.
 
-    ``kwargs`` are the ``Assembler``'s (``tools``, ``config``, ``provider``, ``on_event``,
-    ``max_output_tokens``: pass the request's limit to arm the max-token backstop).
+    The keywords are the ``Assembler``'s (``max_output_tokens``: pass the request's limit
+    to arm the max-token backstop).
 
     The stream is read on a helper thread so a stalled connection is noticed after
     ``assemble_idle_timeout_s`` even while the socket read blocks; the open calls then fail with
     ``idle_timeout`` and the stream is closed. An exception from the stream ends it as a dropped
     transport (kept in ``Turn.error``, not raised).
     """
-    assembler = Assembler(**kwargs)
+    assembler = Assembler(tools=tools, config=config, provider=provider, on_event=on_event,
+                          max_output_tokens=max_output_tokens)
     timeout = float(assembler.config.assemble_idle_timeout_s)
     inbox: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=1024)
 
@@ -70,13 +80,22 @@ def assemble(stream: Iterable[Any], **kwargs: Any) -> Turn:
         assembler.feed(chunk)
 
 
-async def aassemble(stream: AsyncIterable[Any], **kwargs: Any) -> Turn:
-    """Consume an async stream and return its Turn (``kwargs`` as for ``assemble``).
+async def aassemble(
+    stream: AsyncIterable[Any],
+    *,
+    tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+    config: AssembleConfig | None = None,
+    provider: Provider | None = None,
+    on_event: Callable[[AssemblerEvent], None] | None = None,
+    max_output_tokens: int | None = None,
+) -> Turn:
+    """Consume an async stream and return its Turn (the keywords as for ``assemble``).
 
     Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
     callers that must pair ids after a cancel should hold their own ``Assembler``.
     """
-    assembler = Assembler(**kwargs)
+    assembler = Assembler(tools=tools, config=config, provider=provider, on_event=on_event,
+                          max_output_tokens=max_output_tokens)
     timeout = float(assembler.config.assemble_idle_timeout_s)
     iterator = stream.__aiter__()
     try:
