@@ -46,25 +46,36 @@ def _call(tc: Any) -> Any:
     return _replace(tc, "function", _replace(function, "arguments", _text(arguments)))
 
 
+def _has_object(calls: list[Any]) -> bool:
+    for tc in calls:
+        function = tc.get("function") if tc.__class__ is dict else getattr(tc, "function", None)
+        if function is None:
+            continue
+        arguments = (function.get("arguments") if function.__class__ is dict
+                     else getattr(function, "arguments", None))
+        if arguments is not None and arguments.__class__ is not str:
+            return True
+    return False
+
+
 def with_string_arguments(chunk: Any) -> Any:
     """``chunk`` itself, or a copy whose tool-call ``arguments`` objects are compact JSON text.
 
-    Chunks without tool-call deltas cost two lookups per choice; tool-call deltas with string
-    arguments one type check each. Only the objects on the path to a changed value are copied.
+    The taps call this on every chat chunk, so the common cases stay cheap: a chunk without
+    tool-call deltas costs a few attribute reads, a tool-call delta with string arguments one
+    type check more, and nothing is copied. Only objects on the path to a changed value are.
     """
-    choices = _get(chunk, "choices")
-    if not choices or not isinstance(choices, list):
+    choices = chunk.get("choices") if chunk.__class__ is dict else getattr(chunk, "choices", None)
+    if not choices or choices.__class__ is not list:
         return chunk
     copied: list[Any] | None = None
     for ci, choice in enumerate(choices):
         delta = _get(choice, "delta")
         calls = _get(delta, "tool_calls") if delta is not None else None
-        if not calls or not isinstance(calls, list):
-            continue
-        new_calls = [_call(tc) for tc in calls]
-        if all(new is old for new, old in zip(new_calls, calls, strict=True)):
+        if not calls or calls.__class__ is not list or not _has_object(calls):
             continue
         if copied is None:
             copied = list(choices)
+        new_calls = [_call(tc) for tc in calls]
         copied[ci] = _replace(choice, "delta", _replace(delta, "tool_calls", new_calls))
     return chunk if copied is None else _replace(chunk, "choices", copied)
