@@ -659,8 +659,8 @@ def _sdk(target: Target, label: str) -> Outcome:
         return Outcome("sdk", label, "ok", calls=calls)
     client = _client(target)
     calls = []
-    for chunk in client.models.generate_content_stream(model=target.model,
-                                                       contents=target.prompt):
+    # google-genai has no accumulating helper: the plain stream, as in sdk_chunks.
+    for chunk in open_stream("gemini", client, model=target.model, contents=target.prompt):
         for fc in chunk.function_calls or []:
             calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
     return Outcome("sdk", label, "ok", calls=calls)
