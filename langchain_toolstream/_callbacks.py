@@ -34,11 +34,11 @@ from toolstream_core import (
     CallOpened,
     CallRejected,
 )
-from toolstream_core._tracing import untraced
+from toolstream_core.integration import untraced
 
 from ._convert import ChunkConverter
 from ._link import GateLink, link_of
-from ._tools import registry_from_tools, to_config
+from ._tools import ConfigArg, registry_from_tools
 
 __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 
@@ -92,12 +92,12 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         on_event: EventCallback | None = None,
         *,
         tools: Any = None,
-        config: AssembleConfig | Any = None,
+        config: ConfigArg | None = None,
     ) -> None:
         self.on_event = on_event
         self.stats: dict[UUID, RunStats] = {}
         self._tools = registry_from_tools(tools)
-        self._config = to_config(config)
+        self._config = AssembleConfig.coerce(config)
         self._lock = threading.RLock()
         self._active: set[UUID] = set()
         self._cancelled: dict[UUID, str] = {}

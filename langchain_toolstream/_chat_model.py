@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 
 from ._gate import GateRun, OnStreamError
-from ._limits import model_limit
+from ._limits import output_limit
 from ._link import register, unregister
 from ._messages import message_with_rejected_calls, request_view
 from ._observability import current_run_manager, model_run
@@ -42,7 +42,6 @@ from ._tools import (
     merge_registries,
     registry_from_bound_tools,
     registry_from_tools,
-    to_config,
 )
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
@@ -147,7 +146,7 @@ class ToolstreamChatModel(BaseChatModel):
     def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
         return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
                        run_manager=run_manager or current_run_manager(),
-                       output_limit=model_limit(self.chat_model, kwargs),
+                       output_limit=output_limit(self.chat_model, kwargs),
                        on_event=self.on_event)
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
@@ -427,7 +426,7 @@ def with_toolstream(
     return ToolstreamChatModel(
         chat_model=model,
         tool_registry=registry_from_tools(tools),
-        toolstream_config=to_config(config),
+        toolstream_config=AssembleConfig.coerce(config),
         on_stream_error=on_stream_error,
         on_turn=on_turn,
         on_event=on_event,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["assembler_limit", "model_limit", "request_limit"]
+__all__ = ["assembler_limit", "output_limit", "request_limit"]
 
 # Request keys that carry the output limit: OpenAI chat (both spellings), OpenAI Responses
 # and google-genai's config (``max_output_tokens``), Anthropic (``max_tokens``); camelCase is
@@ -60,7 +60,7 @@ def request_limit(request: Mapping[str, Any]) -> int | None:
         return None
 
 
-def model_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
+def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
     """The limit a model call will use when the request itself is not visible: the call's
     keyword arguments (``bind``, ``invoke(..., max_tokens=)``) first, then the model's
     ``model_kwargs``, then its fields (``max_tokens`` / ``max_output_tokens``)."""

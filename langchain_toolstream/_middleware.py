@@ -28,11 +28,11 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
-from toolstream_core import AssemblerEvent, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._messages import error_tool_messages, read_record
-from ._tools import ConfigArg, ToolsArg, registry_from_tools, to_config
+from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
 
@@ -77,7 +77,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
         self._registry = registry_from_tools(tools)
-        self._config = to_config(config)
+        self._config = AssembleConfig.coerce(config)
         self.max_retries = max_retries
         self._pair_errors = pair_stream_errors
         self._guard = guard_tool_calls

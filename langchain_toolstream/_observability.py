@@ -4,7 +4,7 @@
   every gate event goes to the graph's custom stream as a plain dict (``toolstream_core``'s
   progress schema, see ``docs/observability.md``), so ``stream_mode=["messages", "custom"]``
   shows a call's arguments growing and its verdict. Outside a graph: nothing, no error.
-- With a tracer provider configured, the turn's span (``toolstream_core._tracing``) is
+- With a tracer provider configured, the turn's span (``docs/observability.md``) is
   parented on the model run's own span when a callback handler knows it (OpenInference's
   LangChain tracer keeps its spans out of the OTel context on purpose and parents them by run
   id; it offers ``get_span(run_id)``); otherwise the current OTel context decides.
@@ -19,8 +19,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from toolstream_core import AssembleConfig, Assembler, AssemblerEvent, Turn
-from toolstream_core import _tracing as tracing
-from toolstream_core._progress import ProgressEncoder
+from toolstream_core.integration import ProgressEncoder, trace_parent, tracing_active
 
 __all__ = ["GraphProgress", "current_run_manager", "finish_traced", "graph_progress", "model_run",
            "run_span"]
@@ -95,7 +94,7 @@ def run_span(run_manager: Any) -> Any:
 
 def finish_traced(core: Assembler, run_manager: Any, **kwargs: Any) -> Turn:
     """``core.finish(**kwargs)``, with the turn's span under the model run's span."""
-    if not tracing.active():
+    if not tracing_active():
         return core.finish(**kwargs)
-    with tracing.trace_parent(run_span(run_manager)):
+    with trace_parent(run_span(run_manager)):
         return core.finish(**kwargs)

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
-from toolstream_core._string_arguments import with_string_arguments
+from toolstream_core.integration import with_string_arguments
 
 __all__ = ["RawSink", "tap_model", "tappable"]
 

@@ -17,7 +17,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from toolstream_core import AssembleConfig, ToolSpec
 
 __all__ = ["ConfigArg", "Registry", "ToolsArg", "merge_registries", "registry_from_bound_tools",
-           "registry_from_tools", "to_config"]
+           "registry_from_tools"]
 
 _log = logging.getLogger("langchain_toolstream")
 
@@ -95,15 +95,3 @@ def merge_registries(explicit: Registry | None, bound: Registry | None) -> Regis
         return explicit
     return bound
 
-
-def to_config(config: ConfigArg | None) -> AssembleConfig:
-    """Accept the config in every form a user is likely to have at hand."""
-    if config is None:
-        return AssembleConfig()
-    if isinstance(config, AssembleConfig):
-        return config
-    if isinstance(config, Mapping):
-        return AssembleConfig.from_mapping(dict(config))
-    if isinstance(config, (str, Path)):
-        return AssembleConfig.from_yaml(config)
-    raise TypeError(f"config: expected AssembleConfig, a mapping or YAML, got {type(config)!r}")

@@ -36,7 +36,7 @@ from ._nonstream import events_for_response
 from ._providers import detect_llm_provider
 from ._session import StreamSession, session_of
 from ._tap import install_anthropic_tap, install_openai_tap, tap_sink
-from ._tools import ConfigArg, ToolsArg, registry_from_tools, to_config
+from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 if TYPE_CHECKING:
     from llama_index.core.tools.types import BaseTool
@@ -99,7 +99,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             )
         kwargs.setdefault("callback_manager", llm.callback_manager)
         super().__init__(llm=llm, provider=detected, **kwargs)
-        self._config = to_config(config)
+        self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
         self._on_turn = on_turn

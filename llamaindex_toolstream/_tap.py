@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from toolstream_core._string_arguments import with_string_arguments
+from toolstream_core.integration import with_string_arguments
 
 __all__ = ["install_anthropic_tap", "install_openai_tap", "tap_sink"]
 

@@ -22,7 +22,6 @@ __all__ = [
     "RejectedCallTool",
     "ToolsArg",
     "registry_from_tools",
-    "to_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -38,18 +37,6 @@ ConfigArg = AssembleConfig | Mapping[str, Any] | str | Path
 """What ``config=`` accepts (the same in the LangChain shim): the config, its mapping, or a
 YAML file path holding the ``agent_stream_assemble:`` section."""
 
-
-def to_config(config: ConfigArg | None) -> AssembleConfig:
-    """The config from any form a user is likely to have at hand."""
-    if config is None:
-        return AssembleConfig()
-    if isinstance(config, AssembleConfig):
-        return config
-    if isinstance(config, str | Path):
-        return AssembleConfig.from_yaml(config)
-    if isinstance(config, Mapping):
-        return AssembleConfig.from_mapping(dict(config))
-    raise TypeError(f"config: expected AssembleConfig, a mapping or a YAML path, got {type(config)!r}")
 
 
 def _schema_of(tool: BaseTool) -> Mapping[str, Any] | None:

@@ -111,3 +111,22 @@ class AssembleConfig:
         if not isinstance(section, Mapping):
             raise ValueError(f"{SECTION}: expected a mapping, got {type(section).__name__}")
         return cls.from_mapping(section)
+
+    @classmethod
+    def coerce(cls, value: AssembleConfig | Mapping[str, Any] | str | os.PathLike[str] | None
+               ) -> AssembleConfig:
+        """The config from any form a user is likely to have at hand: itself, its mapping, YAML
+        (text, a file name or a Path), or ``None`` for the defaults.
+
+        One function so that every ``config=`` (both shims, anything built on the core) accepts
+        exactly the same inputs and fails with the same message on anything else.
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_mapping(value)
+        if isinstance(value, (str, os.PathLike)):
+            return cls.from_yaml(value)
+        raise TypeError(f"config: expected AssembleConfig, a mapping or YAML, got {type(value)!r}")

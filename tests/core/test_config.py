@@ -220,3 +220,28 @@ def test_config_is_immutable() -> None:
 def test_integer_timeout_and_float_timeout_are_accepted() -> None:
     assert AssembleConfig.from_mapping({"assemble_idle_timeout_s": 1}).assemble_idle_timeout_s == 1
     assert AssembleConfig.from_mapping({"assemble_idle_timeout_s": 0.05}).assemble_idle_timeout_s == 0.05
+
+
+def test_coerce_accepts_every_form_a_shim_takes(tmp_path: Path) -> None:
+    """``AssembleConfig.coerce`` is what both shims' ``config=`` go through."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text("agent_stream_assemble:\n  mode: lenient\n", encoding="utf-8")
+    given = AssembleConfig(mode="lenient")
+    assert AssembleConfig.coerce(None) == AssembleConfig()
+    assert AssembleConfig.coerce(given) is given
+    assert AssembleConfig.coerce({"mode": "lenient"}) == given
+    assert AssembleConfig.coerce({"agent_stream_assemble": {"mode": "lenient"}}) == given
+    assert AssembleConfig.coerce(path) == given
+    assert AssembleConfig.coerce(str(path)) == given
+    assert AssembleConfig.coerce("agent_stream_assemble:\n  mode: lenient\n") == given
+
+
+@pytest.mark.parametrize("value", [42, ["mode", "strict"], object()])
+def test_coerce_rejects_anything_else_with_a_type_error(value: Any) -> None:
+    with pytest.raises(TypeError, match="config: expected AssembleConfig"):
+        AssembleConfig.coerce(value)
+
+
+def test_coerce_keeps_the_mapping_errors() -> None:
+    with pytest.raises(ValueError, match="mdoe"):
+        AssembleConfig.coerce({"mdoe": "strict"})

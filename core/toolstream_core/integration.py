@@ -1,0 +1,33 @@
+"""What a framework integration needs from the core beyond ``Assembler`` and its results.
+
+The shims (``langchain_toolstream``, ``llamaindex_toolstream``) import only the core's public
+API, so the few helpers they share with it live here under stable names rather than being
+reached for in private modules; a third integration (another framework, a web endpoint) uses
+the same ones. Nothing here imports a framework, an SDK or OpenTelemetry: importing this
+module costs what importing ``toolstream_core`` costs.
+
+- :func:`with_string_arguments`: the copy of an OpenAI chat chunk a framework can digest
+  (tool-call arguments sent as a JSON object, serialised), handed on after the core saw the
+  original.
+- :class:`ProgressEncoder`: the gate's UI events as plain JSON dicts (schema in
+  ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line.
+- :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
+  goes, for frameworks that keep their own spans out of the OTel context, and how a
+  display-only assembler stays out of the trace.
+"""
+
+from __future__ import annotations
+
+from ._progress import SCHEMA_VERSION, ProgressEncoder
+from ._string_arguments import with_string_arguments
+from ._tracing import active as tracing_active
+from ._tracing import trace_parent, untraced
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ProgressEncoder",
+    "trace_parent",
+    "tracing_active",
+    "untraced",
+    "with_string_arguments",
+]
