@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Refresh the in-repo stream corpus (``tests/streams``) from a grown upstream copy.
 
-The corpus is collected outside this repository (``../shared/streams`` beside the clone) and
-shipped in ``tests/streams`` so a clone or sdist tests without anything beside it. When the
-upstream folder grows, run::
+The corpus is collected outside this repository (the upstream collection's ``streams`` folder,
+with its MANIFEST and licenses) and shipped in ``tests/streams`` so a clone or sdist tests
+without anything beside it. When the upstream folder grows, run::
 
-    python scripts/refresh_streams.py [SOURCE] [--dest tests/streams] [--delete] [--dry-run]
+    python scripts/refresh_streams.py SOURCE [--dest tests/streams] [--delete] [--dry-run]
 
 New and changed files are copied (byte comparison, so timestamps do not matter) and every
 change is listed. Files that exist only in the repository are reported and kept: an upstream
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_SOURCE = REPO.parent / "shared" / "streams"
 DEFAULT_DEST = REPO / "tests" / "streams"
 # Editor/OS litter that must never enter the corpus.
 IGNORED_NAMES = frozenset({".DS_Store", "__pycache__", "Thumbs.db"})
@@ -97,8 +96,8 @@ def _report(changes: Changes, dry_run: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", nargs="?", type=Path, default=DEFAULT_SOURCE,
-                        help=f"upstream corpus folder (default: {DEFAULT_SOURCE})")
+    parser.add_argument("source", type=Path,
+                        help="the upstream corpus folder (its streams/ directory, MANIFEST.md at its top)")
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST,
                         help=f"in-repo copy (default: {DEFAULT_DEST})")
     parser.add_argument("--delete", action="store_true",

@@ -3,7 +3,7 @@
 The streams are unmodified third-party recordings from public repositories under MIT or
 Apache-2.0; ``tests/streams/MANIFEST.md`` names every source and commit and ``licenses/``
 holds the license texts, which is what lets the repository (and its sdist) ship them. The
-copy is refreshed from the upstream collection (``../shared/streams``) by
+copy is refreshed from the upstream collection (a folder of the same layout) by
 ``scripts/refresh_streams.py``. ``$TOOLSTREAM_STREAMS`` (one folder, or several joined with
 ``os.pathsep``) ADDS folders of the same layout, e.g. a larger private set; a stream id
 already seen in an earlier folder is not read again, so pointing it at the upstream copy
