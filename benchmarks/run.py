@@ -20,12 +20,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import e2e, load, report
+from benchmarks import e2e, floor, load, report
 from benchmarks.memory import core_peak, memory_workloads
 from benchmarks.peers import BY_KEY, core_available
 from benchmarks.plan import PROFILES, Profile, Series
 from benchmarks.timing import Budget, Measurement, measure
-from benchmarks.workloads import Workload, parallel, real_streams, synthetic
+from benchmarks.workloads import KiB, Workload, parallel, real_streams, synthetic
 
 log = logging.getLogger("benchmarks")
 
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         nargs="+",
         metavar="SECTION",
-        choices=["series", "parallel", "streams", "memory", "e2e", "load"],
+        choices=["floor", "series", "parallel", "streams", "memory", "e2e", "load"],
         help="run only these sections",
     )
     parser.set_defaults(profile="default")
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     profile = PROFILES[args.profile]()
-    sections = set(args.only or ["series", "parallel", "streams", "memory", "e2e", "load"])
+    sections = set(args.only or ["floor", "series", "parallel", "streams", "memory", "e2e", "load"])
     started = time.perf_counter()
     results: dict[str, Any] = {
         "meta": {
@@ -299,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
 
     timings = results["meta"]["section_wall_s"] = {}
+    floor_sizes = [4 * KiB, 16 * KiB] if profile.name == "smoke" else None
     steps: list[tuple[str, str, Any]] = [
+        ("floor", "floor", lambda: floor.run(profile.budget, floor_sizes, smoke=profile.name == "smoke")),
         ("series", "series", lambda: [run_series(s, profile.budget) for s in profile.series]),
         ("series", "probes", lambda: run_probes(profile, results)),
         ("parallel", "parallel", lambda: run_parallel(profile)),
@@ -317,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
 
     save()
     text = report.markdown(results)
+    if results.get("floor"):
+        text = floor.render(results["floor"]) + "\n\n" + text
     if results.get("load"):
         text += "\n\n## Many streams at once (issue 12, target 5)\n\n" + load.render(results["load"])
     (args.out / "results.md").write_text(text)
