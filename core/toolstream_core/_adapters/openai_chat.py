@@ -64,6 +64,33 @@ class OpenAIChatAdapter:
         sink.structured_fragments = True
 
     def feed(self, chunk: Any) -> None:
+        if chunk.__class__ is dict:
+            # The common chunk, inline: a string fragment for the call open at the same (choice,
+            # index) and last fed. The shape is proven by key counts (a tool call of exactly
+            # {index, function}, a function of exactly {arguments}, a delta of exactly
+            # {tool_calls}: so no id, no name, no legacy function_call), one choice, no
+            # finish_reason, no error. Anything else falls through before any state is touched
+            # and the full path below reads the chunk, so every DESIGN §5 check still runs.
+            choices = chunk.get("choices")
+            if choices.__class__ is list and len(choices) == 1 and not chunk.get("error"):
+                choice = choices[0]
+                if choice.__class__ is dict and choice.get("finish_reason") is None and not choice.get("error"):
+                    delta = choice.get("delta")
+                    if delta.__class__ is dict and len(delta) == 1:
+                        calls = delta.get("tool_calls")
+                        if calls.__class__ is list and len(calls) == 1:
+                            tc = calls[0]
+                            if tc.__class__ is dict and len(tc) == 2:
+                                function = tc.get("function")
+                                if function.__class__ is dict and len(function) == 1:
+                                    fragment = function.get("arguments")
+                                    ci = choice.get("index")
+                                    index = tc.get("index")
+                                    if fragment.__class__ is str and ci.__class__ is int and index.__class__ is int:
+                                        key = self._by_slot.get((ci, index))
+                                        if key is not None and self._last.get(ci) is key:
+                                            self._sink.append(key, fragment)
+                                            return
         # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
         get: Callable[[Any, str], Any] = dict.get if chunk.__class__ is dict else field
         sink = self._sink
