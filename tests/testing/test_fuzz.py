@@ -252,3 +252,35 @@ def test_rechunk_splits_one_fragment_into_several_events(api: str, streams_dir: 
             split = StreamShape(dataclasses.replace(stream, events=mutant.events))
             assert "".join(text for _, _, text in split.fragments) == original
             assert len(mutant.events) - len(stream.events) == len(split.fragments) - len(shape.fragments) > 0
+
+
+# ------------------------------------------------- scope of a mistyped field on a reused index
+
+REUSED_INDEX = REPO / "cassettes" / "profiles" / "litellm-ollama" / "parallel_calls.yaml"
+REUSED_INDEX_CASE = 33  # seed 11: event 2 (a second call at index 0, new id) gets `function.name = 1.5`
+
+
+def _mend_names(self: Wrapped, chunk: Any) -> bool:
+    """A lenient core: a non-string tool name is read as the tool the stream used before."""
+    if isinstance(chunk, dict) and isinstance(chunk.get("choices"), list):
+        for choice in chunk["choices"]:
+            for call in (choice.get("delta") or {}).get("tool_calls") or []:
+                function = call.get("function")
+                if isinstance(function, dict) and not isinstance(function.get("name", ""), str):
+                    function["name"] = "get_weather"
+    return True
+
+
+def test_a_mistyped_field_of_a_new_call_on_a_reused_index_scopes_to_that_call() -> None:
+    # Rule 1: a new id on a known index is a new call, so the mistyped name can touch only it;
+    # the first call at that index arrived whole and commits (no false alarm) ...
+    clean = run_fuzz([str(REUSED_INDEX)], seed=11, case=REUSED_INDEX_CASE)
+    assert clean.by_mutation["retype"].cases == 1  # the case is still the retype described above
+    assert clean.violations == [], _summary(clean)
+
+    # ... while a core that commits the mistyped call is still caught.
+    def factory(*, provider: Any, on_event: Any) -> Wrapped:
+        return Wrapped(provider=provider, on_event=on_event, feed_hook=_mend_names)
+
+    broken = run_fuzz([str(REUSED_INDEX)], seed=11, case=REUSED_INDEX_CASE, assembler_factory=factory)
+    assert {v.invariant for v in broken.violations} == {"garbage_fails_touched_calls"}, _summary(broken)

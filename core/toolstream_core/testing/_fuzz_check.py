@@ -290,8 +290,8 @@ def _touchable(call: Any, outcome: Outcome, mutant: Mutant) -> bool:
     if kind == "key":  # a Responses argument event, attributed by its item_id
         return bool(call.key == value) and (call.key in outcome.live_before
                                             or call.key in outcome.opened_during)
-    if kind == "id":  # a chat fragment without index, attributed by its id
-        return call.id == value and call.key in outcome.live_before
+    if kind == "id":  # a chat fragment attributed by its id (rule 1), or the call that id opens
+        return call.id == value and (call.key in outcome.live_before or call.key in outcome.opened_during)
     if kind == "last":  # a Gemini continuation part, a bare chat fragment: the latest call
         return outcome.last_touched is not None and call.key == outcome.last_touched
     return call.key in outcome.live_before or (kind == "all+opened" and call.key in outcome.opened_during)

@@ -254,9 +254,9 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
     When the fields that attribute the event to a call are still readable (an Anthropic block
     index, a chat tool-call index, a Responses output index, a Gemini part's name), only that
     call: ``("index", n)`` / ``("nth", n)`` (the n-th call the event opens) / ``("id", id)``
-    (a chat fragment without index) / ``("key", key)`` (a Responses argument event by its
-    ``item_id``); a Gemini part without a name, or a bare chat fragment,
-    continues the latest call: ``("last", None)``. Otherwise every call
+    (a chat fragment by its id: with no index, or a new id on a known index, rule 1) /
+    ``("key", key)`` (a Responses argument event by its ``item_id``); a Gemini part without a
+    name, or a bare chat fragment, continues the latest call: ``("last", None)``. Otherwise every call
     live when the event arrived, and the calls the event opened when it holds no other call:
     ``("all+opened", None)``.
     """
@@ -269,13 +269,15 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
         return ("key", ("item", event["item_id"]))  # an argument event still names its item
     if api == "openai-chat" and len(path) > 5 and path[-1] != "index":
         call = event["choices"][path[1]]["delta"]["tool_calls"][path[4]]
+        call_id = call.get("id") if isinstance(call, dict) else None
+        # the id attributes the event unless the id itself is the mistyped field
+        by_id = path[-1] != "id" and isinstance(call_id, str) and bool(call_id)
         if isinstance(call, dict) and _is_int(call.get("index")):
-            return ("index", call["index"])
+            return ("id", call_id) if by_id else ("index", call["index"])  # rule 1: new id, new call
         if isinstance(call, dict) and "index" not in call:  # rule 1 without an index
-            call_id = call.get("id")
             function = call.get("function")
             named = isinstance(function, dict) and function.get("name")
-            if isinstance(call_id, str) and call_id:
+            if by_id:
                 return ("id", call_id)
             if not named:
                 return ("last", None)
