@@ -14,6 +14,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from toolstream_core import RECORD_KEY, DecisionRecord
+from toolstream_core.integration import unanswered_text, ungated_error_text
 
 __all__ = [
     "error_tool_messages",
@@ -23,16 +24,6 @@ __all__ = [
     "read_record",
     "request_view",
 ]
-
-_UNGATED_TEXT = (
-    "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
-    "Nothing was executed; you may retry the call with complete, valid arguments."
-)
-
-_CANCELLED_TEXT = (
-    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
-    "returned [cancelled]. It may or may not have taken effect; check before retrying."
-)
 
 
 def read_record(message: BaseMessage) -> DecisionRecord | None:
@@ -121,7 +112,7 @@ def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
                 continue
             answered.add(ident)
             out.append(errors.get(ident) or ToolMessage(
-                content=_CANCELLED_TEXT.format(name=call.get("name") or "unknown", id=ident),
+                content=unanswered_text(call.get("name") or "unknown", ident),
                 tool_call_id=ident,
                 name=call.get("name"),
                 status="error",
@@ -216,10 +207,8 @@ def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:
             continue
         messages.append(
             ToolMessage(
-                content=_UNGATED_TEXT.format(
-                    name=call.get("name") or "unknown", id=call["id"],
-                    error=call.get("error") or "invalid arguments",
-                ),
+                content=ungated_error_text(call.get("name") or "unknown", call["id"],
+                                           call.get("error") or "invalid arguments"),
                 tool_call_id=call["id"],
                 name=call.get("name"),
                 status="error",

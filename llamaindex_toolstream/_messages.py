@@ -24,6 +24,7 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
 )
 from toolstream_core import RECORD_KEY, CallState, DecisionRecord, ToolCall, Turn
+from toolstream_core.integration import unanswered_text, ungated_error_text
 
 __all__ = [
     "FALLBACK_NAME",
@@ -35,16 +36,6 @@ __all__ = [
     "read_record",
     "rebuild_message",
 ]
-
-_UNGATED_TEXT = (
-    "Tool call {name!r} (id {id}) was not run: its arguments could not be used ({error}). "
-    "Nothing was executed; you may retry the call with complete, valid arguments."
-)
-
-_CANCELLED_TEXT = (
-    "Tool call {name!r} (id {id}) has no result: the run was cancelled before the tool "
-    "returned [cancelled]. It may or may not have taken effect; check before retrying."
-)
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
 FALLBACK_NAME = "unknown_tool"
@@ -194,7 +185,7 @@ def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessag
             continue
         out.append(ChatMessage(
             role=MessageRole.TOOL,
-            content=_UNGATED_TEXT.format(name=block.tool_name, id=block.tool_call_id, error=error),
+            content=ungated_error_text(block.tool_name, block.tool_call_id, error),
             additional_kwargs={"tool_call_id": block.tool_call_id, "name": block.tool_name,
                                "is_error": True, "toolstream_reason": error}))
     return out
@@ -264,7 +255,7 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
             answered.add(ident)
             out.append(errors.get(ident) or ChatMessage(
                 role="tool",
-                content=_CANCELLED_TEXT.format(name=block.tool_name, id=ident),
+                content=unanswered_text(block.tool_name, ident),
                 additional_kwargs={"tool_call_id": ident},
             ))
     return out

@@ -20,7 +20,7 @@ is missing (DESIGN §3).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from . import _tracing
@@ -33,10 +33,9 @@ from ._models import (
     AssemblerEvent,
     Provider,
     Reason,
-    ToolSpec,
     Turn,
 )
-from ._registry import Registry
+from ._registry import Registry, ToolsArg
 from ._table import CallTable
 
 __all__ = ["Assembler", "fail_unfinished"]
@@ -61,7 +60,7 @@ class Assembler:
     def __init__(
         self,
         *,
-        tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+        tools: ToolsArg = None,
         config: AssembleConfig | None = None,
         provider: Provider | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,

@@ -10,12 +10,13 @@ import contextlib
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable
 from typing import Any
 
 from ._assembler import Assembler, fail_unfinished
 from ._config import AssembleConfig
-from ._models import AssemblerEvent, Provider, Reason, ToolSpec, Turn
+from ._models import AssemblerEvent, Provider, Reason, Turn
+from ._registry import ToolsArg
 
 __all__ = ["aassemble", "assemble"]
 
@@ -32,7 +33,7 @@ def _close_quietly(stream: Any) -> None:
 def assemble(
     stream: Iterable[Any],
     *,
-    tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+    tools: ToolsArg = None,
     config: AssembleConfig | None = None,
     provider: Provider | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
@@ -83,7 +84,7 @@ def assemble(
 async def aassemble(
     stream: AsyncIterable[Any],
     *,
-    tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None = None,
+    tools: ToolsArg = None,
     config: AssembleConfig | None = None,
     provider: Provider | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,

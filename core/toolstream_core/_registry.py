@@ -11,7 +11,11 @@ from jsonschema.protocols import Validator
 
 from ._models import ToolSpec
 
-__all__ = ["Registry", "schema_violation_detail"]
+__all__ = ["Registry", "ToolsArg", "schema_violation_detail"]
+
+ToolsArg = Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None
+"""What ``tools=`` accepts on the Assembler and the drivers: a name -> schema / `ToolSpec`
+mapping, `ToolSpec`s, or ``None`` for no registry check."""
 
 _VALIDATORS: dict[str, Validator] = {}
 
@@ -39,7 +43,7 @@ class Registry:
 
     def __init__(
         self,
-        tools: Mapping[str, Mapping[str, Any] | ToolSpec] | Iterable[ToolSpec] | None,
+        tools: ToolsArg,
         pipelined: Iterable[str] = (),
     ) -> None:
         self.specs: dict[str, ToolSpec] | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._models import ErrorResult, Reason, ToolCall
 
-__all__ = ["error_result"]
+__all__ = ["error_result", "unanswered_text", "ungated_error_text"]
 
 _WHY: dict[Reason, str] = {
     Reason.invalid_json: "its arguments were not valid JSON",
@@ -47,3 +47,17 @@ def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True) -> Err
         text += f" Detail: {call.detail}."
     text += " " + _RETRY.get(reason, "Nothing was executed; you may retry the call with complete, valid arguments.")
     return ErrorResult(tool_call_id=tool_call_id, name=call.name, reason=reason, content=text)
+
+
+def ungated_error_text(name: str, tool_call_id: str, error: str) -> str:
+    """The result for a call the framework itself could not use, on a turn that never passed
+    the gate (the shims' ``error_tool_messages`` on an ungated message): same words in both."""
+    return (f"Tool call {name!r} (id {tool_call_id}) was not run: its arguments could not be used "
+            f"({error}). Nothing was executed; you may retry the call with complete, valid arguments.")
+
+
+def unanswered_text(name: str, tool_call_id: str) -> str:
+    """The result that pairs a call whose tool never answered (the run was cancelled first),
+    so the next request is legal; it may have run, so the model is told to check."""
+    return (f"Tool call {name!r} (id {tool_call_id}) has no result: the run was cancelled before "
+            "the tool returned [cancelled]. It may or may not have taken effect; check before retrying.")

@@ -11,6 +11,9 @@ module costs what importing ``toolstream_core`` costs.
   original.
 - :class:`ProgressEncoder`: the gate's UI events as plain JSON dicts (schema in
   ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line.
+- :func:`ungated_error_text`, :func:`unanswered_text`: the words of the error results the
+  shims write themselves (a call an ungated framework could not parse; a call left without
+  an answer by a cancelled run), so both shims say the same thing.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -19,6 +22,7 @@ module costs what importing ``toolstream_core`` costs.
 from __future__ import annotations
 
 from ._progress import SCHEMA_VERSION, ProgressEncoder
+from ._results import unanswered_text, ungated_error_text
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
@@ -28,6 +32,8 @@ __all__ = [
     "ProgressEncoder",
     "trace_parent",
     "tracing_active",
+    "unanswered_text",
+    "ungated_error_text",
     "untraced",
     "with_string_arguments",
 ]

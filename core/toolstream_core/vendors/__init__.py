@@ -14,14 +14,12 @@ Both majors of each SDK are supported (openai 2/3, anthropic 0.12x/2, google-gen
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from . import _anthropic, _gemini, _openai
 
 __all__ = [
-    "API_NAMES",
     "SDK_EXTRA",
-    "Api",
     "Describe",
     "aopen_stream",
     "declare_tools",
@@ -29,9 +27,6 @@ __all__ = [
     "open_stream",
     "schema_description",
 ]
-
-Api = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
-API_NAMES: tuple[Api, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 SDK_EXTRA: dict[str, str] = {
     "openai-chat": "openai",
