@@ -18,9 +18,9 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from lc_util import Recorder, assert_history_paired, recording_tools
+from profile_util import profile_emulators, proven, sorted_calls
 from pydantic import ValidationError
 from toolstream_core.testing import PROFILES, SCENARIOS, VendorEmulator
-from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 from langchain_toolstream import ToolstreamMiddleware, with_toolstream
 
@@ -32,34 +32,13 @@ LIMIT = 777
 
 @pytest.fixture(scope="module")
 def emus() -> Iterator[dict[str, VendorEmulator]]:
-    started = {name: VendorEmulator(profile=name).start() for name in PROFILES}
-    try:
+    with profile_emulators() as started:
         yield started
-    finally:
-        for emu in started.values():
-            emu.stop()
 
 
 def chat_model(emu: VendorEmulator) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-4.1-mini", api_key="test", base_url=emu.base_url + "/v1",  # type: ignore[arg-type]
                       max_retries=0, max_tokens=LIMIT)  # type: ignore[call-arg]
-
-
-def proven(scenario: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a correct gate lets run: the scenario's committed calls, with their values."""
-    if not SCENARIOS[scenario].expect.committed:
-        return []
-    calls = []
-    for c in build_script(scenario, scenario_rng(0, "openai-chat", scenario)).calls:
-        args = dict(c.arguments)
-        if c.name == "write_file":
-            args.setdefault("content", "")
-        calls.append((c.name, args))
-    return calls
-
-
-def _sorted(calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    return sorted(f"{name}{sorted(args.items())}" for name, args in calls)
 
 
 @pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
@@ -76,7 +55,7 @@ def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
                                    stream_mode=["messages", "values"]):
         if mode == "values":
             messages = data["messages"]
-    assert _sorted(recorder.calls) == _sorted(proven(scenario))
+    assert sorted_calls(recorder.calls) == sorted_calls(proven(scenario))
     assert_history_paired(messages)
     # the follow-up was sent after any tool-call turn, and accepted (else: 400, raised)
     assert len(emu.requests) == (1 if scenario == "text" else 2)
@@ -103,7 +82,7 @@ async def test_wrapped_model_hands_out_only_committed_calls(
     got = [(tc["name"], {**tc["args"]} | ({"content": tc["args"].get("content", "")}
                                            if tc["name"] == "write_file" else {}))
            for tc in message.tool_calls]
-    assert _sorted(got) == _sorted(proven(scenario))
+    assert sorted_calls(got) == sorted_calls(proven(scenario))
     if mode == "ainvoke":  # the finished message names each rejected call (streamed chunks
         # carry only what is safe to show, so the aggregate of astream has no rejected calls)
         rejected = SCENARIOS[scenario].expect.rejected
@@ -132,5 +111,5 @@ async def test_plain_langchain_breaks_on_object_arguments_that_the_gate_commits(
     emu.queue("openai-chat", scenario)
     gated = with_toolstream(plain).bind_tools(recording_tools(Recorder()))
     message = await gated.ainvoke([HumanMessage("go")])
-    assert _sorted([(tc["name"], {"content": "", **tc["args"]} if tc["name"] == "write_file"
-                     else tc["args"]) for tc in message.tool_calls]) == _sorted(proven(scenario))
+    assert sorted_calls([(tc["name"], {"content": "", **tc["args"]} if tc["name"] == "write_file"
+                          else tc["args"]) for tc in message.tool_calls]) == sorted_calls(proven(scenario))

@@ -12,14 +12,13 @@ prove, and the next request is legal (the emulator answers an unpaired history w
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from li_helpers import Recorder, run_agent, unpaired
 from llama_index.core.llms import ChatMessage
 from llama_index.llms.openai import OpenAI
+from profile_util import profile_emulators, proven, sorted_calls
 from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS, VendorEmulator
-from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM
 
@@ -33,34 +32,13 @@ RAISES = {"dropped_connection", "error_event"}  # the shim keeps the SDK's excep
 
 @pytest.fixture(scope="module")
 def emus() -> Iterator[dict[str, VendorEmulator]]:
-    started = {name: VendorEmulator(profile=name).start() for name in PROFILES}
-    try:
+    with profile_emulators() as started:
         yield started
-    finally:
-        for emu in started.values():
-            emu.stop()
 
 
 def llm(emu: VendorEmulator) -> OpenAI:
     return OpenAI(model="gpt-4o-mini", api_key="test", api_base=emu.base_url + "/v1",
                   max_retries=0, max_tokens=777)
-
-
-def proven(scenario: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a correct gate lets run, with the values the model meant."""
-    if not SCENARIOS[scenario].expect.committed:
-        return []
-    calls = []
-    for c in build_script(scenario, scenario_rng(0, "openai-chat", scenario)).calls:
-        args = dict(c.arguments)
-        if c.name == "write_file":
-            args.setdefault("content", "")
-        calls.append((c.name, args))
-    return calls
-
-
-def _sorted(calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    return sorted(f"{name}{sorted(args.items())}" for name, args in calls)
 
 
 @pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)
@@ -72,7 +50,7 @@ async def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
     agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=llm(emu))
     emu.queue("openai-chat", scenario)  # then "text": the run ends after one round of tools
     outcome = await run_agent(agent, recorder, emu)
-    assert _sorted(outcome.runs) == _sorted(proven(scenario))
+    assert sorted_calls(outcome.runs) == sorted_calls(proven(scenario))
     assert unpaired(outcome.memory) == []
     if scenario in RAISES:
         assert outcome.error is not None and outcome.requests == 1
@@ -104,7 +82,7 @@ async def test_llm_hands_out_only_committed_calls(
     for name, args in got:
         if name == "write_file":
             args.setdefault("content", "")
-    assert _sorted(got) == _sorted(proven(scenario))
+    assert sorted_calls(got) == sorted_calls(proven(scenario))
 
 
 OBJECT_ARGUMENTS = "litellm-ollama"  # the profile whose tool-call arguments are JSON objects
@@ -134,4 +112,4 @@ async def test_plain_llamaindex_breaks_on_object_arguments_that_the_gate_commits
         response = item
     assert response is not None
     got = [(s.tool_name, dict(s.tool_kwargs)) for s in gated.get_tool_calls_from_response(response)]
-    assert _sorted(got) == _sorted(proven(scenario))
+    assert sorted_calls(got) == sorted_calls(proven(scenario))

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from profile_util import profile_emulators
 from toolstream_core import Assembler, Turn
 from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.testing._clients import DEFAULT_PROMPT, openai_chat_tools
@@ -27,12 +28,8 @@ LIMIT = 777  # the request's max_tokens; a cut reports exactly this many output 
 
 @pytest.fixture(scope="module")
 def emus() -> Iterator[dict[str, VendorEmulator]]:
-    started = {name: VendorEmulator(profile=name).start() for name in PROFILES}
-    try:
+    with profile_emulators() as started:
         yield started
-    finally:
-        for emu in started.values():
-            emu.stop()
 
 
 def raw_chunks(emu: VendorEmulator, scenario: str, **extra: Any) -> tuple[list[Any], bytes]:
