@@ -22,7 +22,6 @@ __all__ = ["GateLink", "link_of", "register", "unregister"]
 
 Deliver = Callable[[UUID, AssemblerEvent], None]
 
-_LOCK = threading.Lock()
 _IN_FLIGHT: dict[int, GateLink] = {}
 
 
@@ -69,16 +68,18 @@ class GateLink:
         self.cancel_reason = reason
 
 
+# ``_IN_FLIGHT`` takes no lock: each function is one dict operation on a key only its own
+# chunk has (``id(chunk)`` while the chunk is alive), and a single dict operation is atomic in
+# CPython, with or without the GIL. A lock here cost about 0.5 us per streamed chunk.
+
+
 def register(chunk: Any, link: GateLink) -> None:
-    with _LOCK:
-        _IN_FLIGHT[id(chunk)] = link
+    _IN_FLIGHT[id(chunk)] = link
 
 
 def unregister(chunk: Any) -> None:
-    with _LOCK:
-        _IN_FLIGHT.pop(id(chunk), None)
+    _IN_FLIGHT.pop(id(chunk), None)
 
 
 def link_of(chunk: Any) -> GateLink | None:
-    with _LOCK:
-        return _IN_FLIGHT.get(id(chunk))
+    return _IN_FLIGHT.get(id(chunk))
