@@ -55,7 +55,7 @@ class Assembler:
     its finish reason says). Settable until ``finish`` for callers that learn it late.
     """
 
-    __slots__ = ("_adapter", "_cancelled", "_config", "_table", "_turn")
+    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_table", "_turn")
 
     def __init__(
         self,
@@ -71,36 +71,30 @@ class Assembler:
         self._config = config if config is not None else _DEFAULT_CONFIG
         registry = Registry(tools, self._config.allow_pipelined_execute)
         self._table = CallTable(registry, self._config, on_event, provider, _token_limit(max_output_tokens))
-        self._adapter: Adapter | None = make_adapter(provider, self._table) if provider else None
+        self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._cancelled = False
         self._turn: Turn | None = None
+        self._feeding = True  # neither finished nor cancelled: the one flag ``feed`` reads
 
     def feed(self, chunk: Any) -> None:
         """Take one vendor chunk or event (SDK object or dict parsed from the wire)."""
-        if self._turn is not None:
-            raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
-        if self._cancelled:
-            return
+        if not self._feeding:
+            if self._turn is not None:
+                raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
+            return  # cancelled: absorbed
         try:
-            event = chunk
-            if chunk.__class__ is not dict:
-                if not is_record(chunk):  # None, a list, text, bytes, a number: not an event
+            if chunk.__class__ is dict:
+                if len(chunk) > 2:  # the common case: no envelope is this big
+                    self._adapter.feed(chunk)
+                    return
+                chunk = unwrap(chunk)
+                if chunk is None:
+                    return
+                if chunk.__class__ is not dict and not is_record(chunk):
                     raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
-            elif len(chunk) <= 2:  # only small dicts can be an envelope
-                event = unwrap(chunk)
-                if event is None:
-                    return
-                if event.__class__ is not dict and not is_record(event):
-                    raise Malformed(f"a {type(event).__name__} is not a vendor event")
-            adapter = self._adapter
-            if adapter is None:
-                provider = detect_provider(event)
-                if provider is None:
-                    self._table.anomaly(f"cannot tell the vendor from a {type(event).__name__} event")
-                    return
-                self._table.provider = provider
-                adapter = self._adapter = make_adapter(provider, self._table)
-            adapter.feed(event)
+            elif not is_record(chunk):  # None, a list, text, bytes, a number: not an event
+                raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+            self._adapter.feed(chunk)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
             self._table.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")
 
@@ -109,6 +103,7 @@ class Assembler:
         if self._turn is not None or self._cancelled:
             return
         self._cancelled = True
+        self._feeding = False
         self._table.cancel(reason)
 
     def finish(self, *, transport_complete: bool = True, error: BaseException | None = None) -> Turn:
@@ -119,6 +114,7 @@ class Assembler:
             end_of_stream = getattr(self._adapter, "end_of_stream", None)
             if end_of_stream is not None:
                 end_of_stream()
+        self._feeding = False
         self._turn = self._table.finish(transport_complete, error, cancelled=self._cancelled)
         if _tracing.active():  # one span per turn, only with a tracer provider configured
             _tracing.record_turn(self._table, self._turn)
@@ -144,6 +140,26 @@ class Assembler:
     @max_output_tokens.setter
     def max_output_tokens(self, value: int | None) -> None:
         self._table.max_output_tokens = _token_limit(value)
+
+
+class _Detect:
+    """The adapter of an ``Assembler`` given no provider: tells the vendor from the first event
+    it can, then hands that event and the rest to the vendor's adapter."""
+
+    __slots__ = ("_assembler",)
+
+    def __init__(self, assembler: Assembler) -> None:
+        self._assembler = assembler
+
+    def feed(self, event: Any) -> None:
+        table = self._assembler._table
+        provider = detect_provider(event)
+        if provider is None:
+            table.anomaly(f"cannot tell the vendor from a {type(event).__name__} event")
+            return
+        table.provider = provider
+        adapter = self._assembler._adapter = make_adapter(provider, table)
+        adapter.feed(event)
 
 
 def fail_unfinished(assembler: Assembler, reason: Reason, detail: str) -> None:

@@ -156,6 +156,17 @@ class Call:
         self.dropped = False
         self.opened_at = time.monotonic()
 
+    def push(self, fragment: str) -> None:
+        """Keep one text fragment (``CallTable.append`` inlines this for the common case)."""
+        self.parts.append(fragment)
+        if len(self.parts) >= BLOCK:
+            self.seal()
+
+    def seal(self) -> None:
+        """Join the waiting fragments into one block."""
+        self.blocks.append("".join(self.parts))
+        self.parts.clear()
+
     def text(self) -> str | None:
         """The exact argument text received; joined once and cached, so finalize stays linear."""
         if self.nfrag:

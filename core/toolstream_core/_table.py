@@ -95,6 +95,7 @@ class CallTable:
         self._anomalies: list[str] = []
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
+        self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -211,12 +212,41 @@ class CallTable:
                 self.anomaly(f"call {call.id!r} was sent a second name {name!r}; the first is kept")
 
     def append(self, key: Hashable, fragment: Any) -> None:
-        """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes."""
-        call = self.calls.get(key)
-        if call is None:
-            self.anomaly(f"argument fragment for unknown call {key!r} dropped")
+        """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes.
+
+        The first branch is the streaming common case (a text fragment for an open call that
+        copies no other, usually the call appended to last), kept short; everything else is
+        ``_append_other``'s.
+        """
+        call = self._hot
+        if call is None or call.key is not key:
+            call = self.calls.get(key)
+            if call is None:
+                self.anomaly(f"argument fragment for unknown call {key!r} dropped")
+                return
+            self._hot = call
+        if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
+            call.nfrag += 1
+            nbytes = call.nbytes = call.nbytes + (
+                len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass")))
+            if nbytes > self._max_bytes:
+                self._overflow(call)
+                return
+            parts = call.parts  # Call.push, inline: this runs once per fragment
+            parts.append(fragment)
+            if len(parts) >= _BLOCK:
+                call.seal()
+            if self._on_event is not None and fragment:
+                self._emit(ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes))
             return
-        if fragment.__class__ is not str and not isinstance(fragment, str):
+        self._append_other(call, key, fragment)
+
+    def _append_other(self, call: Call, key: Hashable, fragment: Any) -> None:
+        """``append`` for a structured fragment, a closed or decided call, or a re-sent copy."""
+        if isinstance(fragment, str) and fragment.__class__ is not str:
+            self.append(key, str(fragment))  # a str subclass is kept as the plain text it holds
+            return
+        if not isinstance(fragment, str):
             if self.structured_fragments and call.kind == "function":
                 self.set_value(key, fragment)
             else:
@@ -229,29 +259,19 @@ class CallTable:
                 self.taint(key, Reason.upstream_error, "argument text arrived after the call was closed")
             return
         owner = call.primary
-        if owner is None:
-            owner = call
-        elif owner.state is not _OPEN and owner.state is not _ARGS_COMPLETE:
+        assert owner is not None  # the common branch took every first copy
+        if owner.state is not _OPEN and owner.state is not _ARGS_COMPLETE:
             return
         call.nfrag += 1
         if not fragment:
             return
         size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
         call.nbytes += size
-        if owner is call:
-            if call.nbytes > self._max_bytes:
-                self._overflow(call)
-                return
-        else:
-            owner.twin_bytes += size
-            if owner.twin_bytes > self._max_bytes:
-                self._overflow(owner)
-                return
-        parts = call.parts
-        parts.append(fragment)
-        if len(parts) >= _BLOCK:
-            call.blocks.append("".join(parts))
-            parts.clear()
+        owner.twin_bytes += size
+        if owner.twin_bytes > self._max_bytes:
+            self._overflow(owner)
+            return
+        call.push(fragment)
         if self._on_event is not None:
             # A re-sent copy is the same call to a UI: report it under the call it copies.
             self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,

@@ -39,6 +39,8 @@ __all__ = ["OpenAIChatAdapter"]
 
 # A chunk with none of these (and no ``type`` tag of an unknown kind) is not a chat chunk.
 _CHUNK_FIELDS = frozenset({"choices", "error", "usage", "id", "object"})
+# No vendor value is this object: the fast path's slot when there is no hot call.
+_NO_SLOT = object()
 
 
 def _error_text(error: Any) -> str:
@@ -48,7 +50,8 @@ def _error_text(error: Any) -> str:
 
 
 class OpenAIChatAdapter:
-    __slots__ = ("_by_id", "_by_slot", "_finished", "_generation", "_last", "_positions", "_sink")
+    __slots__ = ("_by_id", "_by_slot", "_finished", "_generation", "_hot_choice", "_hot_index", "_hot_key",
+                 "_last", "_positions", "_sink")
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
@@ -58,6 +61,12 @@ class OpenAIChatAdapter:
         self._positions: dict[int, int] = {}
         self._generation = 0
         self._finished: set[int] = set()  # choices that sent a finish_reason
+        # The slot of the last fragment the full path attributed by index: the continuation
+        # fast path's whole state (``_by_slot[(choice, index)]`` and ``_last[choice]`` both name
+        # ``_hot_key`` while it is set).
+        self._hot_choice: object = _NO_SLOT
+        self._hot_index: object = _NO_SLOT
+        self._hot_key: Hashable = None
         # Compatible servers may send ``arguments`` as a JSON object: structured arguments.
         # ``append`` sorts that out on its (already present) non-string branch, so the
         # continuation-chunk path pays nothing for it.
@@ -65,32 +74,32 @@ class OpenAIChatAdapter:
 
     def feed(self, chunk: Any) -> None:
         if chunk.__class__ is dict:
-            # The common chunk, inline: a string fragment for the call open at the same (choice,
-            # index) and last fed. The shape is proven by key counts (a tool call of exactly
-            # {index, function}, a function of exactly {arguments}, a delta of exactly
-            # {tool_calls}: so no id, no name, no legacy function_call), one choice, no
-            # finish_reason, no error. Anything else falls through before any state is touched
-            # and the full path below reads the chunk, so every DESIGN §5 check still runs.
-            choices = chunk.get("choices")
-            if choices.__class__ is list and len(choices) == 1 and not chunk.get("error"):
-                choice = choices[0]
-                if choice.__class__ is dict and choice.get("finish_reason") is None and not choice.get("error"):
-                    delta = choice.get("delta")
-                    if delta.__class__ is dict and len(delta) == 1:
-                        calls = delta.get("tool_calls")
-                        if calls.__class__ is list and len(calls) == 1:
-                            tc = calls[0]
-                            if tc.__class__ is dict and len(tc) == 2:
-                                function = tc.get("function")
-                                if function.__class__ is dict and len(function) == 1:
-                                    fragment = function.get("arguments")
-                                    ci = choice.get("index")
-                                    index = tc.get("index")
-                                    if fragment.__class__ is str and ci.__class__ is int and index.__class__ is int:
-                                        key = self._by_slot.get((ci, index))
-                                        if key is not None and self._last.get(ci) is key:
-                                            self._sink.append(key, fragment)
-                                            return
+            # The common chunk, inline: a string fragment for the call this adapter last
+            # attributed (the "hot" slot: same choice, same tool-call index). The shape is proven
+            # by key counts (a tool call of exactly {index, function}, a function of exactly
+            # {arguments}: so no id, no name), a delta with no legacy function_call (its text
+            # and role are not ours), one choice, no finish_reason, no error. Indexes are compared by
+            # identity with the hot slot's, so a bool, a float or a large int never matches.
+            # Anything else falls through before any state is touched and the full path below
+            # reads the chunk, so every DESIGN §5 check still runs.
+            # Data of another shape raises inside the ``try`` (a missing key, an unpackable
+            # list, a subscripted str) and is the full path's to judge.
+            fragment: Any = None
+            try:
+                [choice] = chunk["choices"]
+                if ("error" not in chunk and choice["finish_reason"] is None and "error" not in choice
+                        and choice["index"] is self._hot_choice):
+                    delta = choice["delta"]
+                    [tc] = delta["tool_calls"]
+                    if "function_call" not in delta and len(tc) == 2 and tc["index"] is self._hot_index:
+                        function = tc["function"]
+                        if len(function) == 1:
+                            fragment = function["arguments"]
+            except (LookupError, TypeError, ValueError, AttributeError):
+                fragment = None
+            if fragment.__class__ is str:
+                self._sink.append(self._hot_key, fragment)
+                return
         # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
         get: Callable[[Any, str], Any] = dict.get if chunk.__class__ is dict else field
         sink = self._sink
@@ -221,6 +230,10 @@ class OpenAIChatAdapter:
         if mistyped is not None:
             sink.taint(key, Reason.upstream_error, mistyped)
         self._last[ci] = key
+        if index is not None:
+            self._hot_choice, self._hot_index, self._hot_key = ci, index, key
+        else:
+            self._hot_choice = self._hot_index = _NO_SLOT
         if fragment is not None:
             sink.append(key, fragment)  # a non-string value is structured (see __init__)
 
