@@ -184,23 +184,6 @@ def memory_table(memory: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
-def e2e_table(e2e: list[dict[str, Any]]) -> str:
-    rows = [
-        "| framework | workload | without shim ms | with shim ms | overhead | note |",
-        "|---|---|---|---|---|---|",
-    ]
-    for e in e2e:
-        base, shim = e.get("base_s"), e.get("shim_s")
-        over = f"{e['overhead_pct']:+.1f} %" if e.get("overhead_pct") is not None else "—"
-        rows.append(
-            f"| {e['framework']} | {e['workload']} | "
-            f"{base * 1e3:,.1f} | {shim * 1e3:,.1f} | {over} | {e.get('note', '')} |"
-            if base is not None and shim is not None
-            else f"| {e['framework']} | {e['workload']} | — | — | — | {e.get('note', '')} |"
-        )
-    return "\n".join(rows)
-
-
 # --- targets --------------------------------------------------------------------------------
 
 
@@ -369,8 +352,6 @@ def markdown(results: Results) -> str:
         parts += ["## Real vendor streams", "", streams_table(results["streams"]["summary"]), ""]
     if results.get("memory"):
         parts += ["## Peak memory of the core (tracemalloc)", "", memory_table(results["memory"]), ""]
-    if results.get("e2e"):
-        parts += ["## End to end through the shims", "", e2e_table(results["e2e"]), ""]
     return "\n".join(parts)
 
 

@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     text = report.markdown(results)
     if results.get("floor"):
         text = floor.render(results["floor"]) + "\n\n" + text
+    if results.get("e2e"):
+        text += "\n\n" + e2e.render(results["e2e"])
     if results.get("load"):
         text += "\n\n## Many streams at once (issue 12, target 5)\n\n" + load.render(results["load"])
     (args.out / "results.md").write_text(text)
