@@ -55,7 +55,7 @@ class Assembler:
     its finish reason says). Settable until ``finish`` for callers that learn it late.
     """
 
-    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_table", "_turn")
+    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_record_class", "_table", "_turn")
 
     def __init__(
         self,
@@ -75,6 +75,7 @@ class Assembler:
         self._cancelled = False
         self._turn: Turn | None = None
         self._feeding = True  # neither finished nor cancelled: the one flag ``feed`` reads
+        self._record_class: type = dict  # the class of the last SDK object that was a record
 
     def feed(self, chunk: Any) -> None:
         """Take one vendor chunk or event (SDK object or dict parsed from the wire)."""
@@ -92,8 +93,10 @@ class Assembler:
                     return
                 if chunk.__class__ is not dict and not is_record(chunk):
                     raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
-            elif not is_record(chunk):  # None, a list, text, bytes, a number: not an event
-                raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+            elif chunk.__class__ is not self._record_class:  # SDK objects: one class per stream, mostly
+                if not is_record(chunk):  # None, a list, text, bytes, a number: not an event
+                    raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+                self._record_class = chunk.__class__
             self._adapter.feed(chunk)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
             self._table.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")

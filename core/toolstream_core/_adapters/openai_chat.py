@@ -73,19 +73,19 @@ class OpenAIChatAdapter:
         sink.structured_fragments = True
 
     def feed(self, chunk: Any) -> None:
-        if chunk.__class__ is dict:
-            # The common chunk, inline: a string fragment for the call this adapter last
-            # attributed (the "hot" slot: same choice, same tool-call index). The shape is proven
-            # by key counts (a tool call of exactly {index, function}, a function of exactly
-            # {arguments}: so no id, no name), a delta with no legacy function_call (its text
-            # and role are not ours), one choice, no finish_reason, no error. Indexes are compared by
-            # identity with the hot slot's, so a bool, a float or a large int never matches.
-            # Anything else falls through before any state is touched and the full path below
-            # reads the chunk, so every DESIGN §5 check still runs.
-            # Data of another shape raises inside the ``try`` (a missing key, an unpackable
-            # list, a subscripted str) and is the full path's to judge.
-            fragment: Any = None
-            try:
+        # The common chunk, inline: a string fragment for the call this adapter last attributed
+        # (the "hot" slot: same choice, same tool-call index), with no id, no name, no legacy
+        # function_call (a delta's text and role are not ours), one choice, no finish_reason, no
+        # error. Indexes are compared by identity with the hot slot's, so a bool, a float or a
+        # large int never matches. Anything else falls through before any state is touched and
+        # the full path below reads the chunk, so every DESIGN §5 check still runs; data of
+        # another shape raises inside the ``try`` (a missing key, an unpackable list, a
+        # subscripted str) and is the full path's to judge.
+        fragment: Any = None
+        try:
+            if chunk.__class__ is dict:
+                # Wire dicts: the shape is proven by key counts (a tool call of exactly
+                # {index, function}, a function of exactly {arguments}).
                 [choice] = chunk["choices"]
                 if ("error" not in chunk and choice["finish_reason"] is None and "error" not in choice
                         and choice["index"] is self._hot_choice):
@@ -95,11 +95,28 @@ class OpenAIChatAdapter:
                         function = tc["function"]
                         if len(function) == 1:
                             fragment = function["arguments"]
-            except (LookupError, TypeError, ValueError, AttributeError):
-                fragment = None
-            if fragment.__class__ is str:
-                self._sink.append(self._hot_key, fragment)
-                return
+            else:
+                # SDK objects (pydantic): the SDK sets every declared field (None when absent)
+                # and keeps undeclared ones in ``__pydantic_extra__``, so plain attribute reads
+                # plus a look at the extras see what ``field`` would, without its per-read
+                # dispatch. An object that is not such a model raises AttributeError.
+                [choice] = chunk.choices
+                extra = chunk.__pydantic_extra__
+                if ((not extra or "error" not in extra) and choice.finish_reason is None
+                        and choice.index is self._hot_choice):
+                    extra = choice.__pydantic_extra__
+                    delta = choice.delta
+                    if (not extra or "error" not in extra) and delta.function_call is None:
+                        [tc] = delta.tool_calls
+                        if tc.index is self._hot_index and tc.id is None:
+                            function = tc.function
+                            if function.name is None:
+                                fragment = function.arguments
+        except (LookupError, TypeError, ValueError, AttributeError):
+            fragment = None
+        if fragment.__class__ is str:
+            self._sink.append(self._hot_key, fragment)
+            return
         # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
         get: Callable[[Any, str], Any] = dict.get if chunk.__class__ is dict else field
         sink = self._sink
