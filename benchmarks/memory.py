@@ -26,13 +26,15 @@ class MemoryResult:
     peak_bytes: int
     retained_bytes: int
     note: str = ""
+    minimal_peak_bytes: int = 0  # the minimal unsafe loop (benchmarks.floor) on the same input
 
     @property
     def per_byte(self) -> float:
         return self.peak_bytes / self.nbytes
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "peak_per_arg_byte": round(self.per_byte, 3)}
+        return {**self.__dict__, "peak_per_arg_byte": round(self.per_byte, 3),
+                "minimal_per_arg_byte": round(self.minimal_peak_bytes / self.nbytes, 3)}
 
 
 def ascii_write_file(nbytes: int, fragment: int, api: str = "openai-chat") -> Workload:
@@ -55,26 +57,45 @@ def ascii_write_file(nbytes: int, fragment: int, api: str = "openai-chat") -> Wo
     return Workload(label, api, [spec], fragment)
 
 
-def core_peak(workload: Workload) -> MemoryResult:
-    """Feed the workload's dict chunks to a fresh ``Assembler`` under tracemalloc."""
-    from toolstream_core import Assembler
-
-    events = workload.iter_events("dict")
+def _traced_peak(run: Any) -> tuple[int, int, Any]:
+    """(peak, still held, result) of ``run()`` above the traced baseline."""
     gc.collect()
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        assembler = Assembler(config=_core_config(), provider=workload.api)
-        for chunk in events:
-            assembler.feed(chunk)
-        turn = assembler.finish()
+        result = run()
         current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    return peak - base, current - base, result
+
+
+def core_peak(workload: Workload) -> MemoryResult:
+    """Feed the workload's dict chunks to a fresh ``Assembler`` under tracemalloc; the minimal
+    loop of ``benchmarks.floor`` on the same chunks is measured the same way beside it."""
+    from toolstream_core import Assembler
+
+    from benchmarks.floor import MINIMAL
+
+    def assemble() -> Any:
+        assembler = Assembler(config=_core_config(), provider=workload.api)
+        for chunk in workload.iter_events("dict"):
+            assembler.feed(chunk)
+        return assembler.finish()
+
+    def minimal() -> Any:
+        session = MINIMAL.start(workload)
+        for chunk in workload.iter_events("dict"):
+            session.feed([chunk])
+        return session.finish()
+
+    assemble()  # once untraced: the adapter's lazy import is not the assembler's memory
+    peak, retained, turn = _traced_peak(assemble)
+    minimal_peak = _traced_peak(minimal)[0]
     committed = len(turn.committed)
     note = "" if committed == len(workload.calls) else f"only {committed} calls committed"
-    return MemoryResult(workload.label, workload.nbytes, workload.n_chunks, peak - base, current - base, note)
+    return MemoryResult(workload.label, workload.nbytes, workload.n_chunks, peak, retained, note, minimal_peak)
 
 
 def memory_workloads(points: list[tuple[int, int]]) -> list[Workload]:
