@@ -95,7 +95,7 @@ class CallTable:
         self._anomalies: list[str] = []
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
-        self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
+        self._hot: Call | None = None  # the open first copy ``append`` wrote to last
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -214,18 +214,13 @@ class CallTable:
     def append(self, key: Hashable, fragment: Any) -> None:
         """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes.
 
-        The first branch is the streaming common case (a text fragment for an open call that
-        copies no other, usually the call appended to last), kept short; everything else is
+        The first branch is the streaming common case, kept short: a text fragment for the
+        *hot* call, the open first copy appended to last (``_hot`` is cleared whenever a call
+        moves or becomes a copy, so it is always open and a first copy). Everything else is
         ``_append_other``'s.
         """
         call = self._hot
-        if call is None or call.key is not key:
-            call = self.calls.get(key)
-            if call is None:
-                self.anomaly(f"argument fragment for unknown call {key!r} dropped")
-                return
-            self._hot = call
-        if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
+        if call is not None and call.key is key and fragment.__class__ is str:
             call.nfrag += 1
             nbytes = call.nbytes = call.nbytes + (
                 len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass")))
@@ -239,12 +234,20 @@ class CallTable:
             if self._on_event is not None and fragment:
                 self._emit(ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes))
             return
-        self._append_other(call, key, fragment)
+        self._append_other(key, fragment)
 
-    def _append_other(self, call: Call, key: Hashable, fragment: Any) -> None:
-        """``append`` for a structured fragment, a closed or decided call, or a re-sent copy."""
+    def _append_other(self, key: Hashable, fragment: Any) -> None:
+        """``append`` for a call not hot, a structured fragment, a closed or decided call, or a
+        re-sent copy."""
+        call = self.calls.get(key)
+        if call is None:
+            self.anomaly(f"argument fragment for unknown call {key!r} dropped")
+            return
         if isinstance(fragment, str) and fragment.__class__ is not str:
-            self.append(key, str(fragment))  # a str subclass is kept as the plain text it holds
+            fragment = str(fragment)  # a str subclass is kept as the plain text it holds
+        if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
+            self._hot = call
+            self.append(call.key, fragment)  # the key the hot branch compares by identity
             return
         if not isinstance(fragment, str):
             if self.structured_fragments and call.kind == "function":
@@ -360,6 +363,7 @@ class CallTable:
         """The vendor closed this call's arguments (block stop, done event, end of call)."""
         call = self.calls.get(key)
         if call is not None and call.state is _OPEN:
+            self._hot = None
             move(call, Move.close)
 
     def settle(self, key: Hashable) -> None:
@@ -433,6 +437,7 @@ class CallTable:
             return False
         if first is call:
             return False
+        self._hot = None
         call.primary = first
         first.twins.append(call)
         first.twin_bytes += call.nbytes
@@ -518,6 +523,7 @@ class CallTable:
 
     def _overflow(self, call: Call) -> None:
         metrics.overflow(self.provider, call.name)
+        self._hot = None
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
         call.blocks = []
         call.done_text = None
@@ -541,6 +547,7 @@ class CallTable:
     ) -> None:
         """A client call's end: one move through the table, its copies mirrored, the
         ``ToolCall`` built and announced."""
+        self._hot = None
         state = move(call, what)
         if call.id is None:
             call.id = self._synthesized_id(call)

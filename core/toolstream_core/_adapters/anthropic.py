@@ -45,21 +45,26 @@ class AnthropicAdapter:
 
     def feed(self, event: Any) -> None:
         # The hot path: an ``input_json_delta`` text fragment for a known tool block, read
-        # straight from the wire dict or the SDK object's declared fields (pydantic keeps them
-        # in ``__dict__``). Any other shape raises inside the ``try`` or fails a test, touches
+        # straight from the wire dict or the SDK object's attributes (the SDK sets every
+        # declared field). Any other shape raises inside the ``try`` or fails a test, touches
         # nothing, and goes the full way below.
         fragment: Any = None
         try:
-            fields = event if event.__class__ is dict else event.__dict__
-            if fields["type"] == "content_block_delta":
-                delta = fields["delta"]
-                if delta.__class__ is not dict:
-                    delta = delta.__dict__
-                if delta["type"] == "input_json_delta":
-                    index = fields["index"]
+            if event.__class__ is dict:
+                if event["type"] == "content_block_delta":
+                    delta = event["delta"]
+                    if delta["type"] == "input_json_delta":
+                        index = event["index"]
+                        key = self._blocks.get(index) if index.__class__ is int else None
+                        if key is not None:
+                            fragment = delta["partial_json"]
+            elif event.type == "content_block_delta":
+                delta = event.delta
+                if delta.type == "input_json_delta":
+                    index = event.index
                     key = self._blocks.get(index) if index.__class__ is int else None
                     if key is not None:
-                        fragment = delta["partial_json"]
+                        fragment = delta.partial_json
         except (LookupError, TypeError, AttributeError):
             fragment = None
         if fragment.__class__ is str:
