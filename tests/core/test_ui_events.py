@@ -93,3 +93,21 @@ def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
             totals[event.key] = event.total_bytes
     assert len(opened) == 1 and len(totals) == 1
     assert sum(totals.values()) == 2 * len(ADD.encode())
+
+
+def test_arguments_delta_is_still_a_frozen_dataclass() -> None:
+    """Its ``__init__`` is hand-written for speed (one is made per streamed fragment); what a
+    caller can do with it must be what the dataclass gives."""
+    import dataclasses
+
+    from toolstream_core import ArgumentsDelta
+
+    by_position = ArgumentsDelta(("chat", 0, 1), "ab", 2)
+    by_keyword = ArgumentsDelta(key=("chat", 0, 1), fragment="ab", total_bytes=2)
+    assert by_position == by_keyword and hash(by_position) == hash(by_keyword)
+    assert repr(by_keyword) == "ArgumentsDelta(key=('chat', 0, 1), fragment='ab', total_bytes=2)"
+    assert dataclasses.astuple(by_keyword) == (("chat", 0, 1), "ab", 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_keyword.total_bytes = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ArgumentsDelta(("chat", 0, 1), "ab")  # type: ignore[call-arg]
