@@ -467,7 +467,34 @@ def render(doc: dict[str, Any]) -> str:
                      f"{row['loop_only_us_per_chunk']:.1f} | {row['streams_per_s']:.0f} | "
                      f"{row['traced_peak_kib_per_stream']:.1f} | {row['wrong_turns']} | "
                      f"{row['unique_ids']} |")
+    lines += ["", verdict(doc)]
     return "\n".join(lines)
+
+
+#: Target 5 asks for 1,000 concurrent gated streams per contender and 10,000 through the core.
+TARGET_5_HTTP = 1000
+TARGET_5_CORE = 10_000
+
+
+def verdict(doc: dict[str, Any]) -> str:
+    """Target 5 in one sentence: the sizes it names were run, every stream was served, and
+    every turn held exactly its own calls."""
+    http = max(doc["http"], key=lambda part: part["concurrency"], default=None)
+    core = max(doc["core"], key=lambda row: row["streams"], default=None)
+    if http is None or core is None:
+        return "**Target 5 (many streams at once): not decided** (a part was not run)."
+    rows = http["contenders"]
+    failed = sum(row["failed"] for row in rows.values())
+    wrong = sum(row["cross_talk"] for row in rows.values()) + core["wrong_turns"]
+    sizes_met = http["concurrency"] >= TARGET_5_HTTP and core["streams"] >= TARGET_5_CORE
+    clean = failed == 0 and wrong == 0 and core["unique_ids"] == core["streams"] * len(WANT_ARGS)
+    state = "HOLDS" if sizes_met and clean else "DOES NOT HOLD" if not clean else "not decided"
+    return (f"**Target 5 (1,000 concurrent gated streams per contender, 10,000 through the core, no "
+            f"cross-talk): {state}** — {http['concurrency']:,} concurrent HTTP streams for "
+            f"{', '.join(sorted(rows))}: {failed} failed, "
+            f"{sum(row['cross_talk'] for row in rows.values())} wrong turns; {core['streams']:,} "
+            f"streams through the core: {core['wrong_turns']} wrong turns, {core['unique_ids']:,} "
+            f"unique call ids. Where it stops scaling: the client process (see `benchmarks/load.py`).")
 
 
 def main(argv: list[str] | None = None) -> int:

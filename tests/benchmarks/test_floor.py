@@ -43,3 +43,21 @@ def test_render_states_each_target_once() -> None:
     assert text.count("**Target 1 (core within 1.5x of the minimal loop): HOLDS**") == 1
     assert text.count("**Target 2 (") == 1 and "DOES NOT HOLD** — worst SDK-object ratio 0.45x" in text
     assert "not resolved" in text and "3.10x (3.00-3.20)" in text
+
+
+def _load_doc(*, concurrency: int = 1000, failed: int = 0, wrong: int = 0, core: int = 10_000) -> dict[str, object]:
+    row = {"failed": failed, "cross_talk": wrong}
+    return {"http": [{"concurrency": concurrency, "contenders": {"gated": row, "langchain": row}}],
+            "core": [{"streams": core, "wrong_turns": 0, "unique_ids": core * 2}]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [(_load_doc(), "HOLDS"), (_load_doc(failed=3), "DOES NOT HOLD"), (_load_doc(wrong=1), "DOES NOT HOLD"),
+     (_load_doc(concurrency=100), "not decided"), (_load_doc(core=1000), "not decided")],
+)
+def test_target_5_verdict_counts_streams_failures_and_cross_talk(doc: dict[str, object], expected: str) -> None:
+    from benchmarks import load
+
+    text = load.verdict(doc)
+    assert f"cross-talk): {expected}**" in text
