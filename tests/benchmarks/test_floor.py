@@ -47,7 +47,9 @@ def test_render_states_each_target_once() -> None:
 
 def _load_doc(*, concurrency: int = 1000, failed: int = 0, wrong: int = 0, core: int = 10_000) -> dict[str, object]:
     row = {"failed": failed, "cross_talk": wrong}
-    return {"http": [{"concurrency": concurrency, "contenders": {"gated": row, "langchain": row}}],
+    baseline = {"failed": 0, "cross_talk": 2000}  # plain LlamaIndex merges interleaved calls
+    return {"http": [{"concurrency": concurrency,
+                      "contenders": {"gated": row, "langchain": row, "llamaindex-plain": baseline}}],
             "core": [{"streams": core, "wrong_turns": 0, "unique_ids": core * 2}]}
 
 
