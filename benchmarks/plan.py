@@ -69,8 +69,6 @@ class Profile:
     stream_budget: Budget = field(default_factory=lambda: Budget(cap_s=10, min_total_s=0.05, max_repeats=10))
     parallel_n: int = 32
     memory_points: tuple[tuple[int, int], ...] = ()
-    e2e_sizes: tuple[int, ...] = ()
-    e2e_budget: Budget = field(default_factory=lambda: Budget(cap_s=60, min_total_s=1.0, max_repeats=15))
 
 
 TARGET_PROBES = (
@@ -98,8 +96,6 @@ def smoke() -> Profile:
         stream_budget=Budget(cap_s=10, min_total_s=0.0, max_repeats=1),
         parallel_n=4,
         memory_points=((4 * KiB, 16),),
-        e2e_sizes=(KiB,),
-        e2e_budget=Budget(cap_s=30, min_total_s=0.0, max_repeats=1),
     )
 
 
@@ -114,8 +110,6 @@ def quick() -> Profile:
         budget=Budget(cap_s=3, min_total_s=0.2, max_repeats=10),
         stream_budget=Budget(cap_s=5, min_total_s=0.02, max_repeats=3),
         memory_points=((256 * KiB, 4),),
-        e2e_sizes=(4 * KiB,),
-        e2e_budget=Budget(cap_s=30, min_total_s=0.3, max_repeats=5),
     )
 
 
@@ -142,8 +136,6 @@ def default() -> Profile:
         budget=Budget(cap_s=10, min_total_s=0.5, max_repeats=20),
         probes=TARGET_PROBES,
         memory_points=((MiB, 4), (4 * MiB, 16)),
-        e2e_sizes=(4 * KiB, 32 * KiB),
-        e2e_budget=Budget(cap_s=60, min_total_s=2.0, max_repeats=10),
     )
 
 
@@ -170,7 +162,6 @@ def full() -> Profile:
         budget=Budget(cap_s=20, min_total_s=1.0, max_repeats=30),
         probes=TARGET_PROBES,
         memory_points=((MiB, 1), (MiB, 4), (16 * MiB, 4), (16 * MiB, 16)),
-        e2e_sizes=(4 * KiB, 64 * KiB, 256 * KiB),
     )
 
 
