@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.timing import BudgetExceeded, alarm
+from benchmarks.timing import BudgetExceeded, alarm, quartiles
 from benchmarks.workloads import KiB, Workload, size_label, synthetic
 
 log = logging.getLogger("benchmarks")
@@ -295,14 +295,6 @@ def run_pairs(pair: Pair, *, min_pairs: int, max_pairs: int, budget_s: float, ca
 
 
 # --- statistics -----------------------------------------------------------------------------
-
-
-def quartiles(values: Sequence[float]) -> tuple[float, float]:
-    """First and third quartile (inclusive method: defined from two values up)."""
-    if len(values) < 2:
-        return values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
 
 
 def bootstrap_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP) -> tuple[float, float]:

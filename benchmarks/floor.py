@@ -22,7 +22,7 @@ import statistics
 from typing import Any
 
 from benchmarks.peers import BY_KEY, Contender, Outcome, core_available
-from benchmarks.timing import Budget, BudgetExceeded, check, measure, run_once, warm_up
+from benchmarks.timing import Budget, BudgetExceeded, check, measure, quartiles, run_once
 from benchmarks.workloads import KiB, MiB, Workload, real_streams, size_label, synthetic
 
 log = logging.getLogger("benchmarks")
@@ -66,62 +66,45 @@ def _seconds(contender: Contender, workload: Workload, budget: Budget) -> dict[s
     return m.as_dict()
 
 
-def pairs(a: Contender, b: Contender, workload: Workload, budget: Budget, n: int,
-          b_workload: Workload | None = None) -> dict[str, Any]:
-    """``n`` interleaved runs of ``a`` then ``b``: the median of ``a/b`` per pair and its quartiles.
+def pairs(a: Contender, b: Contender, workloads: list[Workload], budget: Budget, n: int, *,
+          verify: bool = True) -> dict[str, Any]:
+    """``n`` interleaved rounds of ``a`` then ``b``: the median of ``a/b`` per round and its
+    quartiles. A round times every workload on each side (one for a synthetic call; every
+    real Gemini stream, summed, for the short ones).
 
-    The order alternates each pair so neither side always runs second (warm caches, turbo).
-    Both outcomes are checked against the calls the workload sent.
+    The order alternates each round so neither side always runs second (warm caches, turbo).
+    One untimed round first keeps imports off the clock; with ``verify`` both sides' outcomes
+    are checked against the calls each workload sent.
     """
-    other = b_workload or workload
-    for contender, w in ((a, workload), (b, other)):
-        warm_up(contender, w.api)
-    ratios: list[float] = []
-    times_a: list[float] = []
-    times_b: list[float] = []
-    try:
-        for i in range(n):
-            order = ((a, workload), (b, other)) if i % 2 == 0 else ((b, other), (a, workload))
-            took: dict[str, float] = {}
-            for contender, w in order:
-                seconds, outcome = run_once(contender, w, budget)
-                problem = check(outcome, w)
-                if problem:
-                    return {"status": "wrong", "detail": f"{contender.key}: {problem}"}
-                took[contender.key] = seconds
-            times_a.append(took[a.key])
-            times_b.append(took[b.key])
-            ratios.append(took[a.key] / took[b.key])
-    except BudgetExceeded:
-        return {"status": "capped", "detail": f"a run passed the {budget.cap_s:g} s cap"}
-    quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
-    out = {
-        "status": "ok", "pairs": n, "a": a.key, "b": b.key,
-        "median": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2],
-        "a_median_s": statistics.median(times_a), "b_median_s": statistics.median(times_b),
-        "a_chunks": workload.n_chunks, "b_chunks": other.n_chunks,
-    }
-    log.info("  %s / %s on %s: median %.2fx (IQR %.2f-%.2f, %d pairs)", a.key, b.key, workload.label,
-             out["median"], out["q1"], out["q3"], n)
-    return out
-
-
-def _sum_pairs(a: Contender, b: Contender, workloads: list[Workload], budget: Budget, n: int) -> dict[str, Any]:
-    """``pairs`` over a set of short streams: each round times every stream on each side."""
-    ratios: list[float] = []
-    chunks = sum(w.n_chunks for w in workloads)
-    for contender in (a, b):  # one untimed round: the adapter's import is not on the clock
+    for contender in (a, b):
         for w in workloads:
             run_once(contender, w, budget)
-    for i in range(n):
-        total = {a.key: 0.0, b.key: 0.0}
-        for contender in ((a, b) if i % 2 == 0 else (b, a)):
-            for w in workloads:
-                total[contender.key] += run_once(contender, w, budget)[0]
-        ratios.append(total[a.key] / total[b.key])
-    quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
-    return {"status": "ok", "pairs": n, "streams": len(workloads), "chunks": chunks,
-            "median": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2]}
+    ratios: list[float] = []
+    times: dict[str, list[float]] = {a.key: [], b.key: []}
+    try:
+        for i in range(n):
+            for contender in ((a, b) if i % 2 == 0 else (b, a)):
+                took = 0.0
+                for w in workloads:
+                    seconds, outcome = run_once(contender, w, budget)
+                    problem = check(outcome, w) if verify else ""
+                    if problem:
+                        return {"status": "wrong", "detail": f"{contender.key}: {problem}"}
+                    took += seconds
+                times[contender.key].append(took)
+            ratios.append(times[a.key][-1] / times[b.key][-1])
+    except BudgetExceeded:
+        return {"status": "capped", "detail": f"a run passed the {budget.cap_s:g} s cap"}
+    q1, q3 = quartiles(ratios)
+    chunks = sum(w.n_chunks for w in workloads)
+    out = {
+        "status": "ok", "pairs": n, "a": a.key, "b": b.key, "streams": len(workloads), "chunks": chunks,
+        "median": statistics.median(ratios), "q1": q1, "q3": q3,
+        "a_median_s": statistics.median(times[a.key]), "b_median_s": statistics.median(times[b.key]),
+    }
+    log.info("  %s / %s on %s: median %.2fx (IQR %.2f-%.2f, %d pairs)", a.key, b.key, workloads[0].label,
+             out["median"], q1, q3, n)
+    return out
 
 
 def run(budget: Budget, sizes: list[int] | None = None, *, smoke: bool = False) -> dict[str, Any]:
@@ -137,7 +120,7 @@ def run(budget: Budget, sizes: list[int] | None = None, *, smoke: bool = False) 
     head = out["headline"]
     head["workload"] = chat.label
     head["chunks"] = chat.n_chunks
-    head["target_1"] = pairs(BY_KEY["core_dict"], MINIMAL, chat, budget, n)
+    head["target_1"] = pairs(BY_KEY["core_dict"], MINIMAL, [chat], budget, n)
     head["minimal"] = _seconds(MINIMAL, chat, budget)
     for key in ("core_dict", "floor", "lc_merge_only"):
         head[key] = _seconds(BY_KEY[key], chat, budget)
@@ -145,11 +128,11 @@ def run(budget: Budget, sizes: list[int] | None = None, *, smoke: bool = False) 
     for nbytes in sizes or [4 * KiB, 64 * KiB, MiB]:
         for api, key in (("openai-chat", "core_openai_obj"), ("anthropic", "core_anthropic_obj")):
             w = synthetic("write_file", api, nbytes, 4)
-            row = pairs(BY_KEY[key], BY_KEY["floor"], w, budget, n if nbytes < MiB else max(2, n // 2))
+            row = pairs(BY_KEY[key], BY_KEY["floor"], [w], budget, n if nbytes < MiB else max(2, n // 2))
             out["objects"].append({"workload": w.label, "key": key, **row})
     gemini = [w for w in real_streams() if w.api == "gemini"][: 1 if smoke else None]
     if gemini:
-        out["gemini"] = _sum_pairs(BY_KEY["core_dict"], BY_KEY["floor"], gemini, budget, n)
+        out["gemini"] = pairs(BY_KEY["core_dict"], BY_KEY["floor"], gemini, budget, n, verify=False)
     return out
 
 
@@ -213,7 +196,7 @@ def render(data: dict[str, Any]) -> str:
             lines.append(f"| {row['workload']} ({row['key']}) | - | - | {row.get('detail', row.get('status'))} |")
             worst = {"median": float("inf"), "q1": float("inf"), "q3": float("inf")}
             continue
-        us = [row["a_median_s"] / row["a_chunks"] * 1e6, row["b_median_s"] / row["b_chunks"] * 1e6]
+        us = [row["a_median_s"] / row["chunks"] * 1e6, row["b_median_s"] / row["chunks"] * 1e6]
         lines.append(f"| {row['workload']} ({row['key']}) | {us[0]:.2f} | {us[1]:.2f} | {_spread(row)} |")
         if worst is None or row["median"] > worst["median"]:
             worst = row

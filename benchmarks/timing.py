@@ -14,9 +14,10 @@ from __future__ import annotations
 import gc
 import math
 import signal
+import statistics
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +76,14 @@ def alarm(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float]:
+    """First and third quartile (inclusive method: defined from two values up)."""
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
 
 
 def run_once(contender: Contender, workload: Workload, budget: Budget) -> tuple[float, Outcome]:

@@ -22,7 +22,7 @@ def test_verdict_reads_the_median_and_the_upper_quartile(median: float, q3: floa
 
 def test_pairs_time_both_sides_and_check_what_they_reassembled() -> None:
     workload = synthetic("write_file", "openai-chat", 2048, 4)
-    row = floor.pairs(BY_KEY["core_dict"], floor.MINIMAL, workload, Budget(cap_s=30), 3)
+    row = floor.pairs(BY_KEY["core_dict"], floor.MINIMAL, [workload], Budget(cap_s=30), 3)
     assert row["status"] == "ok" and row["pairs"] == 3
     assert row["q1"] <= row["median"] <= row["q3"]
     assert row["a_median_s"] > 0 and row["b_median_s"] > 0
@@ -30,7 +30,7 @@ def test_pairs_time_both_sides_and_check_what_they_reassembled() -> None:
 
 def test_render_states_each_target_once() -> None:
     ok = {"status": "ok", "pairs": 15, "median": 1.3, "q1": 1.2, "q3": 1.4, "a_median_s": 0.3,
-          "b_median_s": 0.2, "a_chunks": 10, "b_chunks": 10}
+          "b_median_s": 0.2, "streams": 1, "chunks": 10}
     timed = {"seconds": 0.1, "status": "ok"}
     data = {
         "headline": {"workload": "write_file/openai-chat/4B/1 MiB", "chunks": 10, "target_1": ok,
