@@ -55,7 +55,7 @@ class Assembler:
     its finish reason says). Settable until ``finish`` for callers that learn it late.
     """
 
-    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_record_class", "_table", "_turn")
+    __slots__ = ("_adapter", "_cancelled", "_config", "_record_class", "_table", "_turn")
 
     def __init__(
         self,
@@ -74,12 +74,11 @@ class Assembler:
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._cancelled = False
         self._turn: Turn | None = None
-        self._feeding = True  # neither finished nor cancelled: the one flag ``feed`` reads
         self._record_class: type = dict  # the class of the last SDK object that was a record
 
     def feed(self, chunk: Any) -> None:
         """Take one vendor chunk or event (SDK object or dict parsed from the wire)."""
-        if not self._feeding:
+        if self._turn is not None or self._cancelled:
             if self._turn is not None:
                 raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
             return  # cancelled: absorbed
@@ -106,7 +105,6 @@ class Assembler:
         if self._turn is not None or self._cancelled:
             return
         self._cancelled = True
-        self._feeding = False
         self._table.cancel(reason)
 
     def finish(self, *, transport_complete: bool = True, error: BaseException | None = None) -> Turn:
@@ -117,7 +115,6 @@ class Assembler:
             end_of_stream = getattr(self._adapter, "end_of_stream", None)
             if end_of_stream is not None:
                 end_of_stream()
-        self._feeding = False
         self._turn = self._table.finish(transport_complete, error, cancelled=self._cancelled)
         if _tracing.active():  # one span per turn, only with a tracer provider configured
             _tracing.record_turn(self._table, self._turn)

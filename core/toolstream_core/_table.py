@@ -95,7 +95,7 @@ class CallTable:
         self._anomalies: list[str] = []
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
-        self._hot: Call | None = None  # the open first copy ``append`` wrote to last
+        self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -215,12 +215,12 @@ class CallTable:
         """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes.
 
         The first branch is the streaming common case, kept short: a text fragment for the
-        *hot* call, the open first copy appended to last (``_hot`` is cleared whenever a call
-        moves or becomes a copy, so it is always open and a first copy). Everything else is
-        ``_append_other``'s.
+        call appended to last (``_hot``, a cache of the key lookup), still open and a first
+        copy. Everything else is ``_append_other``'s.
         """
         call = self._hot
-        if call is not None and call.key is key and fragment.__class__ is str:
+        if (call is not None and call.key is key and fragment.__class__ is str
+                and call.state is _OPEN and call.primary is None):
             call.nfrag += 1
             nbytes = call.nbytes = call.nbytes + (
                 len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass")))
@@ -363,7 +363,6 @@ class CallTable:
         """The vendor closed this call's arguments (block stop, done event, end of call)."""
         call = self.calls.get(key)
         if call is not None and call.state is _OPEN:
-            self._hot = None
             move(call, Move.close)
 
     def settle(self, key: Hashable) -> None:
@@ -437,7 +436,6 @@ class CallTable:
             return False
         if first is call:
             return False
-        self._hot = None
         call.primary = first
         first.twins.append(call)
         first.twin_bytes += call.nbytes
@@ -523,7 +521,6 @@ class CallTable:
 
     def _overflow(self, call: Call) -> None:
         metrics.overflow(self.provider, call.name)
-        self._hot = None
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
         call.blocks = []
         call.done_text = None
@@ -547,7 +544,6 @@ class CallTable:
     ) -> None:
         """A client call's end: one move through the table, its copies mirrored, the
         ``ToolCall`` built and announced."""
-        self._hot = None
         state = move(call, what)
         if call.id is None:
             call.id = self._synthesized_id(call)
