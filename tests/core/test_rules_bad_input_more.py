@@ -260,3 +260,28 @@ def test_rule5_strict_mode_still_fails_a_missing_id_where_the_protocol_has_ids()
     events = [_chunk([_tc(0, "", name="add")]), _chunk([_tc(0, "{}")]), _chunk(finish="tool_calls")]
     turn = _run(events, "openai-chat", config=AssembleConfig(mode="strict"))
     assert _states(turn) == [("add", CallState.failed, Reason.missing_id_or_name)]
+
+
+def _no_index(tc: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in tc.items() if key != "index"}
+
+
+def test_rule_mistyped_id_without_index_fails_every_live_call_of_the_choice() -> None:
+    """With no index the id is the delta's only identity: a bool id may be any live call's,
+    whatever name it comes with (found by the fuzz harness, seed 28, on missing_index)."""
+    first = [_chunk([_no_index(_tc(0, "", id="call_w", name="get_weather"))]),
+             _chunk([_no_index(_tc(0, '{"city": "Paris"}'))])]
+    second = [_chunk([_no_index(_tc(0, "", id=True, name="write_file"))]),
+              _chunk([_no_index(_tc(0, '{"path": "/tmp/x"}'))])]
+    other_choice = [*_chat_add(ci=1), *_chat_tail(ci=1)]
+    turn = _run([*first, *second, *other_choice, _chunk(finish="tool_calls")], "openai-chat")
+    assert _states(turn) == [("get_weather", CallState.failed, Reason.upstream_error),
+                             ("write_file", CallState.failed, Reason.upstream_error),
+                             ("add", CallState.committed, None)]
+    assert len(turn.error_results()) == 2
+
+
+def test_rule_mistyped_id_with_an_index_fails_only_its_call() -> None:
+    second = [_chunk([_tc(1, "", id=True, name="mul")]), _chunk([_tc(1, "{}")])]
+    turn = _run([*_chat_add(), *second, *_chat_tail()], "openai-chat")
+    assert _states(turn) == [("add", CallState.committed, None), ("mul", CallState.failed, Reason.upstream_error)]

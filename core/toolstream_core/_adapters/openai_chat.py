@@ -195,6 +195,10 @@ class OpenAIChatAdapter:
             pass
         elif call_id.__class__ is not str:
             mistyped, call_id = f"tool call id is a {type(call_id).__name__}", None
+            if index is None:
+                # With no index the id is the delta's only identity (DESIGN §4.1): unreadable, it
+                # may be any live call's of the choice (§5.1), whatever name comes with it.
+                self._sink.fail_live(mistyped, lambda key: key[1] == ci)  # type: ignore[index]
         elif not call_id:
             call_id = None
         function = get(tc, "function")
