@@ -123,7 +123,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
                 if session is None:
                     session = session_of(last_chat_response)
                     if session is not None:
-                        translator = ProgressTranslator(self.name, session.result_for)
+                        translator = ProgressTranslator(
+                            self.name, session.result_for,
+                            forward_args=session.config.ui_forward_partial_args)
                 raw = (
                     last_chat_response.raw.model_dump()
                     if isinstance(last_chat_response.raw, BaseModel)
@@ -174,7 +176,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
             last_chat_response = await self._get_response(current_llm_input, offered)
             session = session_of(last_chat_response)
             if session is not None:
-                self._emit(ctx, session, ProgressTranslator(self.name, session.result_for))
+                self._emit(ctx, session, ProgressTranslator(
+                    self.name, session.result_for, forward_args=session.config.ui_forward_partial_args))
 
         tool_calls = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
             last_chat_response, error_on_no_tool_call=False

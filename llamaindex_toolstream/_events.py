@@ -21,6 +21,7 @@ from toolstream_core import (
     ErrorResult,
     ToolCall,
 )
+from toolstream_core.integration import masked_arguments, rejection_detail
 
 __all__ = [
     "CallCommittedEvent",
@@ -39,6 +40,8 @@ class CallStreamEvent(Event):
     key: str
     tool_id: str | None = None
     tool_name: str | None = None
+    sensitive: bool = False
+    """The tool is marked sensitive: no fragment ever, and its ``tool_kwargs`` are masked."""
 
 
 class CallOpenedEvent(CallStreamEvent):
@@ -53,7 +56,8 @@ class CallProgressEvent(CallStreamEvent):
 
 
 class CallCommittedEvent(CallStreamEvent):
-    """The call is complete, proven and valid: the agent will run it with ``tool_kwargs``."""
+    """The call is complete, proven and valid: the agent will run it. ``tool_kwargs`` are its
+    arguments as a UI may show them (a sensitive tool's masked; the tool gets the real ones)."""
 
     tool_kwargs: Any = None
 
@@ -73,9 +77,11 @@ class ProgressTranslator:
     thousands of fragments costs one event per streamed chunk, not one per fragment.
     """
 
-    def __init__(self, agent_name: str, result_for: Callable[[ToolCall], ErrorResult | None]):
+    def __init__(self, agent_name: str, result_for: Callable[[ToolCall], ErrorResult | None],
+                 *, forward_args: bool = True):
         self._agent = agent_name
         self._result_for = result_for
+        self._forward = forward_args  # the config's ui_forward_partial_args
         self._identity: dict[str, tuple[str | None, str | None]] = {}
 
     def translate(self, events: list[AssemblerEvent]) -> list[CallStreamEvent]:
@@ -109,7 +115,8 @@ class ProgressTranslator:
                 call = event.call
                 out.append(CallCommittedEvent(agent_name=self._agent, key=str(call.key),
                                               tool_id=call.id, tool_name=call.name,
-                                              tool_kwargs=call.arguments))
+                                              sensitive=call.sensitive is not False,
+                                              tool_kwargs=masked_arguments(call.arguments, call.sensitive)))
             elif isinstance(event, CallRejected):
                 call = event.call
                 result = self._result_for(call)
@@ -117,5 +124,7 @@ class ProgressTranslator:
                     agent_name=self._agent, key=str(call.key),
                     tool_id=result.tool_call_id if result is not None else call.id,
                     tool_name=call.name, reason=str(call.reason or "upstream_error"),
-                    detail=call.detail, content=result.content if result is not None else ""))
+                    sensitive=call.sensitive is not False,
+                    detail=rejection_detail(call, self._forward),
+                    content=result.content if result is not None else ""))
         return out

@@ -69,7 +69,7 @@ class Assembler:
         if provider is not None and provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
         self._config = config if config is not None else _DEFAULT_CONFIG
-        registry = Registry(tools, self._config.allow_pipelined_execute)
+        registry = Registry(tools, self._config.allow_pipelined_execute, self._config.sensitive_tools)
         self._table = CallTable(registry, self._config, on_event, provider, _token_limit(max_output_tokens))
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._cancelled = False

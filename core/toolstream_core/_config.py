@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from ._sensitive import Sensitive, parse_sensitive_tools
+
 __all__ = ["SECTION", "AssembleConfig"]
 
 SECTION = "agent_stream_assemble"
@@ -45,6 +47,12 @@ class AssembleConfig:
     on_args_overflow: Literal["error_result", "drop_with_protocol_repair"] = "error_result"
     finalize_order: Literal["provider_index", "arrival"] = "provider_index"
     allow_pipelined_execute: tuple[str, ...] = ()
+    trace_tool_arguments: bool | None = None
+    """Argument text on trace spans: ``None`` follows the GenAI convention's
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; ``True``/``False`` decide here."""
+    sensitive_tools: tuple[tuple[str, Sensitive], ...] = ()
+    """Tools whose arguments stay private everywhere (see ``_sensitive``): given as a list of
+    names or a mapping name -> ``true`` / argument paths, kept as ``(name, sensitive)`` pairs."""
 
     def __post_init__(self) -> None:
         for key, choices in _CHOICES.items():
@@ -70,6 +78,11 @@ class AssembleConfig:
         if not all(isinstance(n, str) and n for n in names):
             raise ValueError(f"{SECTION}.allow_pipelined_execute: every entry must be a tool name")
         object.__setattr__(self, "allow_pipelined_execute", names)
+        if self.trace_tool_arguments is not None and not isinstance(self.trace_tool_arguments, bool):
+            raise ValueError(f"{SECTION}.trace_tool_arguments: expected true, false or null, "
+                             f"got {self.trace_tool_arguments!r}")
+        object.__setattr__(self, "sensitive_tools",
+                           parse_sensitive_tools(self.sensitive_tools, f"{SECTION}.sensitive_tools"))
 
     @property
     def strict(self) -> bool:

@@ -86,13 +86,16 @@ class ToolSpec:
     """A tool the caller is willing to run.
 
     ``strict`` overrides the config ``mode`` for this tool only; ``pipelined`` is the same as
-    listing the tool in ``allow_pipelined_execute``.
+    listing the tool in ``allow_pipelined_execute``; ``sensitive`` (``True``, or argument paths
+    like ``("password", "headers.Authorization")``) keeps its arguments out of UI events and
+    traces, the same as listing it in ``sensitive_tools``.
     """
 
     name: str
     schema: Mapping[str, Any] | None = None
     strict: bool | None = None
     pipelined: bool = False
+    sensitive: bool | tuple[str, ...] = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,8 @@ class ToolCall:
     reason: Reason | None = None
     detail: str | None = None
     provider: Provider | None = None
+    sensitive: bool | tuple[str, ...] = False
+    """The tool's marking (``ToolSpec.sensitive`` / ``sensitive_tools``), for whoever shows it."""
 
     @property
     def committed(self) -> bool:

@@ -24,6 +24,7 @@ from ._models import (
     ToolCall,
 )
 from ._results import error_result
+from ._sensitive import masked_arguments
 
 __all__ = ["SCHEMA_VERSION", "ProgressEncoder", "rejection_content", "rejection_detail"]
 
@@ -31,15 +32,18 @@ SCHEMA_VERSION = 1
 
 
 def rejection_detail(call: ToolCall, forward_args: bool) -> str | None:
-    """The call's detail, unless it may quote argument text the config keeps private."""
-    if call.detail is None or (not forward_args and call.reason is Reason.invalid_json):
+    """The call's detail, unless it may quote argument text the config or the tool's
+    ``sensitive`` marking keeps private (a JSON parse message can)."""
+    if call.detail is None or (call.reason is Reason.invalid_json
+                               and not (forward_args and call.sensitive is False)):
         return None
     return call.detail
 
 
 def rejection_content(call: ToolCall, forward_args: bool) -> str:
-    """The error result text the model receives for this rejected call."""
-    return error_result(call, call.id or "", echo=forward_args).content
+    """The error result text the model receives for this rejected call (the core's own rule:
+    a sensitive call's parse message is never echoed, DESIGN 4.9)."""
+    return error_result(call, call.id or "", echo=forward_args and call.sensitive is False).content
 
 
 class ProgressEncoder:
@@ -47,7 +51,8 @@ class ProgressEncoder:
 
     ``forward_args`` is the config's ``ui_forward_partial_args``: it already decides whether
     a delta carries its fragment; here it also decides whether a rejection's detail may be
-    shown (a JSON parse message can quote the arguments).
+    shown (a JSON parse message can quote the arguments). A call of a sensitive tool carries
+    no fragment (the core sends none), its committed arguments masked, and ``"sensitive": true``.
     """
 
     def __init__(self, *, forward_args: bool = True) -> None:
@@ -66,12 +71,18 @@ class ProgressEncoder:
                     "id": event.id, "name": event.name}
         call = event.call
         self._identity.pop(call.key, None)
+        out: dict[str, Any]
         if isinstance(event, CallCommitted):
-            return {"type": "toolstream.call_committed", "v": SCHEMA_VERSION, "key": str(call.key),
-                    "id": call.id, "name": call.name, "arguments": call.arguments}
-        assert isinstance(event, CallRejected)
-        return {"type": "toolstream.call_rejected", "v": SCHEMA_VERSION, "key": str(call.key),
-                "id": call.id, "name": call.name, "state": str(call.state),
-                "reason": str(call.reason or Reason.upstream_error),
-                "detail": rejection_detail(call, self._forward),
-                "content": rejection_content(call, self._forward)}
+            out = {"type": "toolstream.call_committed", "v": SCHEMA_VERSION, "key": str(call.key),
+                   "id": call.id, "name": call.name,
+                   "arguments": masked_arguments(call.arguments, call.sensitive)}
+        else:
+            assert isinstance(event, CallRejected)
+            out = {"type": "toolstream.call_rejected", "v": SCHEMA_VERSION, "key": str(call.key),
+                   "id": call.id, "name": call.name, "state": str(call.state),
+                   "reason": str(call.reason or Reason.upstream_error),
+                   "detail": rejection_detail(call, self._forward),
+                   "content": rejection_content(call, self._forward)}
+        if call.sensitive is not False:
+            out["sensitive"] = True
+        return out

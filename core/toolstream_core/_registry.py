@@ -10,6 +10,7 @@ import jsonschema
 from jsonschema.protocols import Validator
 
 from ._models import ToolSpec
+from ._sensitive import Sensitive, parse_sensitive
 
 __all__ = ["Registry", "ToolsArg", "schema_violation_detail"]
 
@@ -39,16 +40,18 @@ def _compile(schema: Mapping[str, Any]) -> Validator:
 class Registry:
     """The ``tools=`` argument, normalised: ``name -> ToolSpec`` plus validators."""
 
-    __slots__ = ("pipelined", "specs", "validators")
+    __slots__ = ("pipelined", "sensitive", "specs", "validators")
 
     def __init__(
         self,
         tools: ToolsArg,
         pipelined: Iterable[str] = (),
+        sensitive: Iterable[tuple[str, Sensitive]] = (),
     ) -> None:
         self.specs: dict[str, ToolSpec] | None = None
         self.validators: dict[str, Validator] = {}
         self.pipelined = set(pipelined)
+        self.sensitive: dict[str, Sensitive] = dict(sensitive)
         if tools is None:
             return
         items: Iterable[tuple[str, Any]] = (
@@ -67,6 +70,18 @@ class Registry:
                 self.validators[name] = _compile(spec.schema)
             if spec.pipelined:
                 self.pipelined.add(name)
+            if spec.sensitive is not False:
+                self.sensitive[name] = _stronger(self.sensitive.get(name, False),
+                                                 parse_sensitive(spec.sensitive, f"tools[{name!r}].sensitive"))
+
+    def sensitivity(self, name: str | None) -> Sensitive:
+        """How much of a call to ``name`` is private. A call with no name yet, while any tool
+        is sensitive, is treated as wholly sensitive: nothing proves it is not one of them."""
+        if not self.sensitive:
+            return False
+        if name is None:
+            return True
+        return self.sensitive.get(name, False)
 
     def strict_for(self, name: str | None, default: bool) -> bool:
         if self.specs is not None and name in self.specs:
@@ -74,6 +89,17 @@ class Registry:
             if override is not None:
                 return override
         return default
+
+
+def _stronger(a: Sensitive, b: Sensitive) -> Sensitive:
+    """Both markings at once (a ``ToolSpec`` and the config naming the same tool)."""
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return tuple(dict.fromkeys((*a, *b)))
 
 
 def _path(parts: Iterable[Any]) -> str:

@@ -566,6 +566,7 @@ class CallTable:
             reason=reason,
             detail=detail,
             provider=self.provider,
+            sensitive=self._registry.sensitivity(call.name),
         )
         if state is CallState.committed:
             self._emit(CallCommitted(call.final))
@@ -582,10 +583,20 @@ class CallTable:
     def _emit(self, event: AssemblerEvent) -> None:
         if self._on_event is None:
             return
+        if self._registry.sensitive and event.__class__ is ArgumentsDelta:
+            event = self._private_delta(event)
         try:
             self._on_event(event)
         except Exception:  # a UI callback must not break assembly
             _log.exception("toolstream on_event callback failed")
+
+    def _private_delta(self, event: ArgumentsDelta) -> ArgumentsDelta:
+        """A sensitive call's delta carries its byte count only (no path of half a JSON text
+        can be masked); checked here, once, rather than at each of the delta's call sites."""
+        call = self.calls.get(event.key)
+        if event.fragment is None or call is None or self._registry.sensitivity(call.name) is False:
+            return event
+        return ArgumentsDelta(event.key, None, event.total_bytes)
 
     def _emit_opened(self, call: Call) -> None:
         if self._on_event is not None:
@@ -621,7 +632,8 @@ class CallTable:
             calls.append(final)
             if final.state is not CallState.committed:
                 assert final.id is not None
-                results.append(_results.error_result(final, final.id, echo=self._forward))
+                echo = self._forward and final.sensitive is False
+                results.append(_results.error_result(final, final.id, echo=echo))
         servers = [c for c in self.calls.values() if c.kind == "server"]
         servers.sort(key=lambda c: c.seq)
         return Turn(

@@ -10,6 +10,12 @@ Names follow the OpenTelemetry GenAI semantic conventions where one exists
 (``gen_ai.provider.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.name``,
 ``gen_ai.tool.call.arguments``, ``gen_ai.response.finish_reasons``, ``error.type``);
 the rest is under ``toolstream.*``. ``docs/observability.md`` lists them.
+
+Content is opt-in, as the GenAI conventions make it: by default a call's event holds its id,
+name, kind, state, reason and byte count, never its argument text nor a parse message that
+could quote it. ``trace_tool_arguments`` (config) or
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` (environment) turns it on; a
+tool marked sensitive stays masked even then.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ._models import CallState, Provider, Reason, ToolCall, Turn
+from ._sensitive import capture_content, masked_text
 
 if TYPE_CHECKING:
     from ._table import CallTable
@@ -112,7 +119,7 @@ def _record(assembler: CallTable, turn: Turn) -> None:
 
     from . import __version__
 
-    forward = assembler.config.ui_forward_partial_args
+    content = capture_content(assembler.config.trace_tool_arguments)
     sizes, first_open = _call_sizes(assembler)
     now_ns = time.time_ns()
     start_ns = now_ns
@@ -142,7 +149,7 @@ def _record(assembler: CallTable, turn: Turn) -> None:
                              attributes=attributes, start_time=start_ns)
     try:
         for call, dropped in calls:
-            span.add_event(EVENT_NAME, _call_attributes(call, provider, sizes, forward, dropped),
+            span.add_event(EVENT_NAME, _call_attributes(call, provider, sizes, content, dropped),
                            timestamp=now_ns)
         if turn.error is not None:
             span.set_attribute("error.type", type(turn.error).__qualname__)
@@ -163,8 +170,10 @@ def _call_sizes(assembler: CallTable) -> tuple[dict[Any, int], float | None]:
     return sizes, first
 
 
-def _call_attributes(call: ToolCall, provider: str, sizes: dict[Any, int], forward: bool,
+def _call_attributes(call: ToolCall, provider: str, sizes: dict[Any, int], content: bool,
                      dropped: bool) -> dict[str, Any]:
+    """One call's event. Argument text, and a parse message that can quote it, only when the
+    user opted into content capture, and then masked as the tool's ``sensitive`` marking says."""
     attributes: dict[str, Any] = {
         "gen_ai.tool.call.id": call.id or "",
         "gen_ai.tool.name": call.name or "",
@@ -179,14 +188,18 @@ def _call_attributes(call: ToolCall, provider: str, sizes: dict[Any, int], forwa
         attributes["toolstream.tool_call.index"] = call.index
     if dropped:
         attributes["toolstream.tool_call.dropped"] = True
+    if call.sensitive is not False:
+        attributes["toolstream.tool_call.sensitive"] = True
     if call.state is not CallState.committed:
         reason = call.reason or Reason.upstream_error
         attributes["error.type"] = reason.value
-        # A JSON parse message can quote argument text: the same rule as the error result.
-        if call.detail and (forward or reason is not Reason.invalid_json):
+        # A JSON parse message can quote argument text: shown only where the text may be.
+        if call.detail and (reason is not Reason.invalid_json or (content and call.sensitive is False)):
             attributes["toolstream.tool_call.detail"] = call.detail[:500]
-    if forward and call.raw_arguments is not None:
-        attributes["gen_ai.tool.call.arguments"] = call.raw_arguments[:ARGUMENTS_LIMIT]
-        if len(call.raw_arguments) > ARGUMENTS_LIMIT:
+    text = masked_text(call.arguments, call.raw_arguments, call.sensitive,
+                       call.state is CallState.committed) if content else None
+    if text is not None:
+        attributes["gen_ai.tool.call.arguments"] = text[:ARGUMENTS_LIMIT]
+        if len(text) > ARGUMENTS_LIMIT:
             attributes["toolstream.tool_call.arguments_truncated"] = True
     return attributes

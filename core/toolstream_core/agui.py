@@ -38,7 +38,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from ._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, Reason
+from ._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, Reason, ToolCall
 from ._progress import rejection_content, rejection_detail
 
 __all__ = ["REJECTED_EVENT_NAME", "AGUIToolCallEvents"]
@@ -104,11 +104,11 @@ class AGUIToolCallEvents:
             self._open(out, (scope, event.key), event.id, event.name)
         elif isinstance(event, CallCommitted):
             call = event.call
-            self._finish(out, (scope, call.key), call.id, call.name, call.raw_arguments)
+            self._finish(out, (scope, call.key), call.id, call.name, _shown(call))
         elif isinstance(event, CallRejected):
             call = event.call
             forward = self._forwards(self._calls.get((scope, call.key)))
-            self._reject(out, (scope, call.key), call.id, call.name, call.raw_arguments, {
+            self._reject(out, (scope, call.key), call.id, call.name, _shown(call), {
                 "reason": str(call.reason or Reason.upstream_error),
                 "detail": rejection_detail(call, forward),
                 "state": str(call.state),
@@ -137,7 +137,7 @@ class AGUIToolCallEvents:
         elif kind == "CallProgressEvent":
             self._delta(out, key, event.fragment, event.bytes_so_far)
         elif kind == "CallCommittedEvent":
-            arguments = event.tool_kwargs
+            arguments = None if getattr(event, "sensitive", False) else event.tool_kwargs
             text = None if arguments is None else json.dumps(
                 arguments, ensure_ascii=False, separators=(",", ":"))
             self._finish(out, key, tool_id, name, text, exact=False)
@@ -221,6 +221,13 @@ class AGUIToolCallEvents:
                                value={"toolCallId": ident, "toolCallName": name, **why}))
         out.append(ToolCallResultEvent(message_id=f"{ident}-rejected", tool_call_id=ident,
                                        content=content, role="tool"))
+
+
+def _shown(call: ToolCall) -> str | None:
+    """The argument text a frontend may get: none for a sensitive tool's call. Its deltas
+    never carried any, and ``TOOL_CALL_ARGS`` must add up to the arguments, so a masked copy
+    cannot be sent in their place."""
+    return call.raw_arguments if call.sensitive is False else None
 
 
 _WORKFLOW_EVENTS = frozenset({"CallOpenedEvent", "CallProgressEvent", "CallCommittedEvent",

@@ -11,6 +11,9 @@ module costs what importing ``toolstream_core`` costs.
   original.
 - :class:`ProgressEncoder`: the gate's UI events as plain JSON dicts (schema in
   ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line.
+- :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
+  arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
+  could quote private argument text), so every channel applies the same rule.
 - :func:`ungated_error_text`, :func:`unanswered_text`: the words of the error results the
   shims write themselves (a call an ungated framework could not parse; a call left without
   an answer by a cancelled run), so both shims say the same thing.
@@ -21,8 +24,9 @@ module costs what importing ``toolstream_core`` costs.
 
 from __future__ import annotations
 
-from ._progress import SCHEMA_VERSION, ProgressEncoder
+from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import unanswered_text, ungated_error_text
+from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
@@ -30,6 +34,8 @@ from ._tracing import trace_parent, untraced
 __all__ = [
     "SCHEMA_VERSION",
     "ProgressEncoder",
+    "masked_arguments",
+    "rejection_detail",
     "trace_parent",
     "tracing_active",
     "unanswered_text",

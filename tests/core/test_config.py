@@ -25,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "on_args_overflow": "error_result",
     "finalize_order": "provider_index",
     "allow_pipelined_execute": [],
+    "trace_tool_arguments": None,
+    "sensitive_tools": (),
 }
 
 FULL_YAML = """\
@@ -43,6 +45,10 @@ agent_stream_assemble:
   on_args_overflow: error_result
   finalize_order: arrival
   allow_pipelined_execute: [read_file, search]
+  trace_tool_arguments: true
+  sensitive_tools:
+    login: true
+    http_request: [headers.Authorization, password]
 logging:
   level: info
 """
@@ -58,6 +64,8 @@ FULL_VALUES: dict[str, Any] = {
     "on_args_overflow": "error_result",
     "finalize_order": "arrival",
     "allow_pipelined_execute": ["read_file", "search"],
+    "trace_tool_arguments": True,
+    "sensitive_tools": (("login", True), ("http_request", ("headers.Authorization", "password"))),
 }
 
 
@@ -166,6 +174,13 @@ BAD_VALUES: list[tuple[str, Any]] = [
     ("allow_pipelined_execute", [1, 2]),
     ("allow_pipelined_execute", [""]),
     ("allow_pipelined_execute", [None]),
+    ("trace_tool_arguments", "yes"),
+    ("trace_tool_arguments", 1),
+    ("sensitive_tools", "login"),
+    ("sensitive_tools", [""]),
+    ("sensitive_tools", {"login": "yes"}),
+    ("sensitive_tools", {"http_request": ["headers..Authorization"]}),
+    ("sensitive_tools", {"http_request": []}),
 ]
 
 
@@ -245,3 +260,11 @@ def test_coerce_rejects_anything_else_with_a_type_error(value: Any) -> None:
 def test_coerce_keeps_the_mapping_errors() -> None:
     with pytest.raises(ValueError, match="mdoe"):
         AssembleConfig.coerce({"mdoe": "strict"})
+
+
+def test_sensitive_tools_as_a_list_of_names_is_the_same_as_a_mapping_to_true() -> None:
+    listed = AssembleConfig.from_mapping({"sensitive_tools": ["login", "vault_read"]})
+    mapped = AssembleConfig.from_mapping({"sensitive_tools": {"login": True, "vault_read": True}})
+    assert listed == mapped
+    assert listed.sensitive_tools == (("login", True), ("vault_read", True))
+    assert hash(listed) == hash(mapped)  # still a frozen, hashable config

@@ -60,12 +60,25 @@ def test_a_truncated_call_is_a_span_event_with_its_reason(api: str, emulator: Ve
     assert event["gen_ai.provider.name"] == GEN_AI_PROVIDER[api]
     assert event["error.type"] == "stream_truncated"
     assert event["toolstream.tool_call.state"] == "failed"
+    assert "gen_ai.tool.call.arguments" not in event  # content is opt-in
+    assert event["toolstream.tool_call.argument_bytes"] == len((rejected.raw_arguments or "").encode())
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_content_capture_puts_the_argument_text_on_the_event(api: str, emulator: VendorEmulator,
+                                                             spans: InMemorySpanExporter) -> None:
+    turn = sdk_turn(emulator, api, "truncated_length", tools=TOOLS,
+                    config=AssembleConfig(trace_tool_arguments=True))
+    [rejected] = turn.rejected
+    [event] = call_events(turn_spans(spans)[0])
     assert event["gen_ai.tool.call.arguments"] == rejected.raw_arguments
 
 
 @pytest.mark.parametrize("api", APIS)
 def test_committed_calls_carry_no_error_type(api: str, emulator: VendorEmulator,
-                                             spans: InMemorySpanExporter) -> None:
+                                             spans: InMemorySpanExporter,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     turn = sdk_turn(emulator, api, "parallel_calls", tools=PARIS_ONLY)
     assert [c.arguments for c in turn.committed] == [{"city": "Paris"}]
     [span] = turn_spans(spans)
@@ -85,10 +98,17 @@ def test_committed_calls_carry_no_error_type(api: str, emulator: VendorEmulator,
             assert event["error.type"] == "schema_violation"
 
 
-def test_argument_text_stays_out_when_partial_args_are_private(emulator: VendorEmulator,
-                                                              spans: InMemorySpanExporter) -> None:
-    sdk_turn(emulator, "anthropic", "parallel_calls", tools=PARIS_ONLY,
-                  config=AssembleConfig(ui_forward_partial_args=False))
+@pytest.mark.parametrize("config", [
+    AssembleConfig(),  # the default: no content
+    AssembleConfig(trace_tool_arguments=False, ui_forward_partial_args=True),
+    AssembleConfig(sensitive_tools=("get_weather",), trace_tool_arguments=True),
+], ids=["default", "explicitly-off", "sensitive-tool"])
+def test_argument_text_stays_out_unless_asked_for(config: AssembleConfig, emulator: VendorEmulator,
+                                                  spans: InMemorySpanExporter,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if config.trace_tool_arguments is False:  # the explicit key beats the environment
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    sdk_turn(emulator, "anthropic", "parallel_calls", tools=PARIS_ONLY, config=config)
     [span] = turn_spans(spans)
     events = call_events(span)
     assert len(events) == 2
