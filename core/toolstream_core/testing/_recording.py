@@ -117,6 +117,12 @@ def vendor_host_for_path(path: str) -> str:
     """The vendor origin that serves ``path`` (for rewriting emulator URLs)."""
     if path.startswith("/v1/messages"):
         return "https://api.anthropic.com"
+    if path.startswith("/model/"):
+        return "https://bedrock-runtime.us-east-1.amazonaws.com"
+    if path.startswith("/api/"):
+        return "http://localhost:11434"  # Ollama's own origin is the local server
+    if path.startswith("/v2/chat"):
+        return "https://api.cohere.com"
     if path.startswith(("/v1beta/", "/v1alpha/")) or ":streamGenerateContent" in path \
             or ":generateContent" in path:
         return "https://generativelanguage.googleapis.com"
@@ -353,8 +359,8 @@ def _dropping_stream(body: bytes, httpx: Any) -> Any:
 
 
 #: Exception classes (by name, in these modules) that mean the connection broke mid-body.
-_TRANSPORT_CLASSES = frozenset({"TransportError", "ClientPayloadError"})
-_TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "aiohttp")
+_TRANSPORT_CLASSES = frozenset({"TransportError", "ClientPayloadError", "ProtocolError"})
+_TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "aiohttp", "urllib3")
 
 
 def is_dropped_connection(exc: BaseException | None) -> bool:
@@ -363,7 +369,8 @@ def is_dropped_connection(exc: BaseException | None) -> bool:
     The same cut body surfaces differently by SDK major and HTTP stack: httpx's
     (or httpx2's) ``RemoteProtocolError`` from anthropic 2.x, google-genai and
     openai 2.x, openai 3.x's ``APIConnectionError`` wrapping it, aiohttp's
-    ``ClientPayloadError`` on google-genai's async path. Tests that mean "the
+    ``ClientPayloadError`` on google-genai's async path, urllib3's
+    ``ProtocolError`` under boto3. Tests that mean "the
     transport broke" ask this instead of naming one of those classes.
     """
     seen: set[int] = set()
