@@ -3,16 +3,24 @@
 Shared by the cassette recorder, ``toolstream record`` and the pytest plugin, so
 that every cassette the project writes goes through the same scrubbing:
 
-* request headers ``Authorization``, ``Proxy-Authorization``, ``x-api-key``,
-  ``api-key``, ``x-goog-api-key``, ``Cookie``, ``OpenAI-Organization``,
-  ``OpenAI-Project``, ``anthropic-organization-id`` are replaced by
-  ``REDACTED`` (vcrpy ``filter_headers``); the query parameters ``key``,
-  ``api_key``, ``api-key`` are removed (``filter_query_parameters``);
+* request headers ``Authorization`` (bearer keys and tokens of OpenAI, Azure AD,
+  Vertex and Gemini OAuth, Cohere, Mistral, a proxy in front of Ollama; AWS
+  SigV4's credential scope and signature), ``Proxy-Authorization``,
+  ``x-api-key``, ``api-key`` (Azure OpenAI), ``x-goog-api-key``,
+  ``X-Amz-Security-Token`` (AWS temporary credentials), ``Cookie``,
+  ``OpenAI-Organization``, ``OpenAI-Project``, ``anthropic-organization-id`` are
+  replaced by ``REDACTED`` (vcrpy ``filter_headers``); the query parameters
+  ``key``, ``api_key``, ``api-key``, ``access_token`` and a presigned AWS URL's
+  ``X-Amz-Security-Token``, ``X-Amz-Credential``, ``X-Amz-Signature`` are removed
+  (``filter_query_parameters``). ``X-Amz-Date`` and ``amz-sdk-*`` are kept: a
+  time and a retry count, no secret;
 * response headers ``Set-Cookie``, ``OpenAI-Organization``, ``OpenAI-Project``,
   ``anthropic-organization-id`` are dropped (``before_record_response``);
 * every value seen in those places is remembered and replaced wherever else it
   appears (URI, bodies, other headers), and token-shaped strings (``sk-...``,
-  ``sk-ant-...``, ``AIza...``, ``Bearer ...``) are replaced too, as a second net.
+  ``sk-ant-...``, ``AIza...``, Google OAuth ``ya29....``, AWS key ids
+  ``AKIA...``/``ASIA...``, a SigV4 ``Signature=``, ``Bearer ...``) are replaced
+  too, as a second net.
 
 Host rewrite: a request to a local server (``127.0.0.1``, ``localhost``, ``::1``:
 the emulator) is recorded under the vendor's real host (``https://api.openai.com``,
@@ -71,12 +79,17 @@ SECRET_HEADERS: tuple[str, ...] = (
     "x-api-key",
     "api-key",
     "x-goog-api-key",
+    "x-amz-security-token",
     "cookie",
     "openai-organization",
     "openai-project",
     "anthropic-organization-id",
 )
-SECRET_QUERY_PARAMETERS: tuple[str, ...] = ("key", "api_key", "api-key")
+SECRET_QUERY_PARAMETERS: tuple[str, ...] = (
+    "key", "api_key", "api-key", "access_token",
+    # a presigned AWS URL (vcrpy compares query names exactly: AWS's own spelling)
+    "X-Amz-Security-Token", "X-Amz-Credential", "X-Amz-Signature",
+)
 RESPONSE_DROP_HEADERS: frozenset[str] = frozenset(
     {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
 )
@@ -109,8 +122,12 @@ CASSETTE_DIR = Path(__file__).resolve().parents[3] / "cassettes"
 
 _TOKEN_PATTERNS = re.compile(
     r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"
-    r"|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{12,})"
+    r"|AIza[0-9A-Za-z_\-]{20,}|ya29\.[0-9A-Za-z_\-.]{12,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|(?<=Signature=)[0-9a-f]{64}"
+    r"|(?<=[Bb]earer )[A-Za-z0-9._\-+/=]{12,})"
 )
+#: The parts of an AWS SigV4 ``Authorization`` value that name or prove the credentials.
+_SIGV4_PARTS = re.compile(r"(?:Credential=([^/,\s]+)|Signature=([0-9a-fA-F]+))")
 
 
 def vendor_host_for_path(path: str) -> str:
@@ -193,12 +210,16 @@ class Scrubber:
         return response
 
     # -- scrubbing -------------------------------------------------------------------
-    def _remember(self, value: str) -> None:
+    def _remember(self, value: str | bytes) -> None:
+        if isinstance(value, bytes):  # botocore signs into bytes header values
+            value = value.decode("latin-1")
         value = value.strip()
         if not value or value == REDACTED:
             return
         with self._lock:
             self._secrets.add(value)
+            for found in _SIGV4_PARTS.finditer(value):
+                self._secrets.add(found.group(1) or found.group(2))
             for prefix in ("Bearer ", "bearer ", "Basic "):
                 if value.startswith(prefix) and len(value) > len(prefix):
                     self._secrets.add(value[len(prefix):])
