@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal, TypedDict
 
-from ._models import Turn
+from ._models import Reason, Turn
 
 __all__ = [
     "RECORD_KEY",
@@ -95,6 +95,15 @@ def history_args(raw: str | None) -> str:
     return "{}"
 
 
+def _told(detail: str | None, reason: Reason | None, content: str) -> str | None:
+    """The record's detail says no more than the model was told: a JSON parse message (it can
+    quote the arguments) only where the error text carries it (DESIGN 4.9: not when argument
+    text is private, never for a sensitive tool)."""
+    if detail and reason is Reason.invalid_json and detail not in content:
+        return None
+    return detail
+
+
 def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = None) -> DecisionRecord:
     """The JSON-safe summary of ``turn``: enough to pair every call id, audit and retry."""
     rejected: list[RejectedEntry] = []
@@ -105,7 +114,7 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
             "name": call.name,
             "tool_call_id": result.tool_call_id,
             "reason": str(call.reason) if call.reason else None,
-            "detail": call.detail,
+            "detail": _told(call.detail, call.reason, result.content),
             "args": history_args(call.raw_arguments),
             "content": result.content,
             "state": str(call.state),
