@@ -16,10 +16,13 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from toolstream_core import AssembleConfig, ToolSpec
 
-__all__ = ["ConfigArg", "Registry", "ToolsArg", "merge_registries", "registry_from_bound_tools",
+__all__ = ["SENSITIVE_KEY", "ConfigArg", "Registry", "ToolsArg", "merge_registries", "registry_from_bound_tools",
            "registry_from_tools"]
 
 _log = logging.getLogger("langchain_toolstream")
+
+#: ``BaseTool(metadata={SENSITIVE_KEY: True | [paths]})`` marks a tool sensitive (DESIGN §3).
+SENSITIVE_KEY = "toolstream_sensitive"
 
 Registry = dict[str, Any]
 """``name -> JSON Schema dict | ToolSpec``, what ``toolstream_core.Assembler(tools=...)`` takes."""
@@ -78,8 +81,18 @@ def registry_from_tools(tools: ToolsArg | None) -> Registry | None:
             continue
         found = _schema_of_dict(formatted)
         if found is not None:
-            registry[found[0]] = found[1]
+            registry[found[0]] = _marked(tool, *found)
     return registry
+
+
+def _marked(tool: Any, name: str, schema: Any) -> Any:
+    """A tool whose ``metadata`` says ``toolstream_sensitive`` (``True`` or argument paths)
+    becomes a ``ToolSpec`` carrying it, so the marking travels with the tool."""
+    metadata = getattr(tool, "metadata", None)
+    marked = metadata.get(SENSITIVE_KEY, False) if isinstance(metadata, Mapping) else False
+    if marked is False:
+        return schema
+    return ToolSpec(name, schema, sensitive=marked if isinstance(marked, bool) else tuple(marked))
 
 
 def registry_from_bound_tools(tools: Sequence[Any] | None) -> Registry | None:
