@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from builders import PROVIDERS, Call, make, record_events
+from docs_examples import example, run_example
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, span_exporter, turn_spans
 from toolstream_core import (
@@ -174,3 +175,10 @@ def test_committed_event_of_a_sensitive_tool_still_carries_the_real_call() -> No
     _turn, seen = decide("openai-chat", AssembleConfig(sensitive_tools=["login"]))
     [event] = [e for e in seen if isinstance(e, CallCommitted) and e.call.name == "login"]
     assert event.call.arguments["password"] == SECRET and event.call.sensitive is True
+
+
+def test_the_documented_example_prints_what_it_says() -> None:
+    """docs/observability.md, "Sensitive tools": run as written, in a fresh interpreter."""
+    said = [line[2:] for line in example("sensitive-tool").splitlines() if line.startswith("# the ")]
+    assert len(said) == 3
+    assert run_example("sensitive-tool") == said
