@@ -63,14 +63,19 @@ def parse_sensitive(value: Any, where: str) -> Sensitive:
 
 def parse_sensitive_tools(value: Any, where: str) -> tuple[tuple[str, Sensitive], ...]:
     """The config's ``sensitive_tools``: a list of tool names (whole calls), or a mapping of
-    tool name to ``true`` or a list of argument paths. Kept as ``(name, sensitive)`` pairs so the
-    frozen config stays hashable."""
+    tool name to ``true`` or a list of argument paths, or a list mixing both forms. Kept as
+    ``(name, sensitive)`` pairs so the frozen config stays hashable."""
     if isinstance(value, Mapping):
         items = list(value.items())
     elif isinstance(value, str) or not isinstance(value, Iterable):
         raise ValueError(f"{where}: expected a list of tool names or a mapping name -> paths")
     else:
-        items = [item if isinstance(item, tuple) and len(item) == 2 else (item, True) for item in value]
+        items = []
+        for item in value:
+            if isinstance(item, Mapping):  # YAML: "- http_request: [headers.Authorization]"
+                items.extend(item.items())
+            else:
+                items.append(item if isinstance(item, tuple) and len(item) == 2 else (item, True))
     pairs: list[tuple[str, Sensitive]] = []
     for name, marked in items:
         if not isinstance(name, str) or not name:

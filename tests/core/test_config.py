@@ -268,3 +268,13 @@ def test_sensitive_tools_as_a_list_of_names_is_the_same_as_a_mapping_to_true() -
     assert listed == mapped
     assert listed.sensitive_tools == (("login", True), ("vault_read", True))
     assert hash(listed) == hash(mapped)  # still a frozen, hashable config
+
+
+def test_sensitive_tools_yaml_list_may_mix_names_and_paths() -> None:
+    config = AssembleConfig.from_yaml("""\
+agent_stream_assemble:
+  sensitive_tools:
+    - login
+    - http_request: [headers.Authorization]
+""")
+    assert config.sensitive_tools == (("login", True), ("http_request", ("headers.Authorization",)))

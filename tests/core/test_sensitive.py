@@ -7,6 +7,7 @@ Streams are the rule tests' synthetic vendor events (``builders``), on all four 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -128,6 +129,30 @@ def test_a_cut_call_of_a_tool_with_sensitive_paths_puts_no_text_on_the_span(span
     events = {e["gen_ai.tool.name"]: e for e in call_events(turn_spans(spans)[0])}
     assert "gen_ai.tool.call.arguments" not in events["login"]
     assert "gen_ai.tool.call.arguments" in events["echo"]
+
+
+# Gemini's arguments are a JSON object on the wire: they cannot arrive unparseable.
+DEFAULT_CASES = [(p, o) for p in PROVIDERS for o in ("committed", "cut", "unparseable")
+                 if (p, o) != ("gemini", "unparseable")]
+
+
+@pytest.mark.parametrize(("provider", "outcome"), DEFAULT_CASES)
+def test_by_default_no_span_and_no_debug_log_holds_argument_text(
+        provider: str, outcome: str, spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's "done when", on every wire (tests/test_canary.py follows every channel)."""
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    caplog.set_level(logging.DEBUG)
+    login = f'{{"{SECRET}": 1, "{SECRET}": 2}}' if outcome == "unparseable" else LOGIN
+    turn, _ = decide(provider, AssembleConfig(), login=login,
+                     ending="truncated" if outcome == "cut" else "finish")
+    assert turn.calls[0].committed is (outcome == "committed")
+    assert SECRET in (turn.calls[0].raw_arguments or "")
+    [span] = turn_spans(spans)
+    texts = [json.dumps(dict(span.attributes or {})), str(span.status.description)]
+    texts += [json.dumps(dict(e.attributes or {})) for e in span.events]
+    texts += [r.getMessage() + repr(r.args) for r in caplog.records]
+    assert not any(SECRET in t for t in texts)
 
 
 def test_a_call_without_a_name_yet_is_treated_as_sensitive_while_any_tool_is() -> None:
