@@ -159,9 +159,12 @@ class Scrubber:
         self._lock = threading.Lock()
 
     # -- vcrpy callables ---------------------------------------------------------------
-    def header_replacement(self, key: str, value: str, request: Any) -> str:
-        """``filter_headers`` replacement: remember the value, write ``REDACTED``."""
-        self._remember(value)
+    def header_replacement(self, key: str, value: str | bytes, request: Any) -> str:
+        """``filter_headers`` replacement: remember the value, write ``REDACTED``.
+
+        botocore signs into ``bytes`` header values (its ``Authorization``).
+        """
+        self._remember(value.decode("latin-1") if isinstance(value, bytes) else value)
         return REDACTED
 
     def query_replacement(self, key: str, value: str, request: Any) -> None:
@@ -410,11 +413,47 @@ def replaying_drops() -> Iterator[None]:
 
     Wraps vcrpy's httpx response builder (a private function; if a vcrpy
     release renames it, replay degrades to a clean end of body and the
-    ``x-toolstream-transport`` header stays available to the caller).
+    ``x-toolstream-transport`` header stays available to the caller), and the
+    urllib3 response's ``stream`` (boto3), which raises urllib3's
+    ``ProtocolError`` there instead.
     """
+    with _urllib3_drops(), _httpx_drops():
+        yield
+
+
+@contextlib.contextmanager
+def _urllib3_drops() -> Iterator[None]:
+    """Marked bodies read through vcrpy's urllib3 stub (boto3's path) end in ``ProtocolError``."""
+    try:
+        from urllib3.exceptions import ProtocolError
+        from vcr.stubs import VCRHTTPResponse  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - no urllib3 stub: replay ends cleanly
+        yield
+        return
+    original = VCRHTTPResponse.stream
+
+    def stream(self: Any, amt: int = 65536, decode_content: Any = None) -> Iterator[bytes]:
+        yield from original(self, amt, decode_content)
+        if _marked_dropped(self.recorded_response):
+            raise ProtocolError("Response ended prematurely (replayed from a cassette "
+                                "recorded as a dropped connection)")
+
+    with _drop_lock:
+        if VCRHTTPResponse.stream is original and _drop_depth == 0:
+            VCRHTTPResponse.stream = stream
+    try:
+        yield
+    finally:
+        with _drop_lock:
+            if _drop_depth == 0 and VCRHTTPResponse.stream is stream:
+                VCRHTTPResponse.stream = original
+
+
+@contextlib.contextmanager
+def _httpx_drops() -> Iterator[None]:
     global _drop_depth, _drop_original
     try:
-        from vcr.stubs import httpx_stubs  # type: ignore[import-untyped]
+        from vcr.stubs import httpx_stubs
     except ImportError:  # pragma: no cover - vcrpy without httpx support
         yield
         return
