@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from toolstream_core.testing import VendorEmulator
@@ -100,7 +101,6 @@ def test_presigned_aws_query_credentials_are_removed() -> None:
 
         @property
         def query(self) -> list[tuple[str, str]]:
-            from urllib.parse import parse_qsl, urlsplit
             return parse_qsl(urlsplit(self.uri).query)
 
     import vcr.filters  # type: ignore[import-untyped]
@@ -248,3 +248,21 @@ def test_cloud_token_shapes_are_scrubbed_from_bodies(token: str) -> None:
     scrub = Scrubber()
     assert token not in scrub.scrub_text(f'{{"note": "the key is {token} ok"}}')
     assert "the key is" in scrub.scrub_text(f"the key is {token}")
+
+
+def test_no_bundled_cassette_holds_a_credential_of_any_family() -> None:
+    """Every cassette the project ships, scenario, profile and real ones alike."""
+    import yaml
+    from toolstream_core.testing._recording import CASSETTE_DIR, SECRET_HEADERS, SECRET_QUERY_PARAMETERS
+
+    paths = sorted(CASSETTE_DIR.rglob("*.yaml"))
+    assert len(paths) > 100
+    secret_queries = {q.lower() for q in SECRET_QUERY_PARAMETERS}
+    for path in paths:
+        for interaction in yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]:
+            request = interaction["request"]
+            for name, values in (request.get("headers") or {}).items():
+                if name.lower() in SECRET_HEADERS:
+                    assert values == [REDACTED], (path, name)
+            query = {k.lower() for k, _ in parse_qsl(urlsplit(request["uri"]).query)}
+            assert not query & secret_queries, (path, request["uri"])

@@ -213,9 +213,7 @@ class Scrubber:
         return response
 
     # -- scrubbing -------------------------------------------------------------------
-    def _remember(self, value: str | bytes) -> None:
-        if isinstance(value, bytes):  # botocore signs into bytes header values
-            value = value.decode("latin-1")
+    def _remember(self, value: str) -> None:
         value = value.strip()
         if not value or value == REDACTED:
             return
