@@ -58,6 +58,8 @@ def _event(event: Any) -> tuple[str | None, Any]:
     key is a ConverseStream event (a newer kind, ignored)."""
     if event.__class__ is not dict:
         raise Malformed(f"a ConverseStream event is a dict, not a {type(event).__name__}")
+    if not event:
+        raise Malformed("an empty ConverseStream event")
     found = [name for name in event if name in BEDROCK_EVENTS or is_bedrock_exception(name)]
     if len(found) > 1:
         raise Malformed(f"one ConverseStream event holds {len(found)} events")
@@ -129,7 +131,10 @@ class BedrockConverseAdapter:
 
     def _stop(self, body: Any) -> None:
         index = self._index(body)
-        key = self._blocks.get(index) if index is not None else None
+        if index is None:  # the end of some block, but of which: no tool block can be proven
+            self._sink.fail_live(f"contentBlockStop with a {type(field(body, 'contentBlockIndex')).__name__} index")
+            return
+        key = self._blocks.get(index)
         if key is not None:
             self._sink.close_arguments(key)
             self._closed.append(key)

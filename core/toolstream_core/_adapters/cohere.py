@@ -109,7 +109,10 @@ class CohereAdapter:
 
     def _end(self, event: Any) -> None:
         index = self._index(event)
-        key = self._calls.get(index) if index is not None else None
+        if index is None:  # the end of some call, but of which: none can be proven
+            self._sink.fail_live(f"tool-call-end with a {type(field(event, 'index')).__name__} index")
+            return
+        key = self._calls.get(index)
         if key is not None:
             self._sink.close_arguments(key)
             self._closed.append(key)

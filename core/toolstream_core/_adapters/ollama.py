@@ -28,7 +28,7 @@ rest of its chunk (its ``done_reason``) has been read.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._completion import ollama_done
@@ -45,19 +45,15 @@ def _is_int(value: Any) -> bool:
 
 
 def _arguments(function: Any) -> Any:
-    """The call's arguments: a dict, a pydantic-free mapping, or text; ``{}`` when absent."""
+    """The call's arguments: a dict (any mapping becomes one) or text; ``{}`` when absent."""
     value = field(function, "arguments")
     if value is None:
         return {}
     if isinstance(value, (dict, str)):
         return value
-    to_dict = getattr(value, "model_dump", None)
-    if callable(to_dict):
-        return to_dict()
-    try:
-        return dict(value)  # a Mapping that is not a dict
-    except (TypeError, ValueError):
-        return value  # a number, a list: the table judges it (not an object)
+    if isinstance(value, Mapping):
+        return dict(value)  # the ollama client types it Mapping[str, Any]
+    return value  # a number, a list: the table judges it (not an object)
 
 
 class OllamaAdapter:
