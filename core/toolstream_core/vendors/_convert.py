@@ -2,8 +2,9 @@
 
 Non-streamed answers can be cut too (``finish_reason: length`` with half a JSON string on
 OpenAI chat), so they go through the same proof as streams: identity, a normal finish, a
-strict parse. Each function turns the ``ChatResponse.raw`` a LlamaIndex class keeps for a
-non-streamed call into the event sequence the vendor would have streamed.
+strict parse. Each function turns a vendor's whole response (the SDK's object or its JSON:
+what a shim's tap sees, or the ``ChatResponse.raw`` a LlamaIndex class keeps) into the event
+sequence the vendor would have streamed, in the shape the core's adapter for it reads.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
-
-from .._models import Provider
 
 __all__ = ["events_for_response"]
 
@@ -82,7 +81,74 @@ def _gemini(raw: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"candidates": [raw]}]
 
 
-def events_for_response(provider: Provider | None, raw: Any) -> list[Any] | None:
+def _bedrock_block(i: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
+    use = block.get("toolUse")
+    if isinstance(use, Mapping):
+        start = {"toolUse": {"toolUseId": use.get("toolUseId"), "name": use.get("name")}}
+        text = json.dumps(use.get("input"), ensure_ascii=False)
+        return [{"contentBlockStart": {"contentBlockIndex": i, "start": start}},
+                {"contentBlockDelta": {"contentBlockIndex": i,
+                                       "delta": {"toolUse": {"input": text}}}},
+                {"contentBlockStop": {"contentBlockIndex": i}}]
+    if isinstance(block.get("text"), str):
+        return [{"contentBlockDelta": {"contentBlockIndex": i, "delta": {"text": block["text"]}}},
+                {"contentBlockStop": {"contentBlockIndex": i}}]
+    return []
+
+
+def _bedrock_converse(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """``converse``'s answer (``output.message``, ``stopReason``, ``usage``) as ConverseStream."""
+    message = (raw.get("output") or {}).get("message") or {}
+    events: list[dict[str, Any]] = [{"messageStart": {"role": message.get("role", "assistant")}}]
+    for i, block in enumerate(message.get("content") or []):
+        if isinstance(block, Mapping):
+            events.extend(_bedrock_block(i, block))
+    events.append({"messageStop": {"stopReason": raw.get("stopReason")}})
+    if isinstance(raw.get("usage"), Mapping):
+        events.append({"metadata": {"usage": raw["usage"]}})
+    return events
+
+
+def _ollama(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """A whole ``/api/chat`` answer is the stream's last chunk: the message, ``done``, reason."""
+    return [raw]
+
+
+def _cohere_call(i: int, call: Mapping[str, Any]) -> list[dict[str, Any]]:
+    function = call.get("function") or {}
+    start = {"id": call.get("id"), "type": call.get("type", "function"),
+             "function": {"name": function.get("name"), "arguments": ""}}
+    delta = {"function": {"arguments": function.get("arguments")}}
+    return [{"type": "tool-call-start", "index": i, "delta": {"message": {"tool_calls": start}}},
+            {"type": "tool-call-delta", "index": i, "delta": {"message": {"tool_calls": delta}}},
+            {"type": "tool-call-end", "index": i}]
+
+
+def _cohere(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """A v2 ``chat`` answer (``message.tool_calls``, ``finish_reason``) as its v2 stream."""
+    message = raw.get("message") or {}
+    events: list[dict[str, Any]] = [{"type": "message-start", "id": raw.get("id"),
+                                     "delta": {"message": {"role": "assistant"}}}]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        if isinstance(call, Mapping):
+            events.extend(_cohere_call(i, call))
+    events.append({"type": "message-end", "delta": {"finish_reason": raw.get("finish_reason"),
+                                                    "usage": raw.get("usage")}})
+    return events
+
+
+_BY_PROVIDER = {
+    "openai-chat": _openai_chat,
+    "openai-responses": _openai_responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "bedrock-converse": _bedrock_converse,
+    "ollama": _ollama,
+    "cohere": _cohere,
+}
+
+
+def events_for_response(provider: str | None, raw: Any) -> list[Any] | None:
     """The events a whole response stands for; ``None`` when ``raw`` is not recognisable."""
     if raw is None:
         return None
@@ -94,12 +160,5 @@ def events_for_response(provider: Provider | None, raw: Any) -> list[Any] | None
             return None
     if not isinstance(data, dict):
         return None
-    if provider == "openai-chat":
-        return _openai_chat(data)
-    if provider == "openai-responses":
-        return _openai_responses(data)
-    if provider == "anthropic":
-        return _anthropic(data)
-    if provider == "gemini":
-        return _gemini(data)
-    return None
+    convert = _BY_PROVIDER.get(provider or "")
+    return convert(data) if convert is not None else None

@@ -16,11 +16,14 @@ from typing import Any
 __all__ = ["request_limit", "settings_limit"]
 
 # Request keys that carry the output limit: OpenAI chat (both spellings), OpenAI Responses
-# and google-genai's config (``max_output_tokens``), Anthropic (``max_tokens``); camelCase is
-# how a Gemini config dict may spell it.
-_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens", "maxOutputTokens")
-# Where a request nests its generation settings (google-genai ``config``, older wrappers).
-_NESTED = ("config", "generation_config")
+# and google-genai's config (``max_output_tokens``), Anthropic and Cohere (``max_tokens``);
+# camelCase is how a Gemini config dict may spell it, and Bedrock's ``inferenceConfig``;
+# Ollama's ``options`` call it ``num_predict``.
+_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens", "maxOutputTokens",
+         "maxTokens", "num_predict")
+# Where a request nests its generation settings (google-genai ``config``, older wrappers,
+# Bedrock Converse ``inferenceConfig``, Ollama ``options``).
+_NESTED = ("config", "generation_config", "inferenceConfig", "options")
 
 
 def _positive_int(value: Any) -> int | None:

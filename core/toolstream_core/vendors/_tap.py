@@ -23,8 +23,9 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from .._string_arguments import with_string_arguments
+from ._convert import events_for_response
 
-__all__ = ["RawSink", "Reshape", "tap_client"]
+__all__ = ["RawSink", "Reshape", "sdk_of", "tap_client"]
 
 _log = logging.getLogger("toolstream_core.vendors")
 
@@ -36,6 +37,7 @@ _NAMESPACE_MODULES = (
     "anthropic._client",
     "google.genai.models",
     "google.genai.client",
+    "cohere.v2.",  # ``cohere.Client().v2``, where ``ChatCohere`` calls the v2 chat
 )
 
 
@@ -50,20 +52,79 @@ class RawSink(Protocol):
     def raw_end(self, error: BaseException | None) -> None: ...
 
 
-def _provider_for(path: tuple[str, ...], sdk: str) -> str | None:
-    if sdk == "openai":
-        return "openai-responses" if "responses" in path else "openai-chat"
-    if sdk == "anthropic":
-        return "anthropic"
-    if sdk == "gemini":
-        return "gemini"
+Call = tuple[str, bool]
+"""What an intercepted SDK call is: its provider, and whether it answers whole (not streamed)."""
+
+
+def _openai_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    if path[-1] == "stream" or (path[-1] == "create" and kwargs.get("stream")):
+        return ("openai-responses" if "responses" in path else "openai-chat"), False
     return None
 
 
-def _is_streaming_call(name: str, kwargs: dict[str, Any]) -> bool:
-    if name in ("stream", "generate_content_stream"):
-        return True
-    return name == "create" and bool(kwargs.get("stream"))
+def _anthropic_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    if path[-1] == "stream" or (path[-1] == "create" and kwargs.get("stream")):
+        return "anthropic", False
+    return None
+
+
+def _gemini_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    return ("gemini", False) if path[-1] == "generate_content_stream" else None
+
+
+def _bedrock_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """boto3 ``bedrock-runtime``: ``converse_stream`` streams, ``converse`` answers whole."""
+    return "bedrock-converse", path[-1] == "converse"
+
+
+def _ollama_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """``ollama.Client.chat``: streams with ``stream=True``, else one whole ``ChatResponse``."""
+    return "ollama", not kwargs.get("stream")
+
+
+def _cohere_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """The v2 chat only (``ClientV2`` or ``Client.v2``); the v1 ``chat`` has another shape."""
+    if not any(c.__module__.startswith("cohere.v2") for c in type(owner).__mro__):
+        return None
+    return "cohere", path[-1] == "chat"
+
+
+_Classify = Callable[[Any, tuple[str, ...], Mapping[str, Any]], "Call | None"]
+
+# Per SDK: the method names the proxy intercepts, and what a call of one of them is.
+_CALLS: dict[str, tuple[frozenset[str], _Classify]] = {
+    "openai": (frozenset({"create", "stream"}), _openai_call),
+    "anthropic": (frozenset({"create", "stream"}), _anthropic_call),
+    "gemini": (frozenset({"generate_content_stream"}), _gemini_call),
+    "bedrock": (frozenset({"converse_stream", "converse"}), _bedrock_call),
+    "ollama": (frozenset({"chat"}), _ollama_call),
+    "cohere": (frozenset({"chat_stream", "chat"}), _cohere_call),
+}
+
+# The SDK a client object belongs to, by the module of its class (longest prefix first).
+_SDK_MODULES = (
+    ("google.genai.", "gemini"),
+    ("openai.", "openai"),
+    ("anthropic.", "anthropic"),
+    ("ollama.", "ollama"),
+    ("cohere.", "cohere"),
+)
+
+
+def sdk_of(client: Any) -> str | None:
+    """The SDK ``client`` belongs to (a key of the tap's tables), or ``None``.
+
+    boto3 clients are classes botocore makes at run time; only ``bedrock-runtime`` counts.
+    """
+    module = type(client).__module__
+    if module == "botocore.client":
+        meta = getattr(client, "meta", None)
+        service = getattr(getattr(meta, "service_model", None), "service_name", None)
+        return "bedrock" if service == "bedrock-runtime" else None
+    for prefix, sdk in _SDK_MODULES:
+        if module.startswith(prefix):
+            return sdk
+    return None
 
 
 class _NamespaceTap:
@@ -79,7 +140,7 @@ class _NamespaceTap:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._target, name)
-        if name in ("create", "stream", "generate_content_stream") and callable(value):
+        if name in _CALLS[self._sdk][0] and callable(value):
             return self._intercept(value, name)
         if _is_namespace(value):
             return _NamespaceTap(value, self._sink, self._sdk, (*self._path, name))
@@ -92,20 +153,51 @@ class _NamespaceTap:
         return f"<toolstream tap of {self._target!r}>"
 
     def _intercept(self, method: Callable[..., Any], name: str) -> Callable[..., Any]:
-        sink, path, sdk = self._sink, (*self._path, name), self._sdk
+        sink, path, owner = self._sink, (*self._path, name), self._target
+        classify = _CALLS[self._sdk][1]
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not _is_streaming_call(name, kwargs):
+            kind = classify(owner, path, kwargs)
+            if kind is None:
                 return method(*args, **kwargs)
-            provider = _provider_for(path, sdk)
-            if provider is not None:
-                sink.raw_start(provider, kwargs)
+            provider, whole = kind
+            sink.raw_start(provider, kwargs)
+            try:
+                result = method(*args, **kwargs)
+            except BaseException as exc:  # the request failed before any event
+                sink.raw_end(exc)
+                raise
+            if whole:
+                return _feed_whole(result, sink, provider)
             # Chat chunks reach the integration with object arguments as text (see
             # ``with_string_arguments``); the sink has already seen the original.
             reshape = with_string_arguments if provider == "openai-chat" else None
-            return _wrap_result(method(*args, **kwargs), sink, reshape)
+            return _wrap_result(result, sink, reshape)
 
         return call
+
+
+def _feed_whole(result: Any, sink: RawSink, provider: str) -> Any:
+    """A whole response: the sink gets the events it stands for; the caller gets it unchanged."""
+    if inspect.isawaitable(result):
+        return _await_whole(result, sink, provider)
+    events = events_for_response(provider, result)
+    if events is None:
+        sink.raw_end(ValueError(f"toolstream: cannot read a whole {provider} response"))
+        return result
+    for event in events:
+        sink.raw_event(event)
+    sink.raw_end(None)
+    return result
+
+
+async def _await_whole(awaitable: Any, sink: RawSink, provider: str) -> Any:
+    try:
+        result = await awaitable
+    except BaseException as exc:
+        sink.raw_end(exc)
+        raise
+    return _feed_whole(result, sink, provider)
 
 
 def _is_data_model(cls: type) -> bool:
@@ -134,6 +226,8 @@ Reshape = Callable[[Any], Any]
 
 def _wrap_result(result: Any, sink: RawSink, reshape: Reshape | None = None) -> Any:
     """Wrap whatever a streaming call returned so that iterating it feeds the sink."""
+    if isinstance(result, dict) and "stream" in result:  # boto3: the stream is one key
+        return {**result, "stream": _wrap_result(result["stream"], sink, reshape)}
     if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
         return _await_then_wrap(result, sink, reshape)
     if hasattr(result, "parse") and hasattr(result, "http_response"):
@@ -303,11 +397,19 @@ class _AsyncManagerTap(_Passthrough):
         return await self._target.__aexit__(*exc)
 
 
-def tap_client(client: Any, sink: RawSink, sdk: str, path: tuple[str, ...] = ()) -> Any:
+def tap_client(client: Any, sink: RawSink, sdk: str | None = None,
+               path: tuple[str, ...] = ()) -> Any:
     """``client`` (an SDK client or one of its resources) with its streaming calls feeding ``sink``.
 
-    ``sdk`` names the SDK (``"openai"``, ``"anthropic"``, ``"gemini"``); ``path`` is where
-    ``client`` sits below the SDK's root client (``("chat", "completions")`` for the resource
-    LangChain's ``ChatOpenAI`` holds), so the provider of a call can be told from its path.
+    ``sdk`` names the SDK (``"openai"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"``,
+    ``"ollama"``, ``"cohere"``; ``None``: `sdk_of` the client); ``path`` is where ``client``
+    sits below the SDK's root client (``("chat", "completions")`` for the resource LangChain's
+    ``ChatOpenAI`` holds), so the provider of a call can be told from its path. Whole answers
+    of ``converse``, ``ollama`` ``chat(stream=False)`` and cohere's v2 ``chat`` reach the sink
+    as the events they stand for (``events_for_response``). Raises ``ValueError`` for a client
+    of no SDK the tap knows.
     """
+    sdk = sdk or sdk_of(client)
+    if sdk not in _CALLS:
+        raise ValueError(f"toolstream: no tap for a {type(client).__name__}")
     return _NamespaceTap(client, sink, sdk, path)
