@@ -13,6 +13,7 @@ touched, and concurrent calls (``batch``, threads, tasks) never share a sink.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -41,7 +42,7 @@ def _openai_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
 
 def _anthropic_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     # ``_client`` / ``_async_client`` are cached properties: reading them builds the SDK
-    # client once on the user's model, and the copy gets the tapped one in its ``__dict__``.
+    # client once on the user's model; the copy's tapped ones shadow them.
     return {
         "_client": tap_client(model._client, sink, "anthropic"),
         "_async_client": tap_client(model._async_client, sink, "anthropic"),
@@ -55,46 +56,78 @@ def _gemini_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return {"client": tap_client(client, sink, "gemini")}
 
 
-def _kind(model: BaseChatModel) -> str | None:
+def _bedrock_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+    # ``ChatBedrockConverse.client``: boto3 ``bedrock-runtime``; its async paths run the sync
+    # ones in an executor, so the one client carries both.
+    client = getattr(model, "client", None)
+    return None if client is None else {"client": tap_client(client, sink, "bedrock")}
+
+
+def _ollama_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+    # ``ChatOllama`` keeps its ``ollama`` clients as private attributes; the copy gets its own
+    # through ``model_copy(update=...)``, the original keeps its own.
+    return {
+        "_client": tap_client(model._client, sink, "ollama"),
+        "_async_client": tap_client(model._async_client, sink, "ollama"),
+    }
+
+
+def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+    # ``ChatCohere`` calls ``client.v2.chat_stream`` / ``client.v2.chat``.
+    return {
+        "client": tap_client(model.client, sink, "cohere"),
+        "async_client": tap_client(model.async_client, sink, "cohere"),
+    }
+
+
+_Fields = Callable[[Any, RawSink], "dict[str, Any] | None"]
+
+# (package, class in its MRO, family, how its clients are tapped, provider if the class decides)
+_CLASSES: tuple[tuple[str, str, str, _Fields, str | None], ...] = (
+    ("langchain_openai", "BaseChatOpenAI", "openai", _openai_fields, None),
+    ("langchain_anthropic", "ChatAnthropic", "anthropic", _anthropic_fields, "anthropic"),
+    ("langchain_google_genai", "ChatGoogleGenerativeAI", "gemini", _gemini_fields, "gemini"),
+    ("langchain_aws", "ChatBedrockConverse", "bedrock", _bedrock_fields, "bedrock-converse"),
+    ("langchain_ollama", "ChatOllama", "ollama", _ollama_fields, "ollama"),
+    ("langchain_cohere", "ChatCohere", "cohere", _cohere_fields, "cohere"),
+)
+
+
+def _entry(model: BaseChatModel) -> tuple[str, str, str, _Fields, str | None] | None:
     for cls in type(model).__mro__:
-        module = cls.__module__
-        if module.startswith("langchain_openai.") and cls.__name__ == "BaseChatOpenAI":
-            return "openai"
-        if module.startswith("langchain_anthropic.") and cls.__name__ == "ChatAnthropic":
-            return "anthropic"
-        if module.startswith("langchain_google_genai.") and cls.__name__ == "ChatGoogleGenerativeAI":
-            return "gemini"
+        package = cls.__module__.partition(".")[0]
+        for entry in _CLASSES:
+            if package == entry[0] and cls.__name__ == entry[1]:
+                return entry
     return None
 
 
 def tappable(model: BaseChatModel) -> str | None:
     """The SDK family whose raw stream the gate can see under ``model``, or ``None``."""
-    return _kind(model)
+    entry = _entry(model)
+    return None if entry is None else entry[2]
 
 
 def static_provider(model: BaseChatModel) -> str | None:
     """The provider when the class alone decides it (OpenAI needs the request to tell)."""
-    kind = _kind(model)
-    return {"anthropic": "anthropic", "gemini": "gemini"}.get(kind or "")
+    entry = _entry(model)
+    return None if entry is None else entry[4]
 
 
 def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
-    """A shallow copy of ``model`` whose SDK client feeds ``sink``; ``None`` if not supported."""
-    kind = _kind(model)
-    if kind is None:
+    """A shallow copy of ``model`` whose SDK client feeds ``sink``; ``None`` if not supported.
+
+    The copy is made by ``model_copy(update=...)``: the user's model keeps its own clients.
+    """
+    entry = _entry(model)
+    if entry is None:
         return None
-    builders = {"openai": _openai_fields, "anthropic": _anthropic_fields, "gemini": _gemini_fields}
     try:
-        update = builders[kind](model, sink)
+        update = entry[3](model, sink)
     except Exception:  # an integration version we do not know: fall back, never break the call
         _log.warning("toolstream: cannot tap %s; using LangChain chunks", type(model).__name__,
                      exc_info=True)
         return None
     if not update:
         return None
-    copy = model.model_copy()
-    for name, value in update.items():
-        # Fields go through the instance dict too: ``model_copy(update=...)`` would validate
-        # nothing either, and cached properties live there.
-        copy.__dict__[name] = value
-    return copy
+    return model.model_copy(update=update)
