@@ -41,7 +41,7 @@ from toolstream_core import (
     turn_record,
 )
 
-from ._convert import ChunkConverter, message_to_events
+from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._limits import assembler_limit, request_limit
 from ._link import GateLink
 from ._observability import finish_traced, graph_progress
@@ -243,7 +243,10 @@ class GateRun:
         self._assembler: Assembler | None = None
         self._provider: str | None = static_provider(model)
         self._raw_state: Literal["none", "open", "ok", "error"] = "none"
-        self._converter = ChunkConverter()
+        self._model_class: type = type(model)
+        self._declared = declared_signal(self._model_class)
+        self._converter = ChunkConverter(self._declared)
+        self._note: str | None = None  # why the turn could not be judged, for the record
         self._shadow: list[dict[str, Any]] = []  # converted chunks, used only if the tap saw nothing
         self._withheld: list[dict[str, Any]] = []
         self._signatures: dict[str, Any] = {}
@@ -323,7 +326,7 @@ class GateRun:
         if self.mode != "tap" or self._raw_state == "none":
             self.mode = "message"
             self._provider = "openai-chat"
-            for event in message_to_events(message):
+            for event in message_to_events(message, self._declared):
                 self._core().feed(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
@@ -410,6 +413,10 @@ class GateRun:
             transport_complete = error is None and self._raw_state == "ok"
         else:
             transport_complete = error is None
+        if self.mode == "chunks" and self._converter.finish_reason is not None:
+            note_readable(self._model_class)
+        elif self.mode == "chunks" and error is None:
+            self._note = _unread_finish(self._model_class, self._converter.keys_seen)
         self.turn = finish_traced(self._core(), self._run_manager,
                                   transport_complete=transport_complete, error=error)
         return self.turn
@@ -441,10 +448,48 @@ class GateRun:
             content=content,
             additional_kwargs=kwargs,
             tool_call_chunks=chunks,
-            response_metadata={RECORD_KEY: turn_record(turn, mode=self.mode, error=self.error)},
+            response_metadata={RECORD_KEY: turn_record(turn, mode=self.mode, error=self.error,
+                                                       note=self._note)},
             chunk_position="last",
         )
         return ChatGenerationChunk(message=message)
+
+
+# Partner packages whose finish signals ``_convert`` reads (from their source): for their classes
+# a stream without one really was cut. Any other class may just spell its end differently.
+_KNOWN_PACKAGES = frozenset({
+    "langchain_openai", "langchain_anthropic", "langchain_google_genai", "langchain_aws",
+    "langchain_ollama", "langchain_cohere", "langchain_mistralai", "langchain_groq",
+    "langchain_fireworks", "langchain_deepseek", "langchain_xai", "langchain_together",
+})
+# Classes that have shown a finish signal the gate reads, and classes already warned about.
+_READABLE: set[type] = set()
+_WARNED: set[type] = set()
+
+
+def note_readable(model_class: type) -> None:
+    """``model_class`` ended a turn with a signal the gate reads: its silence is a real cut."""
+    _READABLE.add(model_class)
+
+
+def _unread_finish(model_class: type, keys: set[str]) -> str | None:
+    """The record's note (and, once per class, a warning) for a turn with no readable finish.
+
+    A class from a known partner package, or one that has shown a readable signal before, was
+    cut: the core's ``stream_truncated`` says it all. Otherwise the gate cannot tell a cut from
+    a class that spells its end some other way, so it says so instead of rejecting in silence.
+    """
+    if model_class in _READABLE or model_class.__module__.partition(".")[0] in _KNOWN_PACKAGES:
+        return None
+    name = model_class.__name__
+    seen = ", ".join(sorted(keys)) or "none"
+    note = (f"{name} showed no finish signal the gate can read (response_metadata keys: {seen});"
+            " its tool calls are rejected until one is declared with"
+            " langchain_toolstream.declare_finish_signal")
+    if model_class not in _WARNED:
+        _WARNED.add(model_class)
+        _log.warning("toolstream: %s", note)
+    return note
 
 
 def _id_map(turn: Turn, lc_ids: list[str]) -> dict[str, str]:
