@@ -243,6 +243,7 @@ def test_with_toolstream_hands_out_only_complete_calls(
     message = gated.invoke([HumanMessage("go")])
     record = read_record(message)
     assert record is not None and record["mode"] == MODES[name], record
+    assert record["provider"] == api  # judged on the vendor's own wire where tapped
     assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
         sorted_calls(proven(api, scenario))
     assert [c["name"] for c in message.invalid_tool_calls] == expected_rejected(name, scenario)
@@ -311,3 +312,27 @@ def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(
     assert [c["name"] for c in message.tool_calls] == ["get_weather", "get_weather"]
     record = read_record(message)
     assert record is not None and "note" not in record
+
+
+ASYNC_CASES = [(n, s) for n in CLASSES for s in ("parallel_calls", "truncated_length")]
+
+
+@pytest.mark.parametrize(("name", "scenario"), ASYNC_CASES,
+                         ids=[f"{n}-{s}" for n, s in ASYNC_CASES])
+@pytest.mark.asyncio(loop_scope="session")
+async def test_async_streams_are_gated_the_same_way(
+        emulators: dict[str | None, VendorEmulator], name: str, scenario: str) -> None:
+    """``astream``: the async SDK clients (``ollama.AsyncClient``, cohere's ``AsyncClient.v2``,
+    the OpenAI SDK's async client; Bedrock's sync client in LangChain's executor) are tapped
+    like the sync ones."""
+    _, model, api = _setup(emulators, name, scenario)
+    gated = with_toolstream(model, on_stream_error="pair").bind_tools(recording_tools(Recorder()))
+    message: Any = None
+    async for chunk in gated.astream([HumanMessage("go")]):
+        message = chunk if message is None else message + chunk
+    record = read_record(message)
+    assert record is not None and record["mode"] == MODES[name], record
+    assert record["provider"] == api  # judged on the vendor's own wire where tapped
+    assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
+        sorted_calls(proven(api, scenario))
+    assert [c["name"] for c in record["rejected"]] == expected_rejected(name, scenario)
