@@ -13,8 +13,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from toolstream_core import Assembler
-from toolstream_core.integration import events_for_response, request_limit, tap_client
+from toolstream_core import AssembleConfig, Assembler
+from toolstream_core.integration import (
+    TapSession,
+    events_for_response,
+    request_limit,
+    tap_client,
+)
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.vendors import declare_tools, make_client, open_stream
 
@@ -125,3 +130,25 @@ async def test_async_clients_are_tapped_like_sync_ones(emulator: VendorEmulator,
 def test_a_client_of_no_known_sdk_is_refused() -> None:
     with pytest.raises(ValueError, match="no tap"):
         tap_client(object(), Sink())
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("buffered", [False, True], ids=["fed", "buffered"])
+def test_a_tap_session_judges_the_call_by_the_request_it_saw(
+        emulator: VendorEmulator, api: str, buffered: bool) -> None:
+    """``TapSession``, the sink every shim uses: provider and limit come from the tapped
+    request (not from the shim's guess), the events are fed at once or held until ``flush``,
+    and a cut stream is decided as one."""
+    emulator.clear()
+    emulator.queue(api, "truncated_length")
+    session = TapSession(tools=TOOLS, config=AssembleConfig(), provider="openai-chat",
+                         limit=99_999, buffered=buffered)
+    tapped = tap_client(_client(api, emulator), session)
+    list(open_stream(api, tapped, model=MODELS[api], contents="go",
+                     tools=declare_tools(api, TOOLS), max_tokens=LIMIT))
+    assert (session.provider, session.limit, session.state) == (api, LIMIT, "ok")
+    assert session.started is not buffered
+    session.flush()
+    turn = session.assembler.finish(transport_complete=session.transport_complete(None))
+    assert [c.name for c in turn.rejected] == ["write_file"] and not turn.committed
+    assert session.transport_complete(RuntimeError("the framework raised")) is False
