@@ -3,8 +3,21 @@
 The shims (``langchain_toolstream``, ``llamaindex_toolstream``) import only the core's public
 API, so the few helpers they share with it live here under stable names rather than being
 reached for in private modules; a third integration (another framework, a web endpoint) uses
-the same ones. Nothing here imports a framework, an SDK or OpenTelemetry: importing this
-module costs what importing ``toolstream_core`` costs.
+the same ones. Nothing here imports a framework, an SDK or OpenTelemetry: the SDK knowledge
+(``toolstream_core.vendors``) recognises SDK objects by module, so importing this module costs
+what importing ``toolstream_core`` costs. It stands above ``vendors`` in the package's layers.
+
+The shared integration layer, so a vendor family is added once and every shim gets it:
+
+- :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
+  events of its streaming calls reach a sink before the framework reads them;
+  :class:`TapSession`, the sink of one model call (the tapped request's provider and limit,
+  how its stream ended, a lazily built ``Assembler``).
+- :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
+  ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
+- :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
+- :func:`request_limit`, :func:`settings_limit`: the output-token limit in an SDK request or
+  a settings object; :func:`assembler_limit` the ``Assembler`` keyword for it.
 
 - :func:`with_string_arguments`: the copy of an OpenAI chat chunk a framework can digest
   (tool-call arguments sent as a JSON object, serialised), handed on after the core saw the
@@ -24,18 +37,35 @@ module costs what importing ``toolstream_core`` costs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
+from .vendors._convert import events_for_response
+from .vendors._limits import request_limit, settings_limit
+from .vendors._session import TapSession, TapState
+from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
     "SCHEMA_VERSION",
     "ProgressEncoder",
+    "RawSink",
+    "Reshape",
+    "TapSession",
+    "TapState",
+    "assembler_limit",
+    "events_for_response",
     "masked_arguments",
+    "ollama_tap_kwargs",
     "rejection_detail",
+    "request_limit",
+    "settings_limit",
+    "tap_client",
     "trace_parent",
     "tracing_active",
     "unanswered_text",
@@ -43,3 +73,22 @@ __all__ = [
     "untraced",
     "with_string_arguments",
 ]
+
+
+def assembler_limit(limit: int | None) -> dict[str, Any]:
+    """The ``Assembler`` keyword for ``limit``: the one place a shim spells it."""
+    return {} if limit is None else {"max_output_tokens": limit}
+
+
+def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
+                      asynchronous: bool = False) -> dict[str, Any]:
+    """``kwargs`` for ``ollama.Client`` (``AsyncClient`` with ``asynchronous``) whose
+    ``/api/chat`` lines reach ``sink`` as the server sent them, ids and indexes included.
+
+    Use it instead of `tap_client` for Ollama wherever the client can be built: the
+    ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so a call
+    the server re-sends would read as a second call. Imports httpx when called.
+    """
+    from .vendors._ollama_tap import ollama_tap_kwargs as build
+
+    return build(kwargs, sink, asynchronous=asynchronous)
