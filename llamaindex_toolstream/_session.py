@@ -74,7 +74,6 @@ class StreamSession:
         self._assembler = Assembler(tools=tools, config=config, provider=provider,
                                     on_event=self._on_event,
                                     **assembler_limit(max_output_tokens))
-        self._tap_buffer: list[Any] = []
         self._pending: list[AssemblerEvent] = []
         self._text: list[str] = []
         self.turn: Turn | None = None
@@ -101,26 +100,24 @@ class StreamSession:
         return events
 
     def tap(self, event: Any) -> None:
-        """Sink for the SDK tap: events arrive here as LlamaIndex reads them."""
-        self._tap_buffer.append(event)
+        """Sink for the SDK tap: each event is fed the moment the SDK yields it.
+
+        Fed now, not buffered until the next ``ChatResponse``: LlamaIndex keeps some of the
+        SDK's event objects and writes into them (its partial-JSON repair goes into the
+        ``content_block_start`` event's ``content_block.input``), so a buffered event is no
+        longer what the vendor sent by the time the core would read it.
+        """
+        if self.turn is None:
+            self._assembler.feed(event)
 
     # -- feeding -----------------------------------------------------------------------------
-
-    def _flush_tap(self) -> None:
-        buffered, self._tap_buffer = self._tap_buffer, []
-        for event in buffered:
-            self._assembler.feed(event)
 
     def absorb(self, response: ChatResponse) -> None:
         """Take one streamed ``ChatResponse``: feed its vendor event(s), attach the session."""
         if self.turn is not None:
             return
-        if self.tapped:
-            self._flush_tap()
-        else:
-            raw = response.raw
-            if raw is not None:
-                self._assembler.feed(self._normalise(raw))
+        if not self.tapped and response.raw is not None:
+            self._assembler.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
         response.__dict__[_ATTR] = self
@@ -159,8 +156,6 @@ class StreamSession:
         """Decide every call (idempotent) and fix up the last message's tool-call blocks."""
         if self.turn is not None:
             return self.turn
-        if self.tapped:
-            self._flush_tap()
         if error is not None and self.provider == "gemini":
             match = _GEMINI_EARLY.search(str(error))
             if match:
@@ -187,8 +182,6 @@ class StreamSession:
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
         if self.turn is None:
-            if self.tapped:
-                self._flush_tap()
             self._assembler.cancel(reason)
         return self.finish(transport_complete=False)
 
