@@ -28,12 +28,12 @@ from llama_index.core.base.llms.types import (
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
-from toolstream_core import PROVIDERS, AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
 
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._nonstream import events_for_response
-from ._providers import detect_llm_provider
+from ._providers import ProviderMismatchError, resolve_provider
 from ._session import StreamSession, session_of
 from ._tap import install_anthropic_tap, install_openai_tap, tap_sink
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
@@ -91,12 +91,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                             "and give tools=, config= and the callbacks to that one wrapper")
         if not isinstance(llm, FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
-        detected = provider or detect_llm_provider(llm)
-        if detected is None or detected not in PROVIDERS:
-            raise ValueError(
-                f"cannot tell which vendor wire {type(llm).__name__} speaks; pass provider= "
-                f"one of {', '.join(PROVIDERS)}"
-            )
+        detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
         super().__init__(llm=llm, provider=detected, **kwargs)
         self._config = AssembleConfig.coerce(config)
@@ -143,7 +138,37 @@ class ToolstreamLLM(FunctionCallingLLM):
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
         session.absorb_whole(response, events)
+        self._check_read(session)
         return response
+
+    def _check_read(self, session: StreamSession) -> None:
+        """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
+
+        That is the wrong ``provider=`` (or a class that changed its wire): its calls would
+        vanish, neither run nor answered. Checked only when the core saw no call at all, so
+        a gated turn pays nothing.
+        """
+        turn, message = session.turn, session.framework_message
+        if turn is None or message is None or turn.calls or turn.server_calls:
+            return
+        found = self._framework_calls(message)
+        if found:
+            raise ProviderMismatchError(
+                f"{type(self.llm).__name__} returned tool calls ({', '.join(found)}) that the "
+                f"gate could not read as the {self.provider} wire, so none of them runs: is "
+                f"provider={self.provider!r} what this class sends? (the gate saw: "
+                f"{'; '.join(turn.anomalies[:3]) or 'no tool call'})")
+
+    def _framework_calls(self, message: ChatMessage) -> list[str]:
+        """The names of the calls the wrapped class itself finds in ``message``."""
+        try:
+            found = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
+                ChatResponse(message=message), error_on_no_tool_call=False)
+        except Exception:  # its own parser failed: it found nothing it could hand out
+            logger.debug("toolstream: %s could not parse its own message",
+                         type(self.llm).__name__, exc_info=True)
+            return []
+        return [str(getattr(call, "tool_name", "?")) for call in found]
 
     def _wrap_sync(self, gen: ChatResponseGen, session: StreamSession) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
@@ -159,6 +184,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                 if session.should_raise():
                     raise
             session.finish(transport_complete=True)
+            self._check_read(session)
             closing = session.closing_response()
             if closing is not None:
                 yield closing
@@ -179,6 +205,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                 if session.should_raise():
                     raise
             session.finish(transport_complete=True)
+            self._check_read(session)
             closing = session.closing_response()
             if closing is not None:
                 yield closing

@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from toolstream_core import Provider
+from toolstream_core import PROVIDERS, Provider
 
-__all__ = ["PROVIDER_CLASSES", "detect_llm_provider"]
+__all__ = ["PROVIDER_CLASSES", "ProviderMismatchError", "detect_llm_provider", "resolve_provider"]
 
 #: (module, class name, provider), most specific first: ``OpenAIResponses`` is not an
 #: ``OpenAI`` subclass today, but ordering keeps that true if it ever becomes one.
@@ -34,3 +34,38 @@ def detect_llm_provider(llm: Any) -> Provider | None:
         if isinstance(cls, type) and isinstance(llm, cls):
             return provider
     return None
+
+
+class ProviderMismatchError(ValueError):
+    """The wire a ``ToolstreamLLM`` was told to read is not the one its LLM speaks.
+
+    Raised when ``provider=`` contradicts the class, and at the end of a response whose tool
+    calls the framework found but the gate could not read: those calls would otherwise
+    vanish (nothing runs, nothing is answered, the agent answers ``''``).
+    """
+
+
+def _supported() -> str:
+    return ", ".join(f"{name} ({provider})" for _, name, provider in PROVIDER_CLASSES)
+
+
+def resolve_provider(llm: Any, given: Provider | None) -> Provider:
+    """The wire to read ``llm``'s streams as: its class's, or ``given`` for a class this
+    package does not know; a ``given`` that contradicts the class is an error."""
+    detected = detect_llm_provider(llm)
+    name = type(llm).__name__
+    if given is not None and given not in PROVIDERS:
+        raise ValueError(f"provider={given!r} is not a wire toolstream reads; "
+                         f"one of {', '.join(PROVIDERS)}")
+    if detected is not None and given is not None and given != detected:
+        raise ProviderMismatchError(
+            f"{name} speaks the {detected} wire, not provider={given!r}: the gate would read "
+            f"none of its tool calls; leave provider= unset for {name}")
+    resolved = given or detected
+    if resolved is None:
+        raise ValueError(
+            f"toolstream cannot read {name}'s stream: it reads {_supported()}. Pass provider= "
+            f"only for a class that sends one of those wires itself (an OpenAI-compatible "
+            f"subclass: provider='openai-chat'); a wrong one is refused when its first tool "
+            f"call cannot be read")
+    return resolved

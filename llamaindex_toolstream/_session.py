@@ -209,6 +209,11 @@ class StreamSession:
     def finished(self) -> bool:
         return self.turn is not None
 
+    @property
+    def framework_message(self) -> ChatMessage | None:
+        """The last message as the LlamaIndex class built it, before the gate rebuilt it."""
+        return self._original
+
     # -- results -----------------------------------------------------------------------------
 
     def error_results(self) -> list[ErrorResult]:
