@@ -318,11 +318,13 @@ class GateRun:
         return self._sanitize(chunk)
 
     def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
-        """A non-streamed answer: one complete event set, judged on LangChain's message."""
-        self.mode = "message"
-        self._provider = "openai-chat"
-        for event in message_to_events(message):
-            self._core().feed(event)
+        """A non-streamed answer: one complete event set, judged on the vendor's own response
+        where the tap saw it (Bedrock ``converse``, Ollama, Cohere), else on LangChain's message."""
+        if self.mode != "tap" or self._raw_state == "none":
+            self.mode = "message"
+            self._provider = "openai-chat"
+            for event in message_to_events(message):
+                self._core().feed(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
             content=message.content,

@@ -14,50 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolstream_core.integration import assembler_limit, request_limit, settings_limit
+
 __all__ = ["assembler_limit", "output_limit", "request_limit"]
-
-# Request keys that carry the output limit: OpenAI chat (both spellings), OpenAI Responses
-# and google-genai's config (``max_output_tokens``), Anthropic (``max_tokens``); camelCase is
-# how a Gemini config dict may spell it.
-_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens", "maxOutputTokens")
-# Where a request nests its generation settings (google-genai ``config``, older wrappers).
-_NESTED = ("config", "generation_config")
-
-
-def _positive_int(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None
-
-
-def _get(source: Any, key: str) -> Any:
-    if isinstance(source, Mapping):
-        return source.get(key)
-    return getattr(source, key, None)
-
-
-def _limit_in(source: Any) -> int | None:
-    if source is None:
-        return None
-    for key in _KEYS:
-        found = _positive_int(_get(source, key))
-        if found is not None:
-            return found
-    for key in _NESTED:
-        nested = _get(source, key)
-        if nested is not None and nested is not source:
-            found = _limit_in(nested)
-            if found is not None:
-                return found
-    return None
-
-
-def request_limit(request: Mapping[str, Any]) -> int | None:
-    """The limit in an SDK streaming call's keyword arguments (``None``: the request has none)."""
-    try:
-        return _limit_in(request)
-    except Exception:  # an SDK object with odd attributes: no backstop rather than a failure
-        return None
 
 
 def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
@@ -66,14 +25,9 @@ def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
     ``model_kwargs``, then its fields (``max_tokens`` / ``max_output_tokens``)."""
     try:
         for source in (kwargs, getattr(model, "model_kwargs", None), model):
-            found = _limit_in(source)
+            found = settings_limit(source)
             if found is not None:
                 return found
     except Exception:  # a model class with odd attributes: no backstop rather than a failure
         return None
     return None
-
-
-def assembler_limit(limit: int | None) -> dict[str, Any]:
-    """The ``Assembler`` keyword for ``limit``: the one place the gate spells it."""
-    return {} if limit is None else {"max_output_tokens": limit}

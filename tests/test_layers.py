@@ -1,6 +1,7 @@
 """The package's layers, checked: nothing in a lower layer imports a higher one.
 
 ``toolstream_core`` (the sans-I/O core) < ``toolstream_core.vendors`` (the SDKs) <
+``toolstream_core.integration`` (what the shims stand on) <
 ``toolstream_core.testing`` (the test kit) < ``toolstream_core.app`` (the command).
 Every import statement counts, including the lazy ones inside functions and those
 under ``TYPE_CHECKING``: a lazy import is still a dependency, only a cheaper one.
@@ -19,8 +20,9 @@ import pytest
 import toolstream_core
 
 PACKAGE = Path(toolstream_core.__file__).parent
-LAYERS = ("core", "vendors", "testing", "app")  # low to high
-SUBPACKAGES = ("vendors", "testing", "app")
+LAYERS = ("core", "vendors", "integration", "testing", "app")  # low to high
+# ``integration`` is a module: the shims' layer, on top of the SDK knowledge in ``vendors``.
+SUBPACKAGES = ("vendors", "integration", "testing", "app")
 
 
 def _module_name(path: Path) -> str:

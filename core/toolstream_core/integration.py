@@ -3,8 +3,17 @@
 The shims (``langchain_toolstream``, ``llamaindex_toolstream``) import only the core's public
 API, so the few helpers they share with it live here under stable names rather than being
 reached for in private modules; a third integration (another framework, a web endpoint) uses
-the same ones. Nothing here imports a framework, an SDK or OpenTelemetry: importing this
-module costs what importing ``toolstream_core`` costs.
+the same ones. Nothing here imports a framework, an SDK or OpenTelemetry: the SDK knowledge
+(``toolstream_core.vendors``) recognises SDK objects by module, so importing this module costs
+what importing ``toolstream_core`` costs. It stands above ``vendors`` in the package's layers.
+
+The shared integration layer, so a vendor family is added once and every shim gets it:
+
+- :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
+  events of its streaming calls reach a sink before the framework reads them.
+- :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
+- :func:`request_limit`, :func:`settings_limit`: the output-token limit in an SDK request or
+  a settings object; :func:`assembler_limit` the ``Assembler`` keyword for it.
 
 - :func:`with_string_arguments`: the copy of an OpenAI chat chunk a framework can digest
   (tool-call arguments sent as a JSON object, serialised), handed on after the core saw the
@@ -21,15 +30,27 @@ module costs what importing ``toolstream_core`` costs.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._progress import SCHEMA_VERSION, ProgressEncoder
 from ._results import unanswered_text, ungated_error_text
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
+from .vendors._convert import events_for_response
+from .vendors._limits import request_limit, settings_limit
+from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
     "SCHEMA_VERSION",
     "ProgressEncoder",
+    "RawSink",
+    "Reshape",
+    "assembler_limit",
+    "events_for_response",
+    "request_limit",
+    "settings_limit",
+    "tap_client",
     "trace_parent",
     "tracing_active",
     "unanswered_text",
@@ -37,3 +58,8 @@ __all__ = [
     "untraced",
     "with_string_arguments",
 ]
+
+
+def assembler_limit(limit: int | None) -> dict[str, Any]:
+    """The ``Assembler`` keyword for ``limit``: the one place a shim spells it."""
+    return {} if limit is None else {"max_output_tokens": limit}

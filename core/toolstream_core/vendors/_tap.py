@@ -1,0 +1,415 @@
+"""See a vendor SDK's own stream events under any framework, unchanged.
+
+Why this exists: framework integrations turn vendor events into their own chunks and lose
+what the gate needs to prove a call complete (LangChain's ``ChatOpenAI`` drops a tool-call
+delta without ``index``, ``ChatAnthropic`` and LlamaIndex's ``Anthropic`` never surface
+``message_stop``...). So a shim does not judge the framework's chunks: it hands the framework
+a private copy of the model whose SDK client is wrapped in the transparent proxy made here
+(`tap_client`). The proxy intercepts only the streaming calls (``chat.completions.create(
+stream=True)``, ``responses.create(stream=True)``, ``messages.create(stream=True)``,
+``*.stream(...)``, ``models.generate_content_stream``) and hands each event to a `RawSink`
+*before* the framework sees it; everything else passes through.
+
+This module knows the SDKs (which call streams, which provider it speaks, how its result is
+iterated) and nothing of any framework: which field of a framework's model holds the client
+is the shim's business. It imports no SDK either; it recognises their objects by module.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+from .._string_arguments import with_string_arguments
+from ._convert import events_for_response
+
+__all__ = ["RawSink", "Reshape", "sdk_of", "tap_client"]
+
+_log = logging.getLogger("toolstream_core.vendors")
+
+# Resource / namespace objects of the vendor SDKs: the only things the proxy wraps.
+_NAMESPACE_MODULES = (
+    "openai.resources",
+    "openai._client",
+    "anthropic.resources",
+    "anthropic._client",
+    "google.genai.models",
+    "google.genai.client",
+    "cohere.v2.",  # ``cohere.Client().v2``, where ``ChatCohere`` calls the v2 chat
+)
+
+
+class RawSink(Protocol):
+    """Receives the vendor events of one model call, in wire order."""
+
+    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
+        """A streaming request is sent; ``request`` holds its keyword arguments."""
+
+    def raw_event(self, event: Any) -> None: ...
+
+    def raw_end(self, error: BaseException | None) -> None: ...
+
+
+Call = tuple[str, bool]
+"""What an intercepted SDK call is: its provider, and whether it answers whole (not streamed)."""
+
+
+def _openai_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    if path[-1] == "stream" or (path[-1] == "create" and kwargs.get("stream")):
+        return ("openai-responses" if "responses" in path else "openai-chat"), False
+    return None
+
+
+def _anthropic_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    if path[-1] == "stream" or (path[-1] == "create" and kwargs.get("stream")):
+        return "anthropic", False
+    return None
+
+
+def _gemini_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    return ("gemini", False) if path[-1] == "generate_content_stream" else None
+
+
+def _bedrock_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """boto3 ``bedrock-runtime``: ``converse_stream`` streams, ``converse`` answers whole."""
+    return "bedrock-converse", path[-1] == "converse"
+
+
+def _ollama_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """``ollama.Client.chat``: streams with ``stream=True``, else one whole ``ChatResponse``."""
+    return "ollama", not kwargs.get("stream")
+
+
+def _cohere_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """The v2 chat only (``ClientV2`` or ``Client.v2``); the v1 ``chat`` has another shape."""
+    if not any(c.__module__.startswith("cohere.v2") for c in type(owner).__mro__):
+        return None
+    return "cohere", path[-1] == "chat"
+
+
+_Classify = Callable[[Any, tuple[str, ...], Mapping[str, Any]], "Call | None"]
+
+# Per SDK: the method names the proxy intercepts, and what a call of one of them is.
+_CALLS: dict[str, tuple[frozenset[str], _Classify]] = {
+    "openai": (frozenset({"create", "stream"}), _openai_call),
+    "anthropic": (frozenset({"create", "stream"}), _anthropic_call),
+    "gemini": (frozenset({"generate_content_stream"}), _gemini_call),
+    "bedrock": (frozenset({"converse_stream", "converse"}), _bedrock_call),
+    "ollama": (frozenset({"chat"}), _ollama_call),
+    "cohere": (frozenset({"chat_stream", "chat"}), _cohere_call),
+}
+
+# The SDK a client object belongs to, by the module of its class (longest prefix first).
+_SDK_MODULES = (
+    ("google.genai.", "gemini"),
+    ("openai.", "openai"),
+    ("anthropic.", "anthropic"),
+    ("ollama.", "ollama"),
+    ("cohere.", "cohere"),
+)
+
+
+def sdk_of(client: Any) -> str | None:
+    """The SDK ``client`` belongs to (a key of the tap's tables), or ``None``.
+
+    boto3 clients are classes botocore makes at run time; only ``bedrock-runtime`` counts.
+    """
+    module = type(client).__module__
+    if module == "botocore.client":
+        meta = getattr(client, "meta", None)
+        service = getattr(getattr(meta, "service_model", None), "service_name", None)
+        return "bedrock" if service == "bedrock-runtime" else None
+    for prefix, sdk in _SDK_MODULES:
+        if module.startswith(prefix):
+            return sdk
+    return None
+
+
+class _NamespaceTap:
+    """Proxy for an SDK client or resource: forwards everything, intercepts streaming calls."""
+
+    __slots__ = ("_path", "_sdk", "_sink", "_target")
+
+    def __init__(self, target: Any, sink: RawSink, sdk: str, path: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_sink", sink)
+        object.__setattr__(self, "_sdk", sdk)
+        object.__setattr__(self, "_path", path)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if name in _CALLS[self._sdk][0] and callable(value):
+            return self._intercept(value, name)
+        if _is_namespace(value):
+            return _NamespaceTap(value, self._sink, self._sdk, (*self._path, name))
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)
+
+    def __repr__(self) -> str:
+        return f"<toolstream tap of {self._target!r}>"
+
+    def _intercept(self, method: Callable[..., Any], name: str) -> Callable[..., Any]:
+        sink, path, owner = self._sink, (*self._path, name), self._target
+        classify = _CALLS[self._sdk][1]
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            kind = classify(owner, path, kwargs)
+            if kind is None:
+                return method(*args, **kwargs)
+            provider, whole = kind
+            sink.raw_start(provider, kwargs)
+            try:
+                result = method(*args, **kwargs)
+            except BaseException as exc:  # the request failed before any event
+                sink.raw_end(exc)
+                raise
+            if whole:
+                return _feed_whole(result, sink, provider)
+            # Chat chunks reach the integration with object arguments as text (see
+            # ``with_string_arguments``); the sink has already seen the original.
+            reshape = with_string_arguments if provider == "openai-chat" else None
+            return _wrap_result(result, sink, reshape)
+
+        return call
+
+
+def _feed_whole(result: Any, sink: RawSink, provider: str) -> Any:
+    """A whole response: the sink gets the events it stands for; the caller gets it unchanged."""
+    if inspect.isawaitable(result):
+        return _await_whole(result, sink, provider)
+    events = events_for_response(provider, result)
+    if events is None:
+        sink.raw_end(ValueError(f"toolstream: cannot read a whole {provider} response"))
+        return result
+    for event in events:
+        sink.raw_event(event)
+    sink.raw_end(None)
+    return result
+
+
+async def _await_whole(awaitable: Any, sink: RawSink, provider: str) -> Any:
+    try:
+        result = await awaitable
+    except BaseException as exc:
+        sink.raw_end(exc)
+        raise
+    return _feed_whole(result, sink, provider)
+
+
+def _is_data_model(cls: type) -> bool:
+    """A pydantic model class (the SDKs' response objects), known without importing pydantic."""
+    return hasattr(cls, "model_fields") and hasattr(cls, "model_dump")
+
+
+def _pydantic_base(cls: type) -> type | None:
+    return next((c for c in cls.__mro__
+                 if c.__name__ == "BaseModel" and c.__module__ == "pydantic.main"), None)
+
+
+def _is_namespace(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bytes, int, float, dict, list, tuple)):
+        return False
+    if _is_data_model(type(value)):
+        return False
+    if inspect.isroutine(value) or inspect.isclass(value):
+        return False
+    return type(value).__module__.startswith(_NAMESPACE_MODULES)
+
+
+Reshape = Callable[[Any], Any]
+"""What the integration gets instead of a wire event the sink has seen (``None``: the event)."""
+
+
+def _wrap_result(result: Any, sink: RawSink, reshape: Reshape | None = None) -> Any:
+    """Wrap whatever a streaming call returned so that iterating it feeds the sink."""
+    if isinstance(result, dict) and "stream" in result:  # boto3: the stream is one key
+        return {**result, "stream": _wrap_result(result["stream"], sink, reshape)}
+    if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
+        return _await_then_wrap(result, sink, reshape)
+    if hasattr(result, "parse") and hasattr(result, "http_response"):
+        return _RawResponseTap(result, sink, reshape)
+    if hasattr(result, "__aiter__"):
+        return _AsyncStreamTap(result, sink, reshape)
+    if hasattr(result, "__iter__") or hasattr(result, "__next__"):
+        return _SyncStreamTap(result, sink, reshape)
+    if hasattr(result, "__aenter__"):
+        return _AsyncManagerTap(result, sink, reshape)
+    if hasattr(result, "__enter__"):
+        return _SyncManagerTap(result, sink, reshape)
+    _log.debug("toolstream: cannot tap a %s; the gate will not see this stream", type(result))
+    return result
+
+
+async def _await_then_wrap(awaitable: Any, sink: RawSink, reshape: Reshape | None) -> Any:
+    return _wrap_result(await awaitable, sink, reshape)
+
+
+class _Passthrough:
+    __slots__ = ("_reshape", "_sink", "_target")
+
+    def __init__(self, target: Any, sink: RawSink, reshape: Reshape | None = None) -> None:
+        self._target = target
+        self._sink = sink
+        self._reshape = reshape
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+class _RawResponseTap(_Passthrough):
+    """``with_raw_response.create(...)``: the stream comes out of ``parse()``."""
+
+    __slots__ = ()
+
+    def parse(self, *args: Any, **kwargs: Any) -> Any:
+        return _wrap_result(self._target.parse(*args, **kwargs), self._sink, self._reshape)
+
+
+# Per class: whether its instances can only be wire events (see ``_plain_event_class``).
+_PLAIN_CLASSES: dict[type, bool] = {}
+
+
+def _plain_event_class(cls: type) -> bool:
+    """A pydantic class without ``snapshot``: its instances are helper events only by extras.
+
+    ``_event_of`` treats an item as a helper event only if it has a ``snapshot``. Asking a
+    pydantic model for an attribute it lacks raises ``AttributeError`` inside pydantic, per
+    event; for these classes the answer is in the class and the instance's extras.
+    """
+    base = _pydantic_base(cls)
+    return (
+        base is not None
+        and getattr(cls, "__getattr__", None) is getattr(base, "__getattr__", None)
+        and "snapshot" not in getattr(cls, "model_fields", {})
+        and not hasattr(cls, "snapshot")
+    )
+
+
+def _event_of(item: Any) -> Any:
+    """``beta.chat.completions.stream`` yields helper events; only ``chunk`` carries wire data."""
+    cls = type(item)
+    plain = _PLAIN_CLASSES.get(cls)
+    if plain is None:
+        plain = _PLAIN_CLASSES[cls] = _plain_event_class(cls)
+    if plain:
+        extra = item.__pydantic_extra__
+        if not extra or "snapshot" not in extra:
+            return item
+    kind = getattr(item, "type", None)
+    if kind == "chunk" and hasattr(item, "chunk") and hasattr(item, "snapshot"):
+        return item.chunk
+    if isinstance(kind, str) and hasattr(item, "snapshot"):
+        return None
+    return item
+
+
+class _SyncStreamTap(_Passthrough):
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            reshape = self._reshape
+            for item in self._target:
+                event = _event_of(item)
+                if event is not None:
+                    self._sink.raw_event(event)
+                    if reshape is not None and event is item:
+                        item = reshape(item)
+                yield item
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._sink.raw_end(exc)
+            raise
+        self._sink.raw_end(None)
+
+    def __enter__(self) -> _SyncStreamTap:
+        enter = getattr(self._target, "__enter__", None)
+        if enter is not None:
+            enter()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        leave = getattr(self._target, "__exit__", None)
+        return leave(*exc) if leave is not None else None
+
+
+class _AsyncStreamTap(_Passthrough):
+    __slots__ = ()
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        try:
+            reshape = self._reshape
+            async for item in self._target:
+                event = _event_of(item)
+                if event is not None:
+                    self._sink.raw_event(event)
+                    if reshape is not None and event is item:
+                        item = reshape(item)
+                yield item
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._sink.raw_end(exc)
+            raise
+        self._sink.raw_end(None)
+
+    async def __aenter__(self) -> _AsyncStreamTap:
+        enter = getattr(self._target, "__aenter__", None)
+        if enter is not None:
+            await enter()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        leave = getattr(self._target, "__aexit__", None)
+        return await leave(*exc) if leave is not None else None
+
+    def __enter__(self) -> _AsyncStreamTap:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+class _SyncManagerTap(_Passthrough):
+    """A context manager whose ``__enter__`` returns the stream (``beta...stream``)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Any:
+        return _wrap_result(self._target.__enter__(), self._sink, self._reshape)
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._target.__exit__(*exc)
+
+
+class _AsyncManagerTap(_Passthrough):
+    __slots__ = ()
+
+    async def __aenter__(self) -> Any:
+        return _wrap_result(await self._target.__aenter__(), self._sink, self._reshape)
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._target.__aexit__(*exc)
+
+
+def tap_client(client: Any, sink: RawSink, sdk: str | None = None,
+               path: tuple[str, ...] = ()) -> Any:
+    """``client`` (an SDK client or one of its resources) with its streaming calls feeding ``sink``.
+
+    ``sdk`` names the SDK (``"openai"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"``,
+    ``"ollama"``, ``"cohere"``; ``None``: `sdk_of` the client); ``path`` is where ``client``
+    sits below the SDK's root client (``("chat", "completions")`` for the resource LangChain's
+    ``ChatOpenAI`` holds), so the provider of a call can be told from its path. Whole answers
+    of ``converse``, ``ollama`` ``chat(stream=False)`` and cohere's v2 ``chat`` reach the sink
+    as the events they stand for (``events_for_response``). Raises ``ValueError`` for a client
+    of no SDK the tap knows.
+    """
+    sdk = sdk or sdk_of(client)
+    if sdk not in _CALLS:
+        raise ValueError(f"toolstream: no tap for a {type(client).__name__}")
+    return _NamespaceTap(client, sink, sdk, path)
