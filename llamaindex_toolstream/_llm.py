@@ -35,7 +35,7 @@ from ._messages import call_id, call_name
 from ._nonstream import events_for_response
 from ._providers import ProviderMismatchError, resolve_provider
 from ._session import StreamSession, session_of
-from ._tap import install_anthropic_tap, install_openai_tap, tap_sink
+from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 if TYPE_CHECKING:
@@ -69,7 +69,6 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
-    _stream_llm: FunctionCallingLLM = PrivateAttr()  # set in __init__
     _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
     _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
 
@@ -98,13 +97,6 @@ class ToolstreamLLM(FunctionCallingLLM):
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
         self._on_turn = on_turn
-        self._stream_llm = llm
-        if detected in ("anthropic", "openai-chat"):
-            # OpenAI chat too: a compatible server's object arguments break LlamaIndex's merge
-            # before ``ChatResponse.raw`` exists (``install_openai_tap``).
-            tapped = (install_anthropic_tap if detected == "anthropic" else install_openai_tap)(llm)
-            if tapped is not None:
-                self._stream_llm = tapped
 
     @classmethod
     def class_name(cls) -> str:
@@ -130,9 +122,17 @@ class ToolstreamLLM(FunctionCallingLLM):
             config=self._config,
             on_event=self._on_event,
             on_turn=self._on_turn,
-            tapped=self._stream_llm is not self.llm,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
         )
+
+    def _streaming(self, session: StreamSession) -> Any:
+        """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
+        (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
+        tapped = tap_llm(self.llm, self.provider, session)
+        if tapped is None:
+            return self.llm
+        session.read_from_tap()
+        return tapped
 
     def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
@@ -222,16 +222,14 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
         session = self._session(None, kwargs)
-        with tap_sink(session.tap):
-            gen = self._stream_llm.stream_chat(messages, **kwargs)
+        gen = self._streaming(session).stream_chat(messages, **kwargs)
         return self._wrap_sync(gen, session)
 
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
         session = self._session(None, kwargs)
-        with tap_sink(session.tap):
-            gen = await self._stream_llm.astream_chat(messages, **kwargs)
+        gen = await self._streaming(session).astream_chat(messages, **kwargs)
         return self._wrap_async(gen, session)
 
     # -- chat with tools ---------------------------------------------------------------------
@@ -263,11 +261,10 @@ class ToolstreamLLM(FunctionCallingLLM):
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
         session = self._session(tools, kwargs)
-        with tap_sink(session.tap):
-            gen = self._stream_llm.stream_chat_with_tools(
-                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
-                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-                **kwargs)
+        gen = self._streaming(session).stream_chat_with_tools(
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
         return self._wrap_sync(gen, session)
 
     async def astream_chat_with_tools(self, tools: Sequence[BaseTool],
@@ -278,11 +275,10 @@ class ToolstreamLLM(FunctionCallingLLM):
                                       tool_required: bool = False,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
         session = self._session(tools, kwargs)
-        with tap_sink(session.tap):
-            gen = await self._stream_llm.astream_chat_with_tools(
-                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
-                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-                **kwargs)
+        gen = await self._streaming(session).astream_chat_with_tools(
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
         return self._wrap_async(gen, session)
 
     def _prepare_chat_with_tools(self, tools: Sequence[BaseTool],

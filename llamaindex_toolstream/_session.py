@@ -27,8 +27,8 @@ from toolstream_core import (
     Turn,
     turn_record,
 )
+from toolstream_core.integration import assembler_limit, request_limit
 
-from ._limits import assembler_limit
 from ._messages import rebuild_message
 
 __all__ = ["StreamSession", "session_of"]
@@ -59,13 +59,13 @@ class StreamSession:
         config: AssembleConfig,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
-        tapped: bool = False,
         max_output_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.config = config
-        self.tapped = tapped
-        self.mode: RecordMode = "tap" if tapped else "raw"
+        #: Read from the SDK tap (``read_from_tap``) rather than ``ChatResponse.raw``.
+        self.tapped = False
+        self.mode: RecordMode = "raw"
         self._forward = on_event
         self._on_turn = on_turn
         #: The decision as plain data, also kept on the last response and its message.
@@ -99,16 +99,36 @@ class StreamSession:
         events, self._pending = self._pending, []
         return events
 
-    def tap(self, event: Any) -> None:
-        """Sink for the SDK tap: each event is fed the moment the SDK yields it.
+    # -- the SDK tap (``toolstream_core.integration.RawSink``) -----------------------------------
 
-        Fed now, not buffered until the next ``ChatResponse``: LlamaIndex keeps some of the
-        SDK's event objects and writes into them (its partial-JSON repair goes into the
-        ``content_block_start`` event's ``content_block.input``), so a buffered event is no
-        longer what the vendor sent by the time the core would read it.
+    def read_from_tap(self) -> None:
+        """This call streams from a tapped copy: the SDK's events, not ``ChatResponse.raw``."""
+        self.tapped = True
+        self.mode = "tap"
+
+    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
+        """The SDK call is sent: the limit it really carries replaces the one read from the
+        LLM's settings (the class may merge its settings differently)."""
+        if provider != self.provider:
+            logger.warning("toolstream: a %s stream read as %s", provider, self.provider)
+        limit = request_limit(request)
+        if limit is not None and self.turn is None:
+            self._assembler.max_output_tokens = limit
+
+    def raw_event(self, event: Any) -> None:
+        """Each event is fed the moment the SDK yields it, before LlamaIndex sees it.
+
+        Not buffered until the next ``ChatResponse``: LlamaIndex keeps some of the SDK's event
+        objects and writes into them (its partial-JSON repair goes into the Anthropic
+        ``content_block_start`` event's ``content_block.input``, Bedrock's into the
+        ``contentBlockStart`` dict), so a buffered event is no longer what the vendor sent by
+        the time the core would read it.
         """
         if self.turn is None:
             self._assembler.feed(event)
+
+    def raw_end(self, error: BaseException | None) -> None:
+        """The SDK stream ended; LlamaIndex re-raises its error, and the wrapper decides then."""
 
     # -- feeding -----------------------------------------------------------------------------
 
