@@ -8,9 +8,15 @@ exception each time (about 20 µs), and most fields of a chunk are absent most o
 from __future__ import annotations
 
 import enum
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Malformed", "field", "field2", "is_record", "record", "records", "text_of"]
+from .._completion import Verdict
+
+if TYPE_CHECKING:
+    from . import Sink
+
+__all__ = ["Malformed", "field", "field2", "is_record", "record", "records", "report_stop", "text_of"]
 
 _MISSING: Any = object()
 _NOT_RECORDS = (str, bytes, bytearray, int, float, list, tuple, set, frozenset)
@@ -77,3 +83,18 @@ def text_of(value: Any) -> str | None:
         return value
     inner = getattr(value, "value", None)
     return inner if isinstance(inner, str) else str(value)
+
+
+def report_stop(sink: Sink, reason: Any, judge: Callable[[str], Verdict], what: str) -> bool:
+    """Tell the sink how the vendor ended the turn; ``True`` when it named a reason.
+
+    A stop event that names no reason proves nothing (``truncated``); one whose reason is not
+    a string is malformed.
+    """
+    if reason is None:
+        sink.end_turn(None, Verdict.truncated)
+        return False
+    if not isinstance(reason, str):
+        raise Malformed(f"{what} is a {type(reason).__name__}")
+    sink.end_turn(reason, judge(reason))
+    return True
