@@ -5,17 +5,22 @@
 - ``error_tool_messages(ai_message)``, the paired error ``ToolMessage`` for each rejected call;
 - ``read_record(ai_message)``, the gate's decision record (plain JSON, survives serialisation);
 - ``message_with_rejected_calls`` / ``pair_orphan_calls``, to build a legal history by hand;
-- ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button).
+- ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button);
+- ``declare_finish_signal(model_class, key)``, for a chat model whose end of turn the gate
+  cannot read on its own.
 
-Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``), ``ChatAnthropic``
-and ``ChatGoogleGenerativeAI``, whose vendor streams the gate reads directly; other chat models
-are gated on LangChain's own chunks. ``docs/shims.md`` maps each name to the LlamaIndex shim.
+Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``, and the classes
+built on it: ``AzureChatOpenAI``, ``ChatDeepSeek``, ``ChatXAI``...), ``ChatAnthropic``,
+``ChatGoogleGenerativeAI``, ``ChatBedrockConverse``, ``ChatOllama`` and ``ChatCohere``, whose
+vendor streams the gate reads directly; other chat models are gated on LangChain's own chunks.
+``docs/shims.md`` maps each name to the LlamaIndex shim.
 """
 
 from __future__ import annotations
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
+from ._convert import FinishSignal, declare_finish_signal
 from ._messages import (
     error_tool_messages,
     finalize_message,
@@ -26,10 +31,12 @@ from ._messages import (
 from ._middleware import ToolstreamMiddleware
 
 __all__ = [
+    "FinishSignal",
     "RunStats",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",
     "ToolstreamMiddleware",
+    "declare_finish_signal",
     "error_tool_messages",
     "finalize_message",
     "message_with_rejected_calls",

@@ -15,17 +15,25 @@ reason; the vendor's finish signal is translated to the chat finish reason that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 
-__all__ = ["ChunkConverter", "finish_reason_of", "message_to_events"]
+__all__ = [
+    "ChunkConverter",
+    "FinishSignal",
+    "declare_finish_signal",
+    "declared_signal",
+    "finish_reason_of",
+    "message_to_events",
+]
 
 # Vendor stop signals -> the Chat Completions finish reason with the same meaning. Anything not
 # listed is passed through verbatim, which the core treats as an abnormal end (never a commit).
-_ANTHROPIC = {
+# ``stop_reason``: ChatAnthropic, langchain-aws ChatBedrock; ``stopReason``: ChatBedrockConverse.
+_STOP_REASONS = {
     "tool_use": "tool_calls",
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -33,8 +41,12 @@ _ANTHROPIC = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
 }
-_GEMINI = {
+# Upper-case ``finish_reason`` vocabularies: Gemini (ChatGoogleGenerativeAI) and Cohere v2
+# (ChatCohere's ``generation_info``). Other upper-case values are lower-cased verbatim.
+_UPPER = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
     "SAFETY": "content_filter",
@@ -42,21 +54,92 @@ _GEMINI = {
     "BLOCKLIST": "content_filter",
     "PROHIBITED_CONTENT": "content_filter",
     "SPII": "content_filter",
+    "TOOL_CALL": "tool_calls",
+    "COMPLETE": "stop",
+    "STOP_SEQUENCE": "stop",
 }
+# ``done_reason``: ChatOllama (``stop`` is Ollama's normal end, tool-call turns included;
+# ``length`` is the ``num_predict`` cut; ``load`` never ends a turn with content).
+_DONE_REASONS = {"stop": "stop", "length": "length"}
 _RESPONSES = {"completed": "stop", "incomplete": "length", "failed": "error"}
 
 
-def finish_reason_of(metadata: Mapping[str, Any]) -> str | None:
+def _finish_value(value: Any) -> str:
+    """``finish_reason`` as the partner packages spell it: OpenAI-style lower case (OpenAI,
+    Azure, Mistral, Groq, Fireworks, DeepSeek, xAI, Together), or an upper-case enum / string."""
+    text = str(getattr(value, "value", value))
+    if text in _UPPER or text.isupper():
+        return _UPPER.get(text, text.lower())
+    return text
+
+
+def _mapped(table: Mapping[str, str]) -> Callable[[Any], str]:
+    def read(value: Any) -> str:
+        text = str(value)
+        return table.get(text, text)
+    return read
+
+
+# The ``response_metadata`` keys that carry a finish signal, read in this order (a chunk that
+# has one key has no other), from the partner packages' own source.
+_SIGNALS: tuple[tuple[str, Callable[[Any], str]], ...] = (
+    ("stop_reason", _mapped(_STOP_REASONS)),
+    ("stopReason", _mapped(_STOP_REASONS)),
+    ("finish_reason", _finish_value),
+    ("done_reason", _mapped(_DONE_REASONS)),
+)
+
+FinishSignal = str | Callable[[Mapping[str, Any]], "str | None"]
+"""How a model class shows its end of turn: the ``response_metadata`` key whose value is its
+finish reason (read through the same vocabularies as the known keys), or a function of the
+metadata that returns a Chat Completions finish reason (``"tool_calls"``, ``"stop"``,
+``"length"``...) or ``None`` while the turn goes on."""
+
+_DECLARED: dict[type, FinishSignal] = {}
+
+
+def declare_finish_signal(model_class: type, signal: FinishSignal) -> None:
+    """Tell the gate where ``model_class`` (and its subclasses) puts its end of turn.
+
+    For chat models the gate cannot tap and whose chunks carry none of the finish signals it
+    knows: without a readable finish, every tool call the model makes is rejected
+    ``stream_truncated`` (the gate warns once per class). Declared for the class, so it holds
+    for ``with_toolstream`` and ``ToolstreamMiddleware`` alike.
+    """
+    if not isinstance(model_class, type):
+        raise TypeError("declare_finish_signal: expected a chat model class")
+    if not (isinstance(signal, str) and signal) and not callable(signal):
+        raise TypeError("declare_finish_signal: expected a metadata key or a function")
+    _DECLARED[model_class] = signal
+
+
+def declared_signal(model_class: type) -> FinishSignal | None:
+    """The signal declared for ``model_class`` or the nearest base class, if any."""
+    for cls in model_class.__mro__:
+        found = _DECLARED.get(cls)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_declared(metadata: Mapping[str, Any], signal: FinishSignal) -> str | None:
+    if isinstance(signal, str):
+        value = metadata.get(signal)
+        return _finish_value(value) if value else None
+    found = signal(metadata)
+    return str(found) if found else None
+
+
+def finish_reason_of(metadata: Mapping[str, Any], declared: FinishSignal | None = None) -> str | None:
     """The chat-style finish reason hidden in a chunk's ``response_metadata``, if any."""
-    if metadata.get("stop_reason"):
-        reason = str(metadata["stop_reason"])
-        return _ANTHROPIC.get(reason, reason)
-    finish = metadata.get("finish_reason")
-    if finish:
-        text = str(getattr(finish, "value", finish))
-        if text in _GEMINI or text.isupper():
-            return _GEMINI.get(text, text.lower())
-        return text
+    if declared is not None:
+        found = _read_declared(metadata, declared)
+        if found is not None:
+            return found
+    for key, read in _SIGNALS:
+        value = metadata.get(key)
+        if value:
+            return read(value)
     status = metadata.get("status")
     if isinstance(status, str) and status in _RESPONSES:
         return _RESPONSES[status]
@@ -73,8 +156,10 @@ def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, A
 class ChunkConverter:
     """Per-stream state: one converter per model run."""
 
-    def __init__(self) -> None:
+    def __init__(self, declared: FinishSignal | None = None) -> None:
         self.finish_reason: str | None = None
+        self.keys_seen: set[str] = set()  # every ``response_metadata`` key, for the warning
+        self._declared = declared
         self._opened: set[Any] = set()
 
     def events(self, chunk: ChatGenerationChunk | BaseMessage) -> list[dict[str, Any]]:
@@ -98,14 +183,16 @@ class ChunkConverter:
         metadata = dict(getattr(message, "response_metadata", None) or {})
         if isinstance(chunk, ChatGenerationChunk) and chunk.generation_info:
             metadata.update(chunk.generation_info)
-        finish = finish_reason_of(metadata)
+        self.keys_seen.update(metadata)
+        finish = finish_reason_of(metadata, self._declared)
         if finish and self.finish_reason is None:
             self.finish_reason = finish
             out.append(_chat_chunk({}, finish))
         return out
 
 
-def message_to_events(message: AIMessage) -> list[dict[str, Any]]:
+def message_to_events(message: AIMessage,
+                      declared: FinishSignal | None = None) -> list[dict[str, Any]]:
     """A complete (non-streamed) AIMessage as one chat chunk plus its finish reason.
 
     Arguments come from the vendor's raw text where LangChain kept it (``invalid_tool_calls``
@@ -137,7 +224,7 @@ def message_to_events(message: AIMessage) -> list[dict[str, Any]]:
             "function": {"name": itc.get("name"), "arguments": itc.get("args") or ""},
         })
     events = [_chat_chunk({"role": "assistant", "tool_calls": calls} if calls else {})]
-    finish = finish_reason_of(message.response_metadata or {})
+    finish = finish_reason_of(message.response_metadata or {}, declared)
     if finish:
         events.append(_chat_chunk({}, finish))
     return events

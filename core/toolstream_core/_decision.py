@@ -63,7 +63,13 @@ class RejectedEntry(CallEntry):
     state: str
 
 
-class DecisionRecord(TypedDict):
+class _RecordNote(TypedDict, total=False):
+    note: str
+    """Why the shim could not judge the turn as it should (e.g. a model class whose end of
+    turn it cannot read); present only then."""
+
+
+class DecisionRecord(_RecordNote):
     """One turn's verdict (see ``docs/shims.md``)."""
 
     version: int
@@ -95,7 +101,8 @@ def history_args(raw: str | None) -> str:
     return "{}"
 
 
-def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = None) -> DecisionRecord:
+def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = None,
+                note: str | None = None) -> DecisionRecord:
     """The JSON-safe summary of ``turn``: enough to pair every call id, audit and retry."""
     rejected: list[RejectedEntry] = []
     # ``error_results()`` holds exactly one result per rejected call, in the same order.
@@ -110,7 +117,7 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
             "content": result.content,
             "state": str(call.state),
         })
-    return {
+    record: DecisionRecord = {
         "version": RECORD_VERSION,
         "mode": mode,
         "provider": turn.provider,
@@ -124,3 +131,6 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
         "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
         "anomalies": len(turn.anomalies),
     }
+    if note:
+        record["note"] = note
+    return record

@@ -1,14 +1,12 @@
 """The chunks the gate streams on are exactly what LangChain's constructors would build.
 
-The gate strips the tool-call parts from every streamed chunk. In tap mode it does so in place
-(``_gate._strip_in_place``: two objects fewer per chunk, measured end to end in
-``benchmarks/e2e.py``), guarded by an import-time proof (``_same_in_place``) that the result
-matches the constructors'. These tests hold both to it on the real integrations over HTTP.
+The gate strips the tool-call parts from every streamed chunk through pydantic's public
+``model_copy(update=...)`` (``_gate._without_tool_parts``), which skips validators that have
+nothing left to do; these tests hold the result to what the constructors build, on the real
+integrations over HTTP, and check the chunk it came from is left as it was.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessageChunk
@@ -58,48 +56,16 @@ def test_streamed_chunks_hold_no_tool_parts_and_equal_a_constructed_chunk(
     assert aggregate(chunks).tool_calls and last.chunk_position == "last"
 
 
-def test_in_place_stripping_is_proven_against_the_constructors() -> None:
-    assert gate._same_in_place() is gate._IN_PLACE
+def test_stripping_builds_what_the_constructors_build_and_leaves_the_source_alone() -> None:
     parts = [tool_call_chunk(name="write_file", args='{"path": "/tmp/a', id="call_1", index=0)]
-    streamed = ChatGenerationChunk(message=AIMessageChunk(content="hi", id="run-1", tool_call_chunks=parts))
-    stripped = gate._strip_in_place(streamed, streamed.message, "hi", {})  # type: ignore[arg-type]
-    # what the gate's constructor path builds: the six fields passed explicitly
-    rebuilt = AIMessageChunk(content="hi", additional_kwargs={}, response_metadata={}, usage_metadata=None,
-                             id="run-1", name=None)
-    expected = ChatGenerationChunk(message=rebuilt, generation_info=None)
-    assert stripped is streamed
-    assert gate._same_state(stripped.message, expected.message) and gate._same_state(stripped, expected)
-
-
-def test_an_incomplete_strip_fails_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = gate._strip_in_place
-
-    def leaves_the_fragments(chunk: Any, message: Any, content: Any, kwargs: Any) -> Any:
-        kept = message.tool_call_chunks
-        out = real(chunk, message, content, kwargs)
-        message.__dict__["tool_call_chunks"] = kept
-        return out
-
-    monkeypatch.setattr(gate, "_strip_in_place", leaves_the_fragments)
-    assert gate._same_in_place() is False
-
-
-def test_in_place_and_rebuilt_chunks_are_the_same(api: str, emu: VendorEmulator,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    if not gate._IN_PLACE:
-        pytest.skip("this langchain-core / pydantic pair uses the constructors only")
-
-    def streamed() -> list[tuple[Any, ...]]:
-        emu.queue(api, "parallel_calls" if applies(api, "parallel_calls") else "single_call")
-        chunks = list(with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS).stream("go"))
-        assert aggregate(chunks).tool_calls
-        return [
-            (type(c), c.content, c.additional_kwargs, c.response_metadata, c.usage_metadata, c.name,
-             c.tool_call_chunks, c.tool_calls, c.invalid_tool_calls, c.chunk_position,
-             sorted(c.model_fields_set), c.model_extra)
-            for c in chunks[:-1]  # the last one carries the run's record (timings)
-        ]
-
-    in_place = streamed()
-    monkeypatch.setattr(gate, "_IN_PLACE", False)
-    assert in_place == streamed()
+    source = AIMessageChunk(content="hi", id="run-1", tool_call_chunks=parts,
+                            response_metadata={"model_provider": "openai"})
+    streamed = ChatGenerationChunk(message=source)
+    stripped = gate._without_tool_parts(streamed, source, "hi", {})
+    rebuilt = AIMessageChunk(content="hi", additional_kwargs={},
+                             response_metadata={"model_provider": "openai"},
+                             usage_metadata=None, id="run-1", name=None)
+    assert stripped.message == rebuilt and stripped == ChatGenerationChunk(message=rebuilt)
+    assert stripped.text == "hi"
+    assert streamed.message is source and source.tool_call_chunks == parts
+    assert stripped.message.response_metadata is not source.response_metadata

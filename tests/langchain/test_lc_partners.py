@@ -1,0 +1,254 @@
+"""The LangChain partner classes users already run, gated, against the emulator over HTTP.
+
+One table: each class, the emulator (and server profile) its wire is served by, and how the
+real class is pointed at it. Through ``create_agent(model, tools,
+middleware=[ToolstreamMiddleware()])`` and through ``with_toolstream``: complete parallel
+calls run exactly once with the vendor's arguments; a call cut by the max-token stop, or by a
+stream that ends without a finish, never runs and its id is answered in the next request.
+
+Classes built on ``langchain-openai`` (``AzureChatOpenAI``, ``ChatDeepSeek``, ``ChatXAI``) are
+tapped on the OpenAI SDK; ``ChatMistralAI`` (its own httpx client), ``ChatGroq`` (the ``groq``
+SDK), ``ChatFireworks`` (``fireworks-ai``) and ``ChatTogether`` are gated on LangChain's own
+chunks, through the finish signals their packages put in ``response_metadata``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from lc_util import Recorder, assert_history_paired, recording_tools
+from profile_util import sorted_calls
+from toolstream_core.testing import SCENARIOS, VendorEmulator
+from toolstream_core.testing._scenarios import build_script, scenario_rng
+
+from langchain_toolstream import ToolstreamMiddleware, error_tool_messages, with_toolstream
+
+SCENARIO_CASES = ("parallel_calls", "truncated_length", "no_finish")
+LIMIT = 700
+
+
+def _to_v1(request: httpx.Request) -> None:
+    """Vendor SDKs with their own URL layout (Groq's ``/openai/v1``, Azure's deployments) post
+    to the emulator's one Chat Completions route: the path is the only thing rewritten."""
+    if request.url.path.endswith("/chat/completions"):
+        request.url = request.url.copy_with(path="/v1/chat/completions")
+
+
+def _http(asynchronous: bool = False) -> Any:
+    hooks = {"request": [_to_v1] if not asynchronous else [_ato_v1]}
+    return httpx.AsyncClient(event_hooks=hooks) if asynchronous else httpx.Client(event_hooks=hooks)
+
+
+async def _ato_v1(request: httpx.Request) -> None:
+    _to_v1(request)
+
+
+def _mistral(base: str) -> BaseChatModel:
+    mistralai = pytest.importorskip("langchain_mistralai")
+    return mistralai.ChatMistralAI(model="mistral-large-latest", api_key="test",  # type: ignore[call-arg]
+                                   base_url=base + "/v1", max_retries=0, max_tokens=LIMIT)
+
+
+def _groq(base: str) -> BaseChatModel:
+    groq = pytest.importorskip("langchain_groq")
+    return groq.ChatGroq(model="llama-3.3-70b-versatile", api_key="test", base_url=base,  # type: ignore[call-arg]
+                         max_retries=0, max_tokens=LIMIT, http_client=_http(),
+                         http_async_client=_http(asynchronous=True))
+
+
+def _fireworks(base: str) -> BaseChatModel:
+    fireworks = pytest.importorskip("langchain_fireworks")
+    return fireworks.ChatFireworks(model="accounts/fireworks/models/llama-v3p1-8b-instruct",  # type: ignore[call-arg]
+                                   api_key="test", base_url=base, max_retries=0,
+                                   max_tokens=LIMIT)
+
+
+def _deepseek(base: str) -> BaseChatModel:
+    deepseek = pytest.importorskip("langchain_deepseek")
+    return deepseek.ChatDeepSeek(model="deepseek-chat", api_key="test", base_url=base + "/v1",  # type: ignore[call-arg]
+                                 max_retries=0, max_tokens=LIMIT)
+
+
+def _xai(base: str) -> BaseChatModel:
+    xai = pytest.importorskip("langchain_xai")
+    return xai.ChatXAI(model="grok-4", api_key="test", base_url=base + "/v1",  # type: ignore[call-arg]
+                       max_retries=0, max_tokens=LIMIT)
+
+
+def _together(base: str) -> BaseChatModel:
+    together = pytest.importorskip("langchain_together")
+    return together.ChatTogether(model="meta-llama/Llama-3.3-70B-Instruct-Turbo", api_key="test",  # type: ignore[call-arg]
+                                 base_url=base + "/v1", max_retries=0, max_tokens=LIMIT)
+
+
+def _azure(base: str) -> BaseChatModel:
+    from langchain_openai import AzureChatOpenAI
+
+    return AzureChatOpenAI(azure_deployment="gpt-4o", api_version="2024-10-21",  # type: ignore[call-arg]
+                           azure_endpoint=base, api_key="test", max_retries=0,
+                           max_tokens=LIMIT, http_client=_http(),
+                           http_async_client=_http(asynchronous=True))
+
+
+Factory = Callable[[str], BaseChatModel]
+
+#: class name -> (the API its wire is, the emulator's server profile or None, the factory)
+CLASSES: dict[str, tuple[str, str | None, Factory]] = {
+    "ChatMistralAI": ("openai-chat", "mistral", _mistral),
+    "ChatGroq": ("openai-chat", "groq", _groq),
+    "ChatFireworks": ("openai-chat", None, _fireworks),
+    "ChatDeepSeek": ("openai-chat", "deepseek", _deepseek),
+    "ChatXAI": ("openai-chat", None, _xai),
+    "ChatTogether": ("openai-chat", None, _together),
+    "AzureChatOpenAI": ("openai-chat", None, _azure),
+}
+
+
+@pytest.fixture(scope="module")
+def emulators() -> Iterator[dict[str | None, VendorEmulator]]:
+    profiles = {profile for _, profile, _ in CLASSES.values()}
+    started: dict[str | None, VendorEmulator] = {}
+    try:
+        for profile in profiles:
+            started[profile] = (VendorEmulator(profile=profile) if profile
+                                else VendorEmulator(seed=0)).start()
+        yield started
+    finally:
+        for emu in started.values():
+            emu.stop()
+
+
+def _setup(emulators: dict[str | None, VendorEmulator], name: str,
+           scenario: str) -> tuple[VendorEmulator, BaseChatModel, str]:
+    api, profile, factory = CLASSES[name]
+    emu = emulators[profile]
+    emu.clear()
+    emu.queue(api, scenario)  # then "text": an agent loop ends after one round of tools
+    return emu, factory(emu.base_url), api
+
+
+def proven(api: str, scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a correct gate runs: the scenario's calls when it is committed, else none."""
+    if not SCENARIOS[scenario].expect.committed:
+        return []
+    return [(c.name, dict(c.arguments))
+            for c in build_script(scenario, scenario_rng(0, api, scenario)).calls]
+
+
+def answered_ids(body: Any) -> set[str]:
+    """Every tool-result id a request body carries, whatever the wire calls it."""
+    found: set[str] = set()
+    if isinstance(body, dict):
+        for key, value in body.items():
+            if key in ("tool_call_id", "toolUseId") and isinstance(value, str):
+                found.add(value)
+            else:
+                found |= answered_ids(value)
+    elif isinstance(body, list):
+        for item in body:
+            found |= answered_ids(item)
+    return found
+
+
+CASES = [(n, s) for n in CLASSES for s in SCENARIO_CASES]
+IDS = [f"{n}-{s}" for n, s in CASES]
+
+
+@pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
+def test_agent_runs_complete_calls_once_and_answers_the_rest(
+        emulators: dict[str | None, VendorEmulator], name: str, scenario: str) -> None:
+    emu, model, api = _setup(emulators, name, scenario)
+    recorder = Recorder()
+    agent = create_agent(model, tools=recording_tools(recorder), middleware=[ToolstreamMiddleware()])
+    messages = agent.invoke({"messages": [HumanMessage("go")]})["messages"]
+    assert sorted_calls(recorder.calls) == sorted_calls(proven(api, scenario))
+    assert_history_paired(messages)
+    first = next(m for m in messages if isinstance(m, AIMessage))
+    rejected = [c["id"] for c in first.invalid_tool_calls]
+    assert [c["name"] for c in first.invalid_tool_calls] == list(SCENARIOS[scenario].expect.rejected)
+    assert len(emu.requests) == 2  # the follow-up was sent, and accepted
+    assert set(rejected) <= answered_ids(emu.requests[1].body)
+
+
+@pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
+def test_with_toolstream_hands_out_only_complete_calls(
+        emulators: dict[str | None, VendorEmulator], name: str, scenario: str) -> None:
+    emu, model, api = _setup(emulators, name, scenario)
+    gated = with_toolstream(model).bind_tools(recording_tools(Recorder()))
+    message = gated.invoke([HumanMessage("go")])
+    assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
+        sorted_calls(proven(api, scenario))
+    assert [c["name"] for c in message.invalid_tool_calls] == \
+        list(SCENARIOS[scenario].expect.rejected)
+    # the rejected ids are answered when the caller sends the history on
+    answers = error_tool_messages(message)
+    assert {m.tool_call_id for m in answers} == {c["id"] for c in message.invalid_tool_calls}
+    if answers:
+        gated.invoke([HumanMessage("go"), message, *answers])
+        assert {m.tool_call_id for m in answers} <= answered_ids(emu.requests[-1].body)
+
+
+def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(
+        emulators: dict[str | None, VendorEmulator], caplog: pytest.LogCaptureFixture) -> None:
+    """A class outside the known partner packages that hides its finish signal under its own
+    key: the gate warns once, names the class and the keys it saw, notes it in the record; a
+    declared signal then lets its complete calls through."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langchain_openai import ChatOpenAI
+
+    from langchain_toolstream import declare_finish_signal, read_record
+
+    class HiddenFinish(BaseChatModel):
+        """Streams the wrapped model's chunks with ``finish_reason`` renamed ``end``."""
+
+        inner: BaseChatModel
+
+        @property
+        def _llm_type(self) -> str:
+            return "hidden-finish"
+
+        def _generate(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+        def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                    **kwargs: Any) -> Iterator[Any]:
+            for chunk in self.inner._stream(messages, stop=stop, **kwargs):
+                info = dict(chunk.generation_info or {})
+                metadata = dict(chunk.message.response_metadata)
+                for source in (info, metadata):
+                    if "finish_reason" in source:
+                        metadata["end"] = source.pop("finish_reason")
+                yield chunk.model_copy(update={
+                    "generation_info": info or None,
+                    "message": chunk.message.model_copy(update={"response_metadata": metadata})})
+
+    emu = emulators[None]
+    model = HiddenFinish(inner=ChatOpenAI(model="gpt-4.1-mini", api_key="test",  # type: ignore[arg-type]
+                                          base_url=emu.base_url + "/v1", max_retries=0))
+    bound = model.bind(tools=[convert_to_openai_tool(t) for t in recording_tools(Recorder())])
+    caplog.set_level(logging.WARNING, logger="langchain_toolstream")
+    records = []
+    for _ in range(2):
+        emu.clear()
+        emu.queue("openai-chat", "parallel_calls")
+        message = with_toolstream(bound).invoke([HumanMessage("go")])
+        assert message.tool_calls == []
+        records.append(read_record(message))
+    warnings = [r.getMessage() for r in caplog.records if "HiddenFinish" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "end" in warnings[0] and "declare_finish_signal" in warnings[0]
+    assert all(r is not None and "HiddenFinish" in r.get("note", "") for r in records)
+    declare_finish_signal(HiddenFinish, "end")
+    emu.clear()
+    emu.queue("openai-chat", "parallel_calls")
+    message = with_toolstream(bound).invoke([HumanMessage("go")])
+    assert [c["name"] for c in message.tool_calls] == ["get_weather", "get_weather"]
+    record = read_record(message)
+    assert record is not None and "note" not in record
