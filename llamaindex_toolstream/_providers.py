@@ -20,6 +20,8 @@ PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
     ("llama_index.llms.openai", "OpenAI", "openai-chat"),
     ("llama_index.llms.anthropic", "Anthropic", "anthropic"),
     ("llama_index.llms.google_genai", "GoogleGenAI", "gemini"),
+    ("llama_index.llms.ollama", "Ollama", "ollama"),
+    ("llama_index.llms.bedrock_converse", "BedrockConverse", "bedrock-converse"),
 )
 
 

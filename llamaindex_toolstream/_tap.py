@@ -2,11 +2,11 @@
 
 Why this exists: LlamaIndex's LLM classes turn vendor events into ``ChatResponse`` objects and
 lose what the gate needs to prove a call complete (``Anthropic`` never yields
-``content_block_start`` or ``message_stop``; ``OpenAI``'s merge breaks on arguments sent as
-a JSON object), and some of them write into the SDK's event objects as they go. So the gate
-reads the events the SDK parsed from the wire (``toolstream_core.integration.tap_client``:
-the SDK knowledge, shared with the LangChain shim). What is LlamaIndex's is here: which
-class holds which SDK client in which field.
+``content_block_start`` or ``message_stop``; ``BedrockConverse`` never yields ``messageStop``;
+``OpenAI``'s merge breaks on arguments sent as a JSON object), and some of them write into the
+SDK's event objects as they go. So the gate reads the events the SDK parsed from the wire
+(``toolstream_core.integration.tap_client``: the SDK knowledge, shared with the LangChain
+shim). What is LlamaIndex's is here: which class holds which SDK client in which field.
 
 The gate streams from a private copy of the LLM made per call with ``model_copy(update=...)``,
 so nothing global is patched, the user's LLM object is never touched, and concurrent calls
@@ -40,12 +40,32 @@ def _anthropic_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
             "_aclient": tap_client(llm._aclient, sink, "anthropic")}
 
 
+def _ollama_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+    # ``client`` / ``async_client`` are properties that build and cache ``_client`` /
+    # ``_async_client`` on first use (on the user's LLM, as its own first call would).
+    return {"_client": tap_client(llm.client, sink, "ollama"),
+            "_async_client": tap_client(llm.async_client, sink, "ollama")}
+
+
+def _bedrock_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+    # boto3 ``bedrock-runtime``. Without aioboto3 the async paths run the sync client on a
+    # thread, so the one client carries both (the tap then feeds the session from that
+    # thread, one event at a time, before LlamaIndex's queue hands the event on). With
+    # aioboto3 they open their own session's client, which this cannot reach: refused, so
+    # the caller reads ``ChatResponse.raw`` and says so.
+    if getattr(llm, "_asession", None) is not None:
+        raise TypeError("BedrockConverse streams through aioboto3")
+    return {"_client": tap_client(llm._client, sink, "bedrock")}
+
+
 _Fields = Callable[[Any, RawSink], "dict[str, Any]"]
 
 #: provider -> how a class speaking it holds its SDK clients.
 _FIELDS: dict[str, _Fields] = {
     "openai-chat": _openai_fields,
     "anthropic": _anthropic_fields,
+    "ollama": _ollama_fields,
+    "bedrock-converse": _bedrock_fields,
 }
 
 _WARNED: set[str] = set()
