@@ -1,14 +1,16 @@
 """One streamed LLM response and the core ``Assembler`` that decides its tool calls.
 
-A session is attached to every ``ChatResponse`` of its stream, so the agent (or any caller)
-can ask "what did this response commit?" in O(1): while the stream is open the answer is
-"nothing yet"; the core parses arguments once, after the stream has ended.
+A session is registered for every ``ChatResponse`` of its stream (``session_of``: a registry
+keyed by the response, nothing written into it), so the agent (or any caller) can ask "what
+did this response commit?" in O(1): while the stream is open the answer is "nothing yet";
+the core parses arguments once, after the stream has ended.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -35,17 +37,50 @@ __all__ = ["StreamSession", "session_of"]
 
 logger = logging.getLogger(__name__)
 
-_ATTR = "_toolstream_session"
 
 # google-genai's LlamaIndex class raises this for any finishReason other than STOP before it
 # yields the chunk; the reason is the vendor's verbatim, so it is given back to the core.
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
 
 
+class _Sessions:
+    """Which session produced which ``ChatResponse``, without writing into the response.
+
+    ``ChatResponse`` is an unhashable pydantic model, so a ``WeakKeyDictionary`` cannot hold
+    it: entries are keyed by ``id()``, each holds a weak reference whose callback removes the
+    entry when the response is collected, and a lookup checks the reference still points at
+    the very object asked about. A session lives as long as a response it produced.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[ChatResponse], StreamSession]] = {}
+
+    def attach(self, response: ChatResponse, session: StreamSession) -> None:
+        key = id(response)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0]() is response:
+            self._entries[key] = (entry[0], session)
+            return
+        self._entries[key] = (weakref.ref(response, self._forget(key)), session)
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[ChatResponse]], None]:
+        def forget(ref: weakref.ref[ChatResponse]) -> None:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
+        return forget
+
+    def get(self, response: ChatResponse) -> StreamSession | None:
+        entry = self._entries.get(id(response))
+        return entry[1] if entry is not None and entry[0]() is response else None
+
+
+_SESSIONS = _Sessions()
+
+
 def session_of(response: ChatResponse) -> StreamSession | None:
     """The session that produced ``response``, if a ``ToolstreamLLM`` did."""
-    session = response.__dict__.get(_ATTR)
-    return session if isinstance(session, StreamSession) else None
+    return _SESSIONS.get(response)
 
 
 class StreamSession:
@@ -140,7 +175,7 @@ class StreamSession:
             self._assembler.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
-        response.__dict__[_ATTR] = self
+        _SESSIONS.attach(response, self)
         self.last = response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
@@ -152,7 +187,7 @@ class StreamSession:
         else:
             for event in events:
                 self._assembler.feed(event)
-        response.__dict__[_ATTR] = self
+        _SESSIONS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
 
@@ -221,7 +256,7 @@ class StreamSession:
         response = ChatResponse(message=self.final_message(self._original))
         if self.record is not None:
             response.additional_kwargs[RECORD_KEY] = self.record
-        response.__dict__[_ATTR] = self
+        _SESSIONS.attach(response, self)
         self.last = response
         return response
 
