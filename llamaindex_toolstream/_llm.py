@@ -29,10 +29,10 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
+from toolstream_core.integration import events_for_response
 
 from ._limits import output_limit
 from ._messages import call_id, call_name
-from ._nonstream import events_for_response
 from ._providers import ProviderMismatchError, resolve_provider
 from ._session import StreamSession, session_of
 from ._tap import tap_llm
