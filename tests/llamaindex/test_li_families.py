@@ -18,7 +18,7 @@ from li_helpers import Recorder, run_agent, unpaired
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from toolstream_core.testing import VendorEmulator
 
-from llamaindex_toolstream import ToolstreamFunctionAgent, read_record
+from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM, read_record
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -151,3 +151,21 @@ async def test_whole_cut_answer_runs_nothing(family: str,
     assert outcome.runs == [] and outcome.tool_messages == []
     assert outcome.requests == 1
     assert unpaired(outcome.memory) == []
+
+
+@families
+@pytest.mark.parametrize(("scenario", "expected"), [("parallel_calls", PARALLEL),
+                                                    ("truncated_length", [])])
+def test_sync_stream_through_the_llm(family: str, scenario: str, expected: list[Any],
+                                     toolstream_emulator: VendorEmulator) -> None:
+    """The sync twin, through ``ToolstreamLLM`` alone: the same verdict from the same tap."""
+    api, build, package = FAMILIES[family]
+    pytest.importorskip(package)
+    llm = ToolstreamLLM(build(toolstream_emulator.base_url))
+    toolstream_emulator.queue(api, scenario)
+    responses = list(llm.stream_chat_with_tools(Recorder().tools(), user_msg="go"))
+    calls = llm.get_tool_calls_from_response(responses[-1], error_on_no_tool_call=False)
+    assert [(c.tool_name, c.tool_kwargs) for c in calls] == expected
+    turn = llm.turn_of(responses[-1])
+    assert turn is not None and len(turn.rejected) == (0 if expected else 1)
+    assert read_record(responses[-1])["mode"] == "tap"  # type: ignore[index]
