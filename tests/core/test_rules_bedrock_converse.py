@@ -184,3 +184,14 @@ def test_rule5_2_an_unknown_event_kind_is_ignored() -> None:
 def test_metadata_after_message_stop_is_read() -> None:
     turn = run(bedrock(TWO, usage=100), P, max_output_tokens=100)
     assert not turn.committed
+
+
+def test_rule8_one_byte_fragments_assemble_in_linear_time() -> None:
+    """256 KiB of toolUse input in 1-byte deltas; a quadratic buffer misses the deadline."""
+    from test_linearity import deadline
+
+    size = 256 * 1024
+    events = bedrock([("t1", "write", ["{\"d\": \"", *("x" * size), "\"}"])], text=False)
+    with deadline(120):
+        turn = run(events, P, config=AssembleConfig(max_tool_argument_bytes=size + 64))
+    assert len(turn.committed[0].arguments["d"]) == size

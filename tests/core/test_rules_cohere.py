@@ -115,3 +115,14 @@ def test_rule5_2_unknown_kinds_are_ignored() -> None:
     events.insert(3, {"type": "citation-start", "index": 0, "delta": {"message": {"citations": {}}}})
     events.insert(3, {"type": "brand-new-kind"})
     assert outcome(run(events, P)) == outcome(run(cohere(TWO), P))
+
+
+def test_rule8_one_byte_fragments_assemble_in_linear_time() -> None:
+    """256 KiB of arguments in 1-byte tool-call-deltas; a quadratic buffer misses the deadline."""
+    from test_linearity import deadline
+
+    size = 256 * 1024
+    events = cohere([("c1", "write", ["{\"d\": \"", *("x" * size), "\"}"])])
+    with deadline(120):
+        turn = run(events, P, config=AssembleConfig(max_tool_argument_bytes=size + 64))
+    assert len(turn.committed[0].arguments["d"]) == size
