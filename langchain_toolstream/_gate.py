@@ -40,9 +40,9 @@ from toolstream_core import (
     history_args,
     turn_record,
 )
+from toolstream_core.integration import TapSession
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
-from ._limits import assembler_limit, request_limit
 from ._link import GateLink
 from ._observability import finish_traced, graph_progress
 from ._tap import static_provider, tap_model
@@ -105,18 +105,15 @@ class GateRun:
         output_limit: int | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
-        self._tools = tools
-        self._config = config
         self._on_event = on_event  # the user's UI callback (``with_toolstream(on_event=...)``)
-        # The request's output-token limit (the backstop of DESIGN 5.5); the tap replaces this
-        # guess from the model's settings with the request the SDK really sends.
-        self._limit = output_limit
         self._run_manager = run_manager  # whose span a turn's trace nests under
         self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
-        self._assembler: Assembler | None = None
-        self._provider: str | None = static_provider(model)
-        self._raw_state: Literal["none", "open", "ok", "error"] = "none"
+        # The tap's sink and the core: ``output_limit`` is the request's output-token limit
+        # (the backstop of DESIGN 5.5) guessed from the model's settings; the tap replaces it
+        # with the request the SDK really sends.
+        self._session = TapSession(tools=tools, config=config, provider=static_provider(model),
+                                   limit=output_limit, on_event=self._emit)
         self._model_class: type = type(model)
         self._declared = declared_signal(self._model_class)
         self._converter = ChunkConverter(self._declared)
@@ -127,13 +124,17 @@ class GateRun:
         self._lc_ids: list[str] = []
         self._content_is_list = False
         self._opened = 0
-        self.turn: Turn | None = None
         self.error: BaseException | None = None
-        tapped = tap_model(model, self)
+        tapped = tap_model(model, self._session)
         self.mode: Literal["tap", "chunks", "message"] = "tap" if tapped is not None else "chunks"
         self.model: BaseChatModel = tapped if tapped is not None else model
         if self.mode == "chunks":
-            self._provider = "openai-chat"  # converted chunks speak Chat Completions
+            self._session.provider = "openai-chat"  # converted chunks speak Chat Completions
+
+    @property
+    def turn(self) -> Turn | None:
+        """The decided turn (``None`` until ``finish`` or ``cancel``)."""
+        return self._session.turn
 
     # -- the core ------------------------------------------------------------------------------
 
@@ -150,31 +151,7 @@ class GateRun:
                 _log.exception("toolstream: on_event callback failed")
 
     def _core(self) -> Assembler:
-        if self._assembler is None:
-            provider: Any = self._provider
-            self._assembler = Assembler(
-                tools=self._tools, config=self._config, provider=provider, on_event=self._emit,
-                **assembler_limit(self._limit),
-            )
-        return self._assembler
-
-    # -- RawSink (called by the tap) -------------------------------------------------------------
-
-    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
-        if self._raw_state != "none":
-            _log.warning("toolstream: a second vendor stream in one model call; fed to the same turn")
-        if self._assembler is None:
-            self._provider = provider
-            self._limit = request_limit(request)
-        self._raw_state = "open"
-
-    def raw_event(self, event: Any) -> None:
-        if self.turn is None:
-            self._core().feed(event)
-
-    def raw_end(self, error: BaseException | None) -> None:
-        if self._raw_state == "open":
-            self._raw_state = "error" if error is not None else "ok"
+        return self._session.assembler
 
     # -- LangChain chunks ------------------------------------------------------------------------
 
@@ -190,16 +167,16 @@ class GateRun:
         if self.mode == "chunks":
             for event in self._converter.events(chunk):
                 self._core().feed(event)
-        elif self._raw_state == "none":
+        elif self._session.state == "none":
             self._shadow.extend(self._converter.events(chunk))
         return self._sanitize(chunk)
 
     def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
         """A non-streamed answer: one complete event set, judged on the vendor's own response
         where the tap saw it (Bedrock ``converse``, Ollama, Cohere), else on LangChain's message."""
-        if self.mode != "tap" or self._raw_state == "none":
+        if self.mode != "tap" or self._session.state == "none":
             self.mode = "message"
-            self._provider = "openai-chat"
+            self._session.provider = "openai-chat"
             for event in message_to_events(message, self._declared):
                 self._core().feed(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
@@ -251,36 +228,34 @@ class GateRun:
 
     def cancel(self, reason: str) -> Turn:
         """Stop: every call not yet decided is cancelled (and will be paired)."""
-        if self.turn is None:
+        session = self._session
+        if session.turn is None:
             core = self._core()
             core.cancel(reason)
-            self.turn = finish_traced(core, self._run_manager, transport_complete=False)
-        return self.turn
+            session.turn = finish_traced(core, self._run_manager, transport_complete=False)
+        return session.turn
 
     def finish(self, error: BaseException | None = None) -> Turn:
         """Decide the turn. ``error`` is what ended the stream, if it did not end cleanly."""
-        if self.turn is not None:
-            return self.turn
+        session = self._session
+        if session.turn is not None:
+            return session.turn
         self.error = error
-        if self.mode == "tap" and self._raw_state == "none" and self._shadow:
+        if self.mode == "tap" and session.state == "none" and self._shadow:
             # The integration reached the vendor by a path the tap does not know: judge on the
             # converted chunks rather than on nothing (the turn still needs proof to commit).
             _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
-            self._provider = "openai-chat"
+            session.provider = "openai-chat"
             for event in self._shadow:
                 self._core().feed(event)
-            self._raw_state = "ok"
-        if self.mode == "tap" and self._raw_state != "none":
-            transport_complete = error is None and self._raw_state == "ok"
-        else:
-            transport_complete = error is None
         if self.mode == "chunks" and self._converter.finish_reason is not None:
             note_readable(self._model_class)
         elif self.mode == "chunks" and error is None:
             self._note = _unread_finish(self._model_class, self._converter.keys_seen)
-        self.turn = finish_traced(self._core(), self._run_manager,
-                                  transport_complete=transport_complete, error=error)
-        return self.turn
+        session.turn = finish_traced(self._core(), self._run_manager,
+                                     transport_complete=session.transport_complete(error),
+                                     error=error)
+        return session.turn
 
     @property
     def has_calls(self) -> bool:

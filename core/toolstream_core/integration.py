@@ -10,7 +10,9 @@ what importing ``toolstream_core`` costs. It stands above ``vendors`` in the pac
 The shared integration layer, so a vendor family is added once and every shim gets it:
 
 - :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
-  events of its streaming calls reach a sink before the framework reads them.
+  events of its streaming calls reach a sink before the framework reads them;
+  :class:`TapSession`, the sink of one model call (the tapped request's provider and limit,
+  how its stream ended, a lazily built ``Assembler``).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
 - :func:`request_limit`, :func:`settings_limit`: the output-token limit in an SDK request or
   a settings object; :func:`assembler_limit` the ``Assembler`` keyword for it.
@@ -39,6 +41,7 @@ from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
 from .vendors._limits import request_limit, settings_limit
+from .vendors._session import TapSession, TapState
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
@@ -46,6 +49,8 @@ __all__ = [
     "ProgressEncoder",
     "RawSink",
     "Reshape",
+    "TapSession",
+    "TapState",
     "assembler_limit",
     "events_for_response",
     "request_limit",

@@ -6,15 +6,19 @@ middleware=[ToolstreamMiddleware()])`` and through ``with_toolstream``: complete
 calls run exactly once with the vendor's arguments; a call cut by the max-token stop, or by a
 stream that ends without a finish, never runs and its id is answered in the next request.
 
-Classes built on ``langchain-openai`` (``AzureChatOpenAI``, ``ChatDeepSeek``, ``ChatXAI``) are
-tapped on the OpenAI SDK; ``ChatMistralAI`` (its own httpx client), ``ChatGroq`` (the ``groq``
-SDK), ``ChatFireworks`` (``fireworks-ai``) and ``ChatTogether`` are gated on LangChain's own
-chunks, through the finish signals their packages put in ``response_metadata``.
+``ChatOllama``, ``ChatBedrockConverse`` (streaming, and ``disable_streaming=True`` through
+``converse``) and ``ChatCohere`` are tapped on their own SDKs (``ollama``, boto3, ``cohere``)
+against the emulator's native wires; classes built on ``langchain-openai`` (``AzureChatOpenAI``,
+``ChatDeepSeek``, ``ChatXAI``, ``ChatTogether``) on the OpenAI SDK; ``ChatMistralAI`` (its own
+httpx client), ``ChatGroq`` (the ``groq`` SDK) and ``ChatFireworks`` (``fireworks-ai``) are
+gated on LangChain's own chunks, through the finish signals their packages put in
+``response_metadata``. The record's ``mode`` says which, per class.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,7 +32,12 @@ from profile_util import sorted_calls
 from toolstream_core.testing import SCENARIOS, VendorEmulator
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
-from langchain_toolstream import ToolstreamMiddleware, error_tool_messages, with_toolstream
+from langchain_toolstream import (
+    ToolstreamMiddleware,
+    error_tool_messages,
+    read_record,
+    with_toolstream,
+)
 
 SCENARIO_CASES = ("parallel_calls", "truncated_length", "no_finish")
 LIMIT = 700
@@ -97,10 +106,40 @@ def _azure(base: str) -> BaseChatModel:
                            http_async_client=_http(asynchronous=True))
 
 
+def _ollama(base: str) -> BaseChatModel:
+    ollama = pytest.importorskip("langchain_ollama")
+    return ollama.ChatOllama(model="llama3.1", base_url=base, num_predict=LIMIT)  # type: ignore[no-any-return]
+
+
+def _bedrock(base: str, **extra: Any) -> BaseChatModel:
+    aws = pytest.importorskip("langchain_aws")
+    from botocore.config import Config
+
+    return aws.ChatBedrockConverse(  # type: ignore[no-any-return]
+        model="anthropic.claude-3-5-sonnet-20240620-v1:0", region_name="us-east-1",
+        endpoint_url=base, aws_access_key_id="toolstream-test", aws_secret_access_key="test",
+        max_tokens=LIMIT, config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+        **extra)
+
+
+def _bedrock_whole(base: str) -> BaseChatModel:
+    return _bedrock(base, disable_streaming=True)
+
+
+def _cohere(base: str) -> BaseChatModel:
+    cohere = pytest.importorskip("langchain_cohere")
+    return cohere.ChatCohere(model="command-r-plus", cohere_api_key="test", base_url=base,  # type: ignore[no-any-return]
+                             max_tokens=LIMIT)
+
+
 Factory = Callable[[str], BaseChatModel]
 
 #: class name -> (the API its wire is, the emulator's server profile or None, the factory)
 CLASSES: dict[str, tuple[str, str | None, Factory]] = {
+    "ChatOllama": ("ollama", None, _ollama),
+    "ChatBedrockConverse": ("bedrock-converse", None, _bedrock),
+    "ChatBedrockConverse-converse": ("bedrock-converse", None, _bedrock_whole),
+    "ChatCohere": ("cohere", None, _cohere),
     "ChatMistralAI": ("openai-chat", "mistral", _mistral),
     "ChatGroq": ("openai-chat", "groq", _groq),
     "ChatFireworks": ("openai-chat", None, _fireworks),
@@ -143,9 +182,12 @@ def proven(api: str, scenario: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def answered_ids(body: Any) -> set[str]:
-    """Every tool-result id a request body carries, whatever the wire calls it."""
+    """Every tool-result id a request body carries, whatever the wire calls it. Ollama's tool
+    messages carry no id: there the error text names the call it answers (``(id call_...)``)."""
     found: set[str] = set()
     if isinstance(body, dict):
+        if body.get("role") == "tool" and isinstance(body.get("content"), str):
+            found.update(re.findall(r"\(id ([^)\s]+)\)", body["content"]))
         for key, value in body.items():
             if key in ("tool_call_id", "toolUseId") and isinstance(value, str):
                 found.add(value)
@@ -157,7 +199,23 @@ def answered_ids(body: Any) -> set[str]:
     return found
 
 
-CASES = [(n, s) for n in CLASSES for s in SCENARIO_CASES]
+#: Classes called without streaming: a whole answer cannot end without its finish (so
+#: ``no_finish`` does not apply), and the emulator's whole answer to a max-token cut carries no
+#: half call (Bedrock's ``converse`` returns the blocks it finished): nothing to reject.
+WHOLE = frozenset({"ChatBedrockConverse-converse"})
+
+
+#: How the gate reads each class: the vendor SDK's own events, or LangChain's chunks.
+MODES = {name: "tap" for name in CLASSES} | {
+    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks")}
+
+
+def expected_rejected(name: str, scenario: str) -> list[str]:
+    return [] if name in WHOLE else list(SCENARIOS[scenario].expect.rejected)
+
+
+CASES = [(n, s) for n in CLASSES for s in SCENARIO_CASES
+         if not (n in WHOLE and s == "no_finish")]
 IDS = [f"{n}-{s}" for n, s in CASES]
 
 
@@ -172,21 +230,23 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert_history_paired(messages)
     first = next(m for m in messages if isinstance(m, AIMessage))
     rejected = [c["id"] for c in first.invalid_tool_calls]
-    assert [c["name"] for c in first.invalid_tool_calls] == list(SCENARIOS[scenario].expect.rejected)
-    assert len(emu.requests) == 2  # the follow-up was sent, and accepted
-    assert set(rejected) <= answered_ids(emu.requests[1].body)
+    assert [c["name"] for c in first.invalid_tool_calls] == expected_rejected(name, scenario)
+    assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
+    assert set(rejected) <= answered_ids(emu.requests[-1].body)
 
 
 @pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
 def test_with_toolstream_hands_out_only_complete_calls(
         emulators: dict[str | None, VendorEmulator], name: str, scenario: str) -> None:
     emu, model, api = _setup(emulators, name, scenario)
-    gated = with_toolstream(model).bind_tools(recording_tools(Recorder()))
+    gated = with_toolstream(model, on_stream_error="pair").bind_tools(recording_tools(Recorder()))
     message = gated.invoke([HumanMessage("go")])
+    record = read_record(message)
+    assert record is not None and record["mode"] == MODES[name], record
+    assert record["provider"] == api  # judged on the vendor's own wire where tapped
     assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
         sorted_calls(proven(api, scenario))
-    assert [c["name"] for c in message.invalid_tool_calls] == \
-        list(SCENARIOS[scenario].expect.rejected)
+    assert [c["name"] for c in message.invalid_tool_calls] == expected_rejected(name, scenario)
     # the rejected ids are answered when the caller sends the history on
     answers = error_tool_messages(message)
     assert {m.tool_call_id for m in answers} == {c["id"] for c in message.invalid_tool_calls}
@@ -203,7 +263,7 @@ def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langchain_openai import ChatOpenAI
 
-    from langchain_toolstream import declare_finish_signal, read_record
+    from langchain_toolstream import declare_finish_signal
 
     class HiddenFinish(BaseChatModel):
         """Streams the wrapped model's chunks with ``finish_reason`` renamed ``end``."""
@@ -252,3 +312,27 @@ def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(
     assert [c["name"] for c in message.tool_calls] == ["get_weather", "get_weather"]
     record = read_record(message)
     assert record is not None and "note" not in record
+
+
+ASYNC_CASES = [(n, s) for n in CLASSES for s in ("parallel_calls", "truncated_length")]
+
+
+@pytest.mark.parametrize(("name", "scenario"), ASYNC_CASES,
+                         ids=[f"{n}-{s}" for n, s in ASYNC_CASES])
+@pytest.mark.asyncio(loop_scope="session")
+async def test_async_streams_are_gated_the_same_way(
+        emulators: dict[str | None, VendorEmulator], name: str, scenario: str) -> None:
+    """``astream``: the async SDK clients (``ollama.AsyncClient``, cohere's ``AsyncClient.v2``,
+    the OpenAI SDK's async client; Bedrock's sync client in LangChain's executor) are tapped
+    like the sync ones."""
+    _, model, api = _setup(emulators, name, scenario)
+    gated = with_toolstream(model, on_stream_error="pair").bind_tools(recording_tools(Recorder()))
+    message: Any = None
+    async for chunk in gated.astream([HumanMessage("go")]):
+        message = chunk if message is None else message + chunk
+    record = read_record(message)
+    assert record is not None and record["mode"] == MODES[name], record
+    assert record["provider"] == api  # judged on the vendor's own wire where tapped
+    assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
+        sorted_calls(proven(api, scenario))
+    assert [c["name"] for c in record["rejected"]] == expected_rejected(name, scenario)
