@@ -128,7 +128,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     def _streaming(self, session: StreamSession) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
         (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
-        tapped = tap_llm(self.llm, self.provider, session)
+        tapped = tap_llm(self.llm, self.provider, session.tap)
         if tapped is None:
             return self.llm
         session.read_from_tap()

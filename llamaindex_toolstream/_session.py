@@ -18,7 +18,6 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import (
     RECORD_KEY,
     AssembleConfig,
-    Assembler,
     AssemblerEvent,
     DecisionRecord,
     ErrorResult,
@@ -29,7 +28,7 @@ from toolstream_core import (
     Turn,
     turn_record,
 )
-from toolstream_core.integration import assembler_limit, request_limit
+from toolstream_core.integration import TapSession
 
 from ._messages import rebuild_message
 
@@ -105,10 +104,14 @@ class StreamSession:
         self._on_turn = on_turn
         #: The decision as plain data, also kept on the last response and its message.
         self.record: DecisionRecord | None = None
-        # ``max_output_tokens``: the request's limit, for the backstop of DESIGN 5.5.
-        self._assembler = Assembler(tools=tools, config=config, provider=provider,
-                                    on_event=self._on_event,
-                                    **assembler_limit(max_output_tokens))
+        #: The SDK tap's sink for this call (``toolstream_core.integration.TapSession``): it
+        #: feeds each event the moment the SDK yields it, before LlamaIndex sees it, because
+        #: LlamaIndex writes into the SDK's event objects (its partial-JSON repair goes into
+        #: the Anthropic ``content_block_start`` event's ``content_block.input``, Bedrock's
+        #: into the ``contentBlockStart`` dict); and the tapped request's provider and output
+        #: limit replace the ones read from the class and its settings (DESIGN 5.5).
+        self.tap = TapSession(tools=tools, config=config, provider=provider,
+                              limit=max_output_tokens, on_event=self._on_event)
         self._pending: list[AssemblerEvent] = []
         self._text: list[str] = []
         self.turn: Turn | None = None
@@ -134,36 +137,10 @@ class StreamSession:
         events, self._pending = self._pending, []
         return events
 
-    # -- the SDK tap (``toolstream_core.integration.RawSink``) -----------------------------------
-
     def read_from_tap(self) -> None:
         """This call streams from a tapped copy: the SDK's events, not ``ChatResponse.raw``."""
         self.tapped = True
         self.mode = "tap"
-
-    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
-        """The SDK call is sent: the limit it really carries replaces the one read from the
-        LLM's settings (the class may merge its settings differently)."""
-        if provider != self.provider:
-            logger.warning("toolstream: a %s stream read as %s", provider, self.provider)
-        limit = request_limit(request)
-        if limit is not None and self.turn is None:
-            self._assembler.max_output_tokens = limit
-
-    def raw_event(self, event: Any) -> None:
-        """Each event is fed the moment the SDK yields it, before LlamaIndex sees it.
-
-        Not buffered until the next ``ChatResponse``: LlamaIndex keeps some of the SDK's event
-        objects and writes into them (its partial-JSON repair goes into the Anthropic
-        ``content_block_start`` event's ``content_block.input``, Bedrock's into the
-        ``contentBlockStart`` dict), so a buffered event is no longer what the vendor sent by
-        the time the core would read it.
-        """
-        if self.turn is None:
-            self._assembler.feed(event)
-
-    def raw_end(self, error: BaseException | None) -> None:
-        """The SDK stream ended; LlamaIndex re-raises its error, and the wrapper decides then."""
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -172,7 +149,7 @@ class StreamSession:
         if self.turn is not None:
             return
         if not self.tapped and response.raw is not None:
-            self._assembler.feed(self._normalise(response.raw))
+            self.tap.assembler.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
         _SESSIONS.attach(response, self)
@@ -186,7 +163,7 @@ class StreamSession:
                            self.provider)
         else:
             for event in events:
-                self._assembler.feed(event)
+                self.tap.assembler.feed(event)
         _SESSIONS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
@@ -215,10 +192,14 @@ class StreamSession:
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                self.tap.assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
-        self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
+        # A tapped stream the SDK ended with an error is no clean end, even if LlamaIndex
+        # swallowed that error.
+        transport_complete = transport_complete and self.tap.transport_complete(None)
+        self.turn = self.tap.turn = self.tap.assembler.finish(
+            transport_complete=transport_complete, error=error)
         self.record = turn_record(self.turn, mode=self.mode, error=error)
         if self.last is not None:
             self._original = self.last.message
@@ -237,7 +218,7 @@ class StreamSession:
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
         if self.turn is None:
-            self._assembler.cancel(reason)
+            self.tap.assembler.cancel(reason)
         return self.finish(transport_complete=False)
 
     def should_raise(self) -> bool:
