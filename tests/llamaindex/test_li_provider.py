@@ -135,3 +135,13 @@ def test_cohere_v1_class_is_refused_with_the_reason(provider: str | None) -> Non
         ToolstreamLLM(llm, provider=provider)  # type: ignore[arg-type]
     with pytest.raises(ProviderMismatchError, match="cannot gate Cohere"):
         ToolstreamFunctionAgent(tools=Recorder().tools(), llm=llm)
+
+
+@pytest.mark.parametrize("wrong", ["openai-chat", "anthropic"])
+def test_the_old_advice_for_ollama_is_refused(wrong: str) -> None:
+    """``Ollama`` with the ``provider=`` the old message suggested: refused, not silent."""
+    ollama = pytest.importorskip("llama_index.llms.ollama")
+    llm = ollama.Ollama(model="llama3.1", base_url="http://127.0.0.1:9", context_window=8000)
+    with pytest.raises(ProviderMismatchError, match="Ollama speaks the ollama wire"):
+        ToolstreamLLM(llm, provider=wrong)  # type: ignore[arg-type]
+    assert ToolstreamLLM(llm).provider == "ollama"
