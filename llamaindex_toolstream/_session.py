@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -113,6 +114,9 @@ class StreamSession:
         self.tap = TapSession(tools=tools, config=config, provider=provider,
                               limit=max_output_tokens, on_event=self._on_event)
         self._pending: list[AssemblerEvent] = []
+        # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
+        # events it causes) can arrive off the event loop while the agent drains them.
+        self._pending_lock = threading.Lock()
         self._text: list[str] = []
         self.turn: Turn | None = None
         self.last: ChatResponse | None = None
@@ -125,7 +129,8 @@ class StreamSession:
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: AssemblerEvent) -> None:
-        self._pending.append(event)
+        with self._pending_lock:
+            self._pending.append(event)
         if self._forward is not None:
             try:
                 self._forward(event)
@@ -134,7 +139,8 @@ class StreamSession:
 
     def drain_events(self) -> list[AssemblerEvent]:
         """UI events since the last call (opened, argument bytes, committed, rejected)."""
-        events, self._pending = self._pending, []
+        with self._pending_lock:
+            events, self._pending = self._pending, []
         return events
 
     def read_from_tap(self) -> None:

@@ -18,7 +18,12 @@ from li_helpers import Recorder, run_agent, unpaired
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from toolstream_core.testing import VendorEmulator
 
-from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM, read_record
+from llamaindex_toolstream import (
+    CallCommittedEvent,
+    ToolstreamFunctionAgent,
+    ToolstreamLLM,
+    read_record,
+)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -123,6 +128,10 @@ async def test_complete_parallel_calls_run_once(family: str, streaming: bool,
     records = [read_record(m) for m in outcome.memory if m.role == "assistant"]
     [record] = [r for r in records if r is not None and r["committed"]]
     assert (record["mode"], record["complete"]) == ("tap" if streaming else "message", True)
+    # The UI events reach the workflow stream, whichever thread the tap ran on (Bedrock's
+    # async path reads boto3 on a worker thread).
+    committed = [e for e in outcome.events if isinstance(e, CallCommittedEvent)]
+    assert [e.tool_name for e in committed] == ["get_weather", "get_weather"]
 
 
 @unproven
