@@ -258,3 +258,23 @@ def test_cohere_unpaired_tool_call_is_400(emu: VendorEmulator) -> None:
     good = cc.chat(model="m", messages=[user, CHAT_CALLS, one, two],  # type: ignore[list-item]
                    request_options={"max_retries": 0})
     assert good.finish_reason == "COMPLETE"
+
+
+@pytest.mark.parametrize("api", FAMILIES)
+async def test_async_streams_reach_the_gate(emu: VendorEmulator, api: str) -> None:
+    """`aopen_stream` on each family's async path (boto3's on a worker thread) into aassemble."""
+    from toolstream_core import aassemble
+    from toolstream_core.testing import TOOLS
+    from toolstream_core.vendors import aopen_stream, declare_tools, make_client
+
+    client = make_client(api, api_key="t", base_url=emu.base_url, asynchronous=True)
+    for name, committed, rejected in (("parallel_calls", ["get_weather"] * 2, []),
+                                      ("truncated_length", [], ["write_file"])):
+        stream = await aopen_stream(api, client, model=f"scenario:{name}", contents="x",
+                                    tools=declare_tools(api, TOOLS))
+        turn = await aassemble(stream, tools=TOOLS, provider=api)  # type: ignore[arg-type]
+        assert [c.name for c in turn.committed] == committed, (api, name)
+        assert [c.name for c in turn.rejected] == rejected, (api, name)
+        if name == "parallel_calls":
+            assert [c.arguments for c in turn.committed] == [{"city": "Paris"},
+                                                             {"city": "Tokyo"}]

@@ -10,6 +10,7 @@ must not stop a replay before it starts.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
@@ -17,15 +18,24 @@ REGION = "us-east-1"
 """The region the client names (the cassettes are recorded under its endpoint)."""
 ACCESS_KEY_ID = "toolstream-test"
 """The dummy access key id (the secret key is the caller's ``api_key``)."""
+#: Environment variables that give boto3 real credentials to sign with.
+_AWS_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK",
+                    "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
 
 
 def client(*, api_key: str, base_url: str | None, api_version: str | None,
            asynchronous: bool) -> Any:
+    """A ``bedrock-runtime`` client: dummy keys for the emulator or a replay, else the
+    environment's credentials (recording against AWS)."""
     import boto3  # type: ignore[import-untyped]
     from botocore.config import Config  # type: ignore[import-untyped]
 
     # one attempt: one request is one HTTP exchange, as with the other SDKs
     config = Config(retries={"total_max_attempts": 1, "mode": "standard"})
+    if base_url is None and any(os.environ.get(name) for name in _AWS_CREDENTIALS):
+        return boto3.client("bedrock-runtime", region_name=os.environ.get("AWS_REGION", REGION),
+                            config=config)
     return boto3.client("bedrock-runtime", region_name=REGION, endpoint_url=base_url,
                         aws_access_key_id=ACCESS_KEY_ID, aws_secret_access_key=api_key,
                         config=config)
