@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from toolstream_core.integration import RawSink, tap_client
+from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
 
 __all__ = ["RawSink", "tap_model", "tappable"]
 
@@ -63,12 +63,32 @@ def _bedrock_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return None if client is None else {"client": tap_client(client, sink, "bedrock")}
 
 
+def _ollama_host(model: Any) -> tuple[Any, dict[str, Any]]:
+    """``ChatOllama``'s host and the client keyword arguments it builds its clients with
+    (credentials in the URL become headers, as ``ChatOllama`` itself does when it can)."""
+    kwargs = dict(model.client_kwargs or {})
+    try:
+        from langchain_ollama._utils import merge_auth_headers, parse_url_with_auth
+    except ImportError:  # another langchain-ollama: the URL as given
+        return model.base_url, kwargs
+    host, auth = parse_url_with_auth(model.base_url)
+    merge_auth_headers(kwargs, auth)
+    return host, kwargs
+
+
 def _ollama_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
-    # ``ChatOllama`` keeps its ``ollama`` clients as private attributes; the copy gets its own
-    # through ``model_copy(update=...)``, the original keeps its own.
+    # ``ChatOllama`` keeps its ``ollama`` clients as private attributes. The copy gets clients
+    # of its own, built with the same settings plus the hook that tees the server's lines (the
+    # client's objects drop each call's id and index); the original keeps its own.
+    import ollama
+
+    host, kwargs = _ollama_host(model)
+    sync = {**kwargs, **(model.sync_client_kwargs or {})}
+    async_ = {**kwargs, **(model.async_client_kwargs or {})}
     return {
-        "_client": tap_client(model._client, sink, "ollama"),
-        "_async_client": tap_client(model._async_client, sink, "ollama"),
+        "_client": ollama.Client(host=host, **ollama_tap_kwargs(sync, sink)),
+        "_async_client": ollama.AsyncClient(
+            host=host, **ollama_tap_kwargs(async_, sink, asynchronous=True)),
     }
 
 

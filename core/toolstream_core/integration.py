@@ -13,6 +13,8 @@ The shared integration layer, so a vendor family is added once and every shim ge
   events of its streaming calls reach a sink before the framework reads them;
   :class:`TapSession`, the sink of one model call (the tapped request's provider and limit,
   how its stream ended, a lazily built ``Assembler``).
+- :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
+  ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
 - :func:`request_limit`, :func:`settings_limit`: the output-token limit in an SDK request or
   a settings object; :func:`assembler_limit` the ``Assembler`` keyword for it.
@@ -32,6 +34,7 @@ The shared integration layer, so a vendor family is added once and every shim ge
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ._progress import SCHEMA_VERSION, ProgressEncoder
@@ -53,6 +56,7 @@ __all__ = [
     "TapState",
     "assembler_limit",
     "events_for_response",
+    "ollama_tap_kwargs",
     "request_limit",
     "settings_limit",
     "tap_client",
@@ -68,3 +72,17 @@ __all__ = [
 def assembler_limit(limit: int | None) -> dict[str, Any]:
     """The ``Assembler`` keyword for ``limit``: the one place a shim spells it."""
     return {} if limit is None else {"max_output_tokens": limit}
+
+
+def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
+                      asynchronous: bool = False) -> dict[str, Any]:
+    """``kwargs`` for ``ollama.Client`` (``AsyncClient`` with ``asynchronous``) whose
+    ``/api/chat`` lines reach ``sink`` as the server sent them, ids and indexes included.
+
+    Use it instead of `tap_client` for Ollama wherever the client can be built: the
+    ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so a call
+    the server re-sends would read as a second call. Imports httpx when called.
+    """
+    from .vendors._ollama_tap import ollama_tap_kwargs as build
+
+    return build(kwargs, sink, asynchronous=asynchronous)

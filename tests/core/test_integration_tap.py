@@ -17,6 +17,7 @@ from toolstream_core import AssembleConfig, Assembler
 from toolstream_core.integration import (
     TapSession,
     events_for_response,
+    ollama_tap_kwargs,
     request_limit,
     tap_client,
 )
@@ -152,3 +153,35 @@ def test_a_tap_session_judges_the_call_by_the_request_it_saw(
     turn = session.assembler.finish(transport_complete=session.transport_complete(None))
     assert [c.name for c in turn.rejected] == ["write_file"] and not turn.committed
     assert session.transport_complete(RuntimeError("the framework raised")) is False
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_ollama_lines_keep_the_ids_the_client_drops(
+        emulator: VendorEmulator, asynchronous: bool) -> None:
+    """A call the server re-sends: the ``ollama`` client's objects have no id, so through
+    them it reads as two calls; the lines ``ollama_tap_kwargs`` tees carry the id, and the
+    re-sent call commits once."""
+    ollama = pytest.importorskip("ollama")
+    emulator.clear()
+    emulator.queue("ollama", "resent_duplicate")
+    sink = Sink()
+    kwargs = ollama_tap_kwargs({"headers": {"x-test": "kept"}}, sink, asynchronous=asynchronous)
+    request: dict[str, Any] = {"model": MODELS["ollama"], "stream": True,
+                               "messages": [{"role": "user", "content": "go"}],
+                               "tools": declare_tools("ollama", TOOLS),
+                               "options": {"num_predict": LIMIT}}
+    if asynchronous:
+        client = ollama.AsyncClient(host=emulator.base_url, **kwargs)
+        objects = [part async for part in await client.chat(**request)]
+    else:
+        client = ollama.Client(host=emulator.base_url, **kwargs)
+        objects = list(client.chat(**request))
+    assert sink.provider == "ollama" and request_limit(sink.request) == LIMIT
+    assert len(sink.events) == len(objects) and sink.ended == [None]
+    assert all(isinstance(event, dict) for event in sink.events)
+    assert [c.name for c in sink.turn().committed] == ["get_weather"]
+    by_objects = Assembler(tools=TOOLS, provider="ollama")  # type: ignore[arg-type]
+    for part in objects:
+        by_objects.feed(part)
+    assert [c.name for c in by_objects.finish().committed] == ["get_weather", "get_weather"]

@@ -16,6 +16,10 @@ MODEL_NAMES = {
     "openai-responses": "gpt-4.1-mini",
     "anthropic": "claude-sonnet-4-5",
     "gemini": "gemini-2.5-flash",
+    # the SDK-tapped partner classes (``make_model`` only; the ``api`` fixture keeps the four)
+    "bedrock-converse": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "ollama": "qwen3:8b",
+    "cohere": "command-a-03-2025",
 }
 
 
@@ -23,9 +27,34 @@ def applies(api: str, scenario: str) -> bool:
     return api in SCENARIOS[scenario].apis
 
 
+def _partner_model(api: str, base: str | None, **kwargs: Any) -> Any:
+    """``ChatBedrockConverse``, ``ChatOllama`` or ``ChatCohere``; ``base=None``: the vendor's
+    default URL (where the bundled cassettes were recorded)."""
+    if api == "bedrock-converse":
+        from botocore.config import Config
+        from langchain_aws import ChatBedrockConverse
+
+        extra: dict[str, Any] = {"endpoint_url": base} if base is not None else {}
+        return ChatBedrockConverse(
+            model=MODEL_NAMES[api], region_name="us-east-1", aws_access_key_id="toolstream-test",
+            aws_secret_access_key="test", **extra, **kwargs,
+            config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+    if api == "ollama":
+        from langchain_ollama import ChatOllama
+
+        return ChatOllama(model=MODEL_NAMES[api], base_url=base or "http://localhost:11434",
+                          **kwargs)
+    from langchain_cohere import ChatCohere
+
+    extra = {"base_url": base} if base is not None else {}
+    return ChatCohere(model=MODEL_NAMES[api], cohere_api_key="test", **extra, **kwargs)
+
+
 def make_model(api: str, emu: VendorEmulator | None = None, **kwargs: Any) -> Any:
     """The real LangChain integration class for ``api``, pointed at the emulator."""
     base = emu.base_url if emu is not None else None
+    if api in ("bedrock-converse", "ollama", "cohere"):
+        return _partner_model(api, base, **kwargs)
     if api.startswith("openai"):
         from langchain_openai import ChatOpenAI
 

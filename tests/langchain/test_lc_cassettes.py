@@ -42,7 +42,8 @@ CASES = _cases()
 
 def test_every_api_has_cassettes() -> None:
     apis = {case.values[0] for case in CASES}
-    assert apis == {"openai-chat", "openai-responses", "anthropic", "gemini"}
+    assert apis == {"openai-chat", "openai-responses", "anthropic", "gemini",
+                    "bedrock-converse", "ollama", "cohere"}
     assert len(CASES) >= 40
 
 
