@@ -30,6 +30,7 @@ from ._messages import (
     pair_orphan_calls,
     read_record,
 )
+from ._providers import ProviderMismatchError
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "CallRejectedEvent",
     "CallStreamEvent",
     "CallView",
+    "ProviderMismatchError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
     "ToolstreamStreamHandler",

@@ -28,14 +28,14 @@ from llama_index.core.base.llms.types import (
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
-from toolstream_core import PROVIDERS, AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
+from toolstream_core.integration import events_for_response
 
 from ._limits import output_limit
 from ._messages import call_id, call_name
-from ._nonstream import events_for_response
-from ._providers import detect_llm_provider
+from ._providers import ProviderMismatchError, resolve_provider
 from ._session import StreamSession, session_of
-from ._tap import install_anthropic_tap, install_openai_tap, tap_sink
+from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 if TYPE_CHECKING:
@@ -69,7 +69,6 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
-    _stream_llm: FunctionCallingLLM = PrivateAttr()  # set in __init__
     _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
     _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
 
@@ -91,25 +90,13 @@ class ToolstreamLLM(FunctionCallingLLM):
                             "and give tools=, config= and the callbacks to that one wrapper")
         if not isinstance(llm, FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
-        detected = provider or detect_llm_provider(llm)
-        if detected is None or detected not in PROVIDERS:
-            raise ValueError(
-                f"cannot tell which vendor wire {type(llm).__name__} speaks; pass provider= "
-                f"one of {', '.join(PROVIDERS)}"
-            )
+        detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
         super().__init__(llm=llm, provider=detected, **kwargs)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
         self._on_turn = on_turn
-        self._stream_llm = llm
-        if detected in ("anthropic", "openai-chat"):
-            # OpenAI chat too: a compatible server's object arguments break LlamaIndex's merge
-            # before ``ChatResponse.raw`` exists (``install_openai_tap``).
-            tapped = (install_anthropic_tap if detected == "anthropic" else install_openai_tap)(llm)
-            if tapped is not None:
-                self._stream_llm = tapped
 
     @classmethod
     def class_name(cls) -> str:
@@ -135,15 +122,53 @@ class ToolstreamLLM(FunctionCallingLLM):
             config=self._config,
             on_event=self._on_event,
             on_turn=self._on_turn,
-            tapped=self._stream_llm is not self.llm,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
         )
+
+    def _streaming(self, session: StreamSession) -> Any:
+        """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
+        (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
+        tapped = tap_llm(self.llm, self.provider, session.tap)
+        if tapped is None:
+            return self.llm
+        session.read_from_tap()
+        return tapped
 
     def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
         session.absorb_whole(response, events)
+        self._check_read(session)
         return response
+
+    def _check_read(self, session: StreamSession) -> None:
+        """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
+
+        That is the wrong ``provider=`` (or a class that changed its wire): its calls would
+        vanish, neither run nor answered. Checked only when the core saw no call at all, so
+        a gated turn pays nothing.
+        """
+        turn, message = session.turn, session.framework_message
+        if turn is None or message is None or turn.calls or turn.server_calls:
+            return
+        found = self._framework_calls(message)
+        if found:
+            raise ProviderMismatchError(
+                f"{type(self.llm).__name__} returned tool calls ({', '.join(found)}) that the "
+                f"gate could not read as the {self.provider} wire, so none of them runs: is "
+                f"provider={self.provider!r} what this class sends? (the gate saw: "
+                f"{'; '.join(turn.anomalies[:3]) or 'no tool call'})")
+
+    def _framework_calls(self, message: ChatMessage) -> list[str]:
+        """The names of the calls the wrapped class itself finds in ``message``."""
+        try:
+            found = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
+                ChatResponse(message=message), error_on_no_tool_call=False)
+        except Exception:  # its own parser failed: it found nothing it could hand out
+            logger.debug("toolstream: %s could not parse its own message",
+                         type(self.llm).__name__, exc_info=True)
+            return []
+        return [str(getattr(call, "tool_name", "?")) for call in found]
 
     def _wrap_sync(self, gen: ChatResponseGen, session: StreamSession) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
@@ -159,6 +184,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                 if session.should_raise():
                     raise
             session.finish(transport_complete=True)
+            self._check_read(session)
             closing = session.closing_response()
             if closing is not None:
                 yield closing
@@ -179,6 +205,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                 if session.should_raise():
                     raise
             session.finish(transport_complete=True)
+            self._check_read(session)
             closing = session.closing_response()
             if closing is not None:
                 yield closing
@@ -195,16 +222,14 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
         session = self._session(None, kwargs)
-        with tap_sink(session.tap):
-            gen = self._stream_llm.stream_chat(messages, **kwargs)
+        gen = self._streaming(session).stream_chat(messages, **kwargs)
         return self._wrap_sync(gen, session)
 
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
         session = self._session(None, kwargs)
-        with tap_sink(session.tap):
-            gen = await self._stream_llm.astream_chat(messages, **kwargs)
+        gen = await self._streaming(session).astream_chat(messages, **kwargs)
         return self._wrap_async(gen, session)
 
     # -- chat with tools ---------------------------------------------------------------------
@@ -236,11 +261,10 @@ class ToolstreamLLM(FunctionCallingLLM):
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
         session = self._session(tools, kwargs)
-        with tap_sink(session.tap):
-            gen = self._stream_llm.stream_chat_with_tools(
-                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
-                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-                **kwargs)
+        gen = self._streaming(session).stream_chat_with_tools(
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
         return self._wrap_sync(gen, session)
 
     async def astream_chat_with_tools(self, tools: Sequence[BaseTool],
@@ -251,11 +275,10 @@ class ToolstreamLLM(FunctionCallingLLM):
                                       tool_required: bool = False,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
         session = self._session(tools, kwargs)
-        with tap_sink(session.tap):
-            gen = await self._stream_llm.astream_chat_with_tools(
-                tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
-                allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-                **kwargs)
+        gen = await self._streaming(session).astream_chat_with_tools(
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
+            **kwargs)
         return self._wrap_async(gen, session)
 
     def _prepare_chat_with_tools(self, tools: Sequence[BaseTool],

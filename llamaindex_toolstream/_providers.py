@@ -9,9 +9,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from toolstream_core import Provider
+from toolstream_core import PROVIDERS, Provider
 
-__all__ = ["PROVIDER_CLASSES", "detect_llm_provider"]
+__all__ = [
+    "PROVIDER_CLASSES",
+    "UNREADABLE_CLASSES",
+    "ProviderMismatchError",
+    "detect_llm_provider",
+    "resolve_provider",
+    "unreadable_reason",
+]
 
 #: (module, class name, provider), most specific first: ``OpenAIResponses`` is not an
 #: ``OpenAI`` subclass today, but ordering keeps that true if it ever becomes one.
@@ -20,17 +27,75 @@ PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
     ("llama_index.llms.openai", "OpenAI", "openai-chat"),
     ("llama_index.llms.anthropic", "Anthropic", "anthropic"),
     ("llama_index.llms.google_genai", "GoogleGenAI", "gemini"),
+    ("llama_index.llms.ollama", "Ollama", "ollama"),
+    ("llama_index.llms.bedrock_converse", "BedrockConverse", "bedrock-converse"),
 )
+
+
+#: (module, class name, why): classes whose stream the gate cannot read whatever
+#: ``provider=`` says, refused with the reason rather than read as a wire they do not send.
+UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
+    ("llama_index.llms.cohere", "Cohere",
+     "it calls Cohere's v1 chat API (cohere.Client.chat / chat_stream), whose events are not "
+     "the v2 chat stream toolstream reads as provider 'cohere', and its stream_chat yields no "
+     "tool calls at all"),
+)
+
+
+def _instance_of(llm: Any, module_name: str, class_name: str) -> bool:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return False
+    cls = getattr(module, class_name, None)
+    return isinstance(cls, type) and isinstance(llm, cls)
+
+
+def unreadable_reason(llm: Any) -> str | None:
+    """Why the gate cannot read ``llm``'s stream at all, or ``None``."""
+    return next((why for module_name, class_name, why in UNREADABLE_CLASSES
+                 if _instance_of(llm, module_name, class_name)), None)
 
 
 def detect_llm_provider(llm: Any) -> Provider | None:
     """The wire ``llm`` speaks, or ``None`` for a class this package does not know."""
-    for module_name, class_name, provider in PROVIDER_CLASSES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        cls = getattr(module, class_name, None)
-        if isinstance(cls, type) and isinstance(llm, cls):
-            return provider
-    return None
+    return next((provider for module_name, class_name, provider in PROVIDER_CLASSES
+                 if _instance_of(llm, module_name, class_name)), None)
+
+
+class ProviderMismatchError(ValueError):
+    """The wire a ``ToolstreamLLM`` was told to read is not the one its LLM speaks.
+
+    Raised when ``provider=`` contradicts the class, and at the end of a response whose tool
+    calls the framework found but the gate could not read: those calls would otherwise
+    vanish (nothing runs, nothing is answered, the agent answers ``''``).
+    """
+
+
+def _supported() -> str:
+    return ", ".join(f"{name} ({provider})" for _, name, provider in PROVIDER_CLASSES)
+
+
+def resolve_provider(llm: Any, given: Provider | None) -> Provider:
+    """The wire to read ``llm``'s streams as: its class's, or ``given`` for a class this
+    package does not know; a ``given`` that contradicts the class is an error."""
+    detected = detect_llm_provider(llm)
+    name = type(llm).__name__
+    why = unreadable_reason(llm)
+    if why is not None:
+        raise ProviderMismatchError(f"toolstream cannot gate {name}: {why}")
+    if given is not None and given not in PROVIDERS:
+        raise ValueError(f"provider={given!r} is not a wire toolstream reads; "
+                         f"one of {', '.join(PROVIDERS)}")
+    if detected is not None and given is not None and given != detected:
+        raise ProviderMismatchError(
+            f"{name} speaks the {detected} wire, not provider={given!r}: the gate would read "
+            f"none of its tool calls; leave provider= unset for {name}")
+    resolved = given or detected
+    if resolved is None:
+        raise ValueError(
+            f"toolstream cannot read {name}'s stream: it reads {_supported()}. Pass provider= "
+            f"only for a class that sends one of those wires itself (an OpenAI-compatible "
+            f"subclass: provider='openai-chat'); a wrong one is refused when its first tool "
+            f"call cannot be read")
+    return resolved

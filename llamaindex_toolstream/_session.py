@@ -1,14 +1,17 @@
 """One streamed LLM response and the core ``Assembler`` that decides its tool calls.
 
-A session is attached to every ``ChatResponse`` of its stream, so the agent (or any caller)
-can ask "what did this response commit?" in O(1): while the stream is open the answer is
-"nothing yet"; the core parses arguments once, after the stream has ended.
+A session is registered for every ``ChatResponse`` of its stream (``session_of``: a registry
+keyed by the response, nothing written into it), so the agent (or any caller) can ask "what
+did this response commit?" in O(1): while the stream is open the answer is "nothing yet";
+the core parses arguments once, after the stream has ended.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,7 +19,6 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import (
     RECORD_KEY,
     AssembleConfig,
-    Assembler,
     AssemblerEvent,
     DecisionRecord,
     ErrorResult,
@@ -27,25 +29,58 @@ from toolstream_core import (
     Turn,
     turn_record,
 )
+from toolstream_core.integration import TapSession
 
-from ._limits import assembler_limit
 from ._messages import rebuild_message
 
 __all__ = ["StreamSession", "session_of"]
 
 logger = logging.getLogger(__name__)
 
-_ATTR = "_toolstream_session"
 
 # google-genai's LlamaIndex class raises this for any finishReason other than STOP before it
 # yields the chunk; the reason is the vendor's verbatim, so it is given back to the core.
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
 
 
+class _Sessions:
+    """Which session produced which ``ChatResponse``, without writing into the response.
+
+    ``ChatResponse`` is an unhashable pydantic model, so a ``WeakKeyDictionary`` cannot hold
+    it: entries are keyed by ``id()``, each holds a weak reference whose callback removes the
+    entry when the response is collected, and a lookup checks the reference still points at
+    the very object asked about. A session lives as long as a response it produced.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[ChatResponse], StreamSession]] = {}
+
+    def attach(self, response: ChatResponse, session: StreamSession) -> None:
+        key = id(response)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0]() is response:
+            self._entries[key] = (entry[0], session)
+            return
+        self._entries[key] = (weakref.ref(response, self._forget(key)), session)
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[ChatResponse]], None]:
+        def forget(ref: weakref.ref[ChatResponse]) -> None:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
+        return forget
+
+    def get(self, response: ChatResponse) -> StreamSession | None:
+        entry = self._entries.get(id(response))
+        return entry[1] if entry is not None and entry[0]() is response else None
+
+
+_SESSIONS = _Sessions()
+
+
 def session_of(response: ChatResponse) -> StreamSession | None:
     """The session that produced ``response``, if a ``ToolstreamLLM`` did."""
-    session = response.__dict__.get(_ATTR)
-    return session if isinstance(session, StreamSession) else None
+    return _SESSIONS.get(response)
 
 
 class StreamSession:
@@ -59,23 +94,29 @@ class StreamSession:
         config: AssembleConfig,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
-        tapped: bool = False,
         max_output_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.config = config
-        self.tapped = tapped
-        self.mode: RecordMode = "tap" if tapped else "raw"
+        #: Read from the SDK tap (``read_from_tap``) rather than ``ChatResponse.raw``.
+        self.tapped = False
+        self.mode: RecordMode = "raw"
         self._forward = on_event
         self._on_turn = on_turn
         #: The decision as plain data, also kept on the last response and its message.
         self.record: DecisionRecord | None = None
-        # ``max_output_tokens``: the request's limit, for the backstop of DESIGN 5.5.
-        self._assembler = Assembler(tools=tools, config=config, provider=provider,
-                                    on_event=self._on_event,
-                                    **assembler_limit(max_output_tokens))
-        self._tap_buffer: list[Any] = []
+        #: The SDK tap's sink for this call (``toolstream_core.integration.TapSession``): it
+        #: feeds each event the moment the SDK yields it, before LlamaIndex sees it, because
+        #: LlamaIndex writes into the SDK's event objects (its partial-JSON repair goes into
+        #: the Anthropic ``content_block_start`` event's ``content_block.input``, Bedrock's
+        #: into the ``contentBlockStart`` dict); and the tapped request's provider and output
+        #: limit replace the ones read from the class and its settings (DESIGN 5.5).
+        self.tap = TapSession(tools=tools, config=config, provider=provider,
+                              limit=max_output_tokens, on_event=self._on_event)
         self._pending: list[AssemblerEvent] = []
+        # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
+        # events it causes) can arrive off the event loop while the agent drains them.
+        self._pending_lock = threading.Lock()
         self._text: list[str] = []
         self.turn: Turn | None = None
         self.last: ChatResponse | None = None
@@ -88,7 +129,8 @@ class StreamSession:
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: AssemblerEvent) -> None:
-        self._pending.append(event)
+        with self._pending_lock:
+            self._pending.append(event)
         if self._forward is not None:
             try:
                 self._forward(event)
@@ -97,33 +139,26 @@ class StreamSession:
 
     def drain_events(self) -> list[AssemblerEvent]:
         """UI events since the last call (opened, argument bytes, committed, rejected)."""
-        events, self._pending = self._pending, []
+        with self._pending_lock:
+            events, self._pending = self._pending, []
         return events
 
-    def tap(self, event: Any) -> None:
-        """Sink for the SDK tap: events arrive here as LlamaIndex reads them."""
-        self._tap_buffer.append(event)
+    def read_from_tap(self) -> None:
+        """This call streams from a tapped copy: the SDK's events, not ``ChatResponse.raw``."""
+        self.tapped = True
+        self.mode = "tap"
 
     # -- feeding -----------------------------------------------------------------------------
-
-    def _flush_tap(self) -> None:
-        buffered, self._tap_buffer = self._tap_buffer, []
-        for event in buffered:
-            self._assembler.feed(event)
 
     def absorb(self, response: ChatResponse) -> None:
         """Take one streamed ``ChatResponse``: feed its vendor event(s), attach the session."""
         if self.turn is not None:
             return
-        if self.tapped:
-            self._flush_tap()
-        else:
-            raw = response.raw
-            if raw is not None:
-                self._assembler.feed(self._normalise(raw))
+        if not self.tapped and response.raw is not None:
+            self.tap.assembler.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
-        response.__dict__[_ATTR] = self
+        _SESSIONS.attach(response, self)
         self.last = response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
@@ -134,8 +169,8 @@ class StreamSession:
                            self.provider)
         else:
             for event in events:
-                self._assembler.feed(event)
-        response.__dict__[_ATTR] = self
+                self.tap.assembler.feed(event)
+        _SESSIONS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
 
@@ -159,16 +194,18 @@ class StreamSession:
         """Decide every call (idempotent) and fix up the last message's tool-call blocks."""
         if self.turn is not None:
             return self.turn
-        if self.tapped:
-            self._flush_tap()
         if error is not None and self.provider == "gemini":
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self._assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                self.tap.assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
-        self.turn = self._assembler.finish(transport_complete=transport_complete, error=error)
+        # A tapped stream the SDK ended with an error is no clean end, even if LlamaIndex
+        # swallowed that error.
+        transport_complete = transport_complete and self.tap.transport_complete(None)
+        self.turn = self.tap.turn = self.tap.assembler.finish(
+            transport_complete=transport_complete, error=error)
         self.record = turn_record(self.turn, mode=self.mode, error=error)
         if self.last is not None:
             self._original = self.last.message
@@ -187,9 +224,7 @@ class StreamSession:
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
         if self.turn is None:
-            if self.tapped:
-                self._flush_tap()
-            self._assembler.cancel(reason)
+            self.tap.assembler.cancel(reason)
         return self.finish(transport_complete=False)
 
     def should_raise(self) -> bool:
@@ -208,13 +243,18 @@ class StreamSession:
         response = ChatResponse(message=self.final_message(self._original))
         if self.record is not None:
             response.additional_kwargs[RECORD_KEY] = self.record
-        response.__dict__[_ATTR] = self
+        _SESSIONS.attach(response, self)
         self.last = response
         return response
 
     @property
     def finished(self) -> bool:
         return self.turn is not None
+
+    @property
+    def framework_message(self) -> ChatMessage | None:
+        """The last message as the LlamaIndex class built it, before the gate rebuilt it."""
+        return self._original
 
     # -- results -----------------------------------------------------------------------------
 

@@ -84,7 +84,7 @@ def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
     parts = urlsplit(raw_path)
     path = unquote(parts.path).rstrip("/")
     model = str(body.get("model") or "")
-    if path == "/v1/chat/completions":
+    if path == "/v1/chat/completions" or _azure_chat(path):
         return _Route("openai-chat", bool(body.get("stream")), model)
     if path == "/v1/responses":
         return _Route("openai-responses", bool(body.get("stream")), model)
@@ -340,3 +340,11 @@ def _bad_request(api: str, message: str) -> Reply:
         return Reply(400, {"id": "toolstream-emulator", "message": message})
     return Reply(400, {"error": {"message": message, "type": "invalid_request_error",
                                  "param": "model", "code": None}})
+
+
+def _azure_chat(path: str) -> bool:
+    """Azure OpenAI's chat path, ``/openai/deployments/{deployment}/chat/completions`` (the
+    SDK's ``AzureOpenAI`` client adds the deployment; the ``api-version`` query is ignored)."""
+    head, _, deployment = path.removesuffix("/chat/completions").rpartition("/deployments/")
+    return path.endswith("/chat/completions") and bool(deployment) and "/" not in deployment \
+        and head in ("", "/openai")

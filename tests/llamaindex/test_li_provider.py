@@ -1,0 +1,147 @@
+"""A ``provider=`` that does not match what the LLM sends is an error, never vanished calls.
+
+Before: following the old error message (``provider="openai-chat"`` for a class the package
+did not know) made the gate read nothing of the stream; LlamaIndex still found the tool
+calls, but the gate handed none out and answered none: nothing ran, no error, and the agent
+answered ``''``. Now a ``provider=`` that contradicts a known class is refused when the gate
+is built, and for a class the package cannot know, a response whose tool calls LlamaIndex
+found and the gate read none of raises ``ProviderMismatchError`` at its end (nothing runs;
+the history stays legal, as for any stream that failed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from li_helpers import Recorder, make_llm, run_agent, unpaired
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseAsyncGen,
+    ChatResponseGen,
+    CompletionResponse,
+    LLMMetadata,
+)
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.llms.llm import ToolSelection
+from toolstream_core.testing import VendorEmulator
+
+from llamaindex_toolstream import ProviderMismatchError, ToolstreamFunctionAgent, ToolstreamLLM
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+class HomeGrown(FunctionCallingLLM):
+    """A user's own LLM class (one the package cannot recognise) that relays to a real
+    LlamaIndex ``Anthropic``: its streams are Anthropic's, whatever ``provider=`` says."""
+
+    inner: Any
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.inner.metadata  # type: ignore[no-any-return]
+
+    def _prepare_chat_with_tools(self, tools: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
+        return self.inner._prepare_chat_with_tools(tools, **kwargs)  # type: ignore[no-any-return]
+
+    def get_tool_calls_from_response(self, response: ChatResponse,
+                                     error_on_no_tool_call: bool = True,
+                                     **kwargs: Any) -> list[ToolSelection]:
+        return self.inner.get_tool_calls_from_response(  # type: ignore[no-any-return]
+            response, error_on_no_tool_call=error_on_no_tool_call, **kwargs)
+
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self.inner.chat(messages, **kwargs)  # type: ignore[no-any-return]
+
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return await self.inner.achat(messages, **kwargs)  # type: ignore[no-any-return]
+
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        return self.inner.stream_chat(messages, **kwargs)  # type: ignore[no-any-return]
+
+    async def astream_chat(self, messages: Sequence[ChatMessage],
+                           **kwargs: Any) -> ChatResponseAsyncGen:
+        return await self.inner.astream_chat(messages, **kwargs)  # type: ignore[no-any-return]
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        raise NotImplementedError
+
+    async def acomplete(self, prompt: str, formatted: bool = False,
+                        **kwargs: Any) -> CompletionResponse:
+        raise NotImplementedError
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    async def astream_complete(self, prompt: str, formatted: bool = False,
+                               **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_provider_that_contradicts_the_class_is_refused(
+        toolstream_emulator: VendorEmulator) -> None:
+    anthropic = make_llm("anthropic", toolstream_emulator.base_url)
+    with pytest.raises(ProviderMismatchError, match="Anthropic speaks the anthropic wire"):
+        ToolstreamLLM(anthropic, provider="openai-chat")
+    with pytest.raises(ValueError, match="not a wire"):
+        ToolstreamLLM(anthropic, provider="bedrock")  # type: ignore[arg-type]
+    assert ToolstreamLLM(anthropic, provider="anthropic").provider == "anthropic"
+
+
+def test_unknown_class_error_names_what_is_read() -> None:
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    with pytest.raises(ValueError, match="cannot read MockFunctionCallingLLM") as raised:
+        ToolstreamLLM(MockFunctionCallingLLM())
+    assert "Anthropic (anthropic)" in str(raised.value)
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])
+async def test_wrong_provider_raises_instead_of_losing_the_calls(
+        streaming: bool, toolstream_emulator: VendorEmulator) -> None:
+    recorder = Recorder()
+    inner = make_llm("anthropic", toolstream_emulator.base_url)
+    llm = ToolstreamLLM(HomeGrown(inner=inner), provider="openai-chat")
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=llm, streaming=streaming)
+    toolstream_emulator.queue("anthropic", "parallel_calls")
+    outcome = await run_agent(agent, recorder, toolstream_emulator)
+
+    assert isinstance(outcome.error, ProviderMismatchError)
+    assert "get_weather, get_weather" in str(outcome.error)
+    assert "provider='openai-chat'" in str(outcome.error)
+    assert outcome.runs == []
+    assert unpaired(outcome.memory) == []
+
+
+async def test_text_only_turn_is_not_refused(
+        toolstream_emulator: VendorEmulator) -> None:
+    """The check fires on unread calls, not on the class: text-only turns pass."""
+    inner = make_llm("anthropic", toolstream_emulator.base_url)
+    llm = ToolstreamLLM(HomeGrown(inner=inner), provider="openai-chat")
+    toolstream_emulator.queue("anthropic", "text")
+    response = await llm.achat([ChatMessage(role="user", content="hi")])
+    assert response.message.content
+
+
+@pytest.mark.parametrize("provider", [None, "cohere"])
+def test_cohere_v1_class_is_refused_with_the_reason(provider: str | None) -> None:
+    """LlamaIndex's ``Cohere`` speaks Cohere's v1 chat; the gate reads the v2 stream. Read as
+    v2 its calls would vanish, so it is refused, ``provider="cohere"`` included."""
+    cohere = pytest.importorskip("llama_index.llms.cohere")
+    llm = cohere.Cohere(api_key="test", model="command-r-plus")
+    with pytest.raises(ProviderMismatchError, match="v1 chat API"):
+        ToolstreamLLM(llm, provider=provider)  # type: ignore[arg-type]
+    with pytest.raises(ProviderMismatchError, match="cannot gate Cohere"):
+        ToolstreamFunctionAgent(tools=Recorder().tools(), llm=llm)
+
+
+@pytest.mark.parametrize("wrong", ["openai-chat", "anthropic"])
+def test_the_old_advice_for_ollama_is_refused(wrong: str) -> None:
+    """``Ollama`` with the ``provider=`` the old message suggested: refused, not silent."""
+    ollama = pytest.importorskip("llama_index.llms.ollama")
+    llm = ollama.Ollama(model="llama3.1", base_url="http://127.0.0.1:9", context_window=8000)
+    with pytest.raises(ProviderMismatchError, match="Ollama speaks the ollama wire"):
+        ToolstreamLLM(llm, provider=wrong)  # type: ignore[arg-type]
+    assert ToolstreamLLM(llm).provider == "ollama"
