@@ -14,6 +14,9 @@ module costs what importing ``toolstream_core`` costs.
 - :func:`ungated_error_text`, :func:`unanswered_text`: the words of the error results the
   shims write themselves (a call an ungated framework could not parse; a call left without
   an answer by a cancelled run), so both shims say the same thing.
+- :func:`responses_answer`, ``RESPONSES_OUTPUT_TYPES``: the Responses input item that answers
+  a rejected call of each kind (``function_call_output``, ``computer_call_output``,
+  ``mcp_approval_response``, ...), built from its ``ErrorResult``.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -22,14 +25,17 @@ module costs what importing ``toolstream_core`` costs.
 from __future__ import annotations
 
 from ._progress import SCHEMA_VERSION, ProgressEncoder
-from ._results import unanswered_text, ungated_error_text
+from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
+from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 
 __all__ = [
+    "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "ProgressEncoder",
+    "responses_answer",
     "trace_parent",
     "tracing_active",
     "unanswered_text",

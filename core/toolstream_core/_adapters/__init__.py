@@ -10,6 +10,7 @@ Call keys: each adapter names its calls with hashable keys of its own shape. The
     OpenAI chat       ("chat", choice_index, n)   n: a per-stream counter; a reused index or a
                                                   summary copy gets a new n (see openai_chat)
     OpenAI Responses  ("item", item_id)           or ("item", output_index) without an item id
+                                                  (function, custom and built-in client calls)
     Anthropic         ("block", index)            a streamed content block
                       ("block", index, n)         the block re-sent whole at a used index (n-th copy)
                       ("block", None, n)          a tool block started with no integer index
