@@ -135,14 +135,16 @@ class CallTable:
 
     # -- the vocabulary adapters speak -------------------------------------------------------
 
-    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None) -> None:
+    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None, *,
+                  why: str = "a vendor event for this stream was unreadable") -> None:
         """DESIGN §5: data that may have belonged to a live call but cannot be attributed to
-        one (a malformed event, an orphan fragment) fails every live call it could have
-        touched (``where`` narrows them by key), with ``upstream_error``. Counted once."""
+        one (a malformed event, an orphan fragment, a lost event) fails every live call it
+        could have touched (``where`` narrows them by key), with ``upstream_error`` and ``why``
+        as the call's detail. Counted once."""
         self.anomaly(detail)
         for call in self.calls.values():
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
-                call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
+                call.taint = (Reason.upstream_error, why)
 
     def open(
         self,

@@ -125,6 +125,12 @@ def test_rule11_a_client_item_in_an_incomplete_response_fails() -> None:
     assert (call.state, call.reason) == (CallState.failed, Reason.stream_truncated)
 
 
+def test_rule11_a_final_copy_that_contradicts_the_done_item_fails_the_call() -> None:
+    other = {**ITEMS["shell"], "action": {"commands": ["rm -rf /"], "timeout_ms": 1000}}
+    [call] = run(stream(ITEMS["shell"], final=other), sdk=False).calls
+    assert (call.state, call.reason) == (CallState.failed, Reason.upstream_error)
+
+
 def test_rule11_a_second_different_done_item_fails_the_call() -> None:
     events = stream(ITEMS["apply_patch"])
     other = {**ITEMS["apply_patch"], "operation": {"type": "delete_file", "path": "b.py"}}

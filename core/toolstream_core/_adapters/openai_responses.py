@@ -11,8 +11,10 @@ Completion: ``response.completed``; ``response.incomplete`` / ``response.failed`
 are not (see ``_completion.responses_status``); ``usage.output_tokens`` of the terminal response
 feeds the max-token backstop (DESIGN §5). A client call must reach ``output_item.done`` with
 status ``completed`` (a text call may also be proven by its deltas and the completed response).
-The done events close a call and carry the vendor's own copy of the arguments, which must agree
-with the deltas.
+The vendor's own proof (DESIGN §4.4): every event's ``sequence_number`` must follow the one
+before it, or events were lost and every live call fails; the done events and the terminal
+response's ``output`` carry the vendor's own copy of each call, which must agree with what
+was assembled.
 Bad input (DESIGN §5): argument events for an output item never added cannot be attributed, so
 every live call fails (``upstream_error``); an event without a string ``type``, or a field read
 here with the wrong type, raises ``Malformed``. Unknown event types are ignored.
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._completion import responses_status
 from .._models import CallKind, Reason
-from ._access import Malformed, field, record
+from ._access import Malformed, field, record, records
 
 if TYPE_CHECKING:
     from . import Sink
@@ -46,6 +48,7 @@ _NOT_CALLS = frozenset({"message", "reasoning", "compaction"})
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
 _ARG_DELTAS = frozenset({"response.function_call_arguments.delta", "response.custom_tool_call_input.delta"})
 _ARG_DONE = {"response.function_call_arguments.done": "arguments", "response.custom_tool_call_input.done": "input"}
+_LOST = "events of this stream were lost or repeated (sequence_number)"
 
 
 def _client_kind(item: Any, item_type: str) -> CallKind | None:
@@ -71,7 +74,7 @@ def _builtin_arguments(item: Any) -> dict[str, Any]:
 
 
 class OpenAIResponsesAdapter:
-    __slots__ = ("_builtin", "_by_index", "_by_item", "_sink")
+    __slots__ = ("_builtin", "_by_index", "_by_item", "_next", "_sink")
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
@@ -79,6 +82,7 @@ class OpenAIResponsesAdapter:
         self._by_index: dict[int, Hashable] = {}
         # Built-in calls by key: their arguments once done, ``None`` while the item is not.
         self._builtin: dict[Hashable, dict[str, Any] | None] = {}
+        self._next: int | None = None  # the sequence_number the next event must carry
 
     def feed(self, event: Any) -> None:
         # One accessor per event: wire dicts are read with dict.get, SDK objects with field.
@@ -106,6 +110,27 @@ class OpenAIResponsesAdapter:
             message = field(event, "message") or field(field(event, "error"), "message")
             code = field(event, "code")
             self._sink.upstream_error(f"{code}: {message}" if code else str(message))
+        # After the event: a mistyped number also fails the call the event itself opened.
+        seq = get(event, "sequence_number")
+        if seq is not None:
+            if seq == self._next and seq.__class__ is int:
+                self._next = seq + 1
+            else:
+                self._sequence(seq)
+
+    def _sequence(self, seq: Any) -> None:
+        """DESIGN §4.4: a ``sequence_number`` that skips or goes back means the vendor's events
+        were lost or repeated, so nothing live can be proven. Absent numbers prove nothing and
+        are fine (compatible servers omit them)."""
+        if seq.__class__ is not int:
+            self._sink.fail_live(f"sequence_number is a {type(seq).__name__}", why=_LOST)
+            return
+        expected = self._next
+        if expected is None or seq >= expected:
+            self._next = seq + 1
+        if expected is not None:
+            what = "skips" if seq > expected else "goes back"
+            self._sink.fail_live(f"sequence_number {seq} {what} (expected {expected})", why=_LOST)
 
     def _terminal(self, kind: str, response: Any) -> None:
         status = field(response, "status")
@@ -116,6 +141,7 @@ class OpenAIResponsesAdapter:
         sink.usage(field(field(response, "usage"), "output_tokens"))
         if error and kind != "response.completed":
             sink.anomaly(f"response error: {field(error, 'message') or error}")
+        self._final_copy(field(response, "output"))
         for key, arguments in self._builtin.items():
             if arguments is None:
                 sink.taint(key, Reason.stream_truncated, "the item never reached output_item.done")
@@ -123,6 +149,26 @@ class OpenAIResponsesAdapter:
             str(status) if status is not None else kind.rsplit(".", 1)[-1],
             responses_status(kind, reason if isinstance(reason, str) else None),
         )
+
+    def _final_copy(self, output: Any) -> None:
+        """The terminal response's copy of every item must agree with the streamed calls."""
+        for position, item in enumerate(records(output, "response output")):
+            item_type = field(record(item, "output item"), "type")
+            if item_type.__class__ is not str:
+                raise Malformed(f"output item type is a {type(item_type).__name__}")
+            kind = _client_kind(item, item_type)
+            if kind is None:
+                continue
+            key = self._find(field(item, "id"), position)
+            if key is None:
+                self._sink.fail_live(f"the final response holds a {item_type} that never streamed")
+                continue
+            self._status(key, item, item_type)
+            text_call = _TEXT_CALLS.get(item_type)
+            if text_call is not None:
+                self._sink.done_arguments(key, field(item, text_call[1]))
+            elif self._builtin.get(key) not in (None, _builtin_arguments(item)):
+                self._sink.taint(key, Reason.upstream_error, "the final response contradicts the done item")
 
     def _key(self, event: Any, get: Callable[[Any, str], Any]) -> Hashable | None:
         """The call an argument event names. A mistyped ``item_id`` or ``output_index`` with
