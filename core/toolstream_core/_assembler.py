@@ -76,20 +76,26 @@ class Assembler:
         self._turn: Turn | None = None
         self._record_class: type = dict  # the class of the last SDK object that was a record
 
-    def feed(self, chunk: Any) -> None:
-        """Take one vendor chunk or event (SDK object or dict parsed from the wire)."""
+    def feed(self, chunk: Any) -> list[AssemblerEvent]:
+        """Take one vendor chunk or event (SDK object or dict parsed from the wire), and return
+        the UI events it caused, in order (empty when none): the caller forwards them in the
+        same step instead of buffering what ``on_event`` pushed. ``on_event`` still gets each
+        one as it happens; the events of ``cancel`` and ``finish`` go only there (and into the
+        ``Turn``)."""
         if self._turn is not None or self._cancelled:
             if self._turn is not None:
                 raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
-            return  # cancelled: absorbed
+            return []  # cancelled: absorbed
+        events: list[AssemblerEvent] = []
+        self._table.events = events
         try:
             if chunk.__class__ is dict:
                 if len(chunk) > 2:  # the common case: no envelope is this big
                     self._adapter.feed(chunk)
-                    return
+                    return events
                 chunk = unwrap(chunk)
                 if chunk is None:
-                    return
+                    return events
                 if chunk.__class__ is not dict and not is_record(chunk):
                     raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
             elif chunk.__class__ is not self._record_class:  # SDK objects: one class per stream, mostly
@@ -99,6 +105,7 @@ class Assembler:
             self._adapter.feed(chunk)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
             self._table.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")
+        return events
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel every call not yet terminal; later ``feed`` calls are absorbed."""

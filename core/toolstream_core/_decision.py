@@ -56,6 +56,13 @@ class RejectedEntry(CallEntry):
     tool_call_id: str
     """The id its error result answers: the vendor's, or the core's synthesized one for a
     call that arrived without an id (``id`` is then ``None``)."""
+    kind: str
+    """The call's kind: ``function``, ``custom``, or a Responses built-in the client runs
+    (``computer``, ``local_shell``, ``shell``, ``apply_patch``, ``tool_search``,
+    ``mcp_approval``)."""
+    output_type: str | None
+    """What answers it (``ErrorResult.output_type``): on Responses the input item type, e.g.
+    ``function_call_output`` or ``computer_call_output``."""
     reason: str | None
     detail: str | None
     args: str
@@ -114,12 +121,15 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
                 note: str | None = None) -> DecisionRecord:
     """The JSON-safe summary of ``turn``: enough to pair every call id, audit and retry."""
     rejected: list[RejectedEntry] = []
-    # ``error_results()`` holds exactly one result per rejected call, in the same order.
-    for call, result in zip(turn.rejected, turn.error_results(), strict=True):
+    for call in turn.rejected:
+        result = turn.result_for(call)
+        assert result is not None  # exactly one result per rejected call (DESIGN §4.9)
         rejected.append({
             "id": call.id,
             "name": call.name,
             "tool_call_id": result.tool_call_id,
+            "kind": call.kind,
+            "output_type": result.output_type,
             "reason": str(call.reason) if call.reason else None,
             "detail": _told(call.detail, call.reason, result.content),
             "args": history_args(call.raw_arguments),

@@ -29,6 +29,10 @@ class Deferred:
 # RFC 8259 whitespace only: a no-break space or another Unicode space is not JSON (4.5).
 _JSON_WHITESPACE = " \t\n\r"
 _ID_VENDORS = frozenset({"openai-chat", "openai-responses", "anthropic"})
+# The kinds the registry names (``tools=``). A Responses built-in call (computer, shell, ...)
+# has the vendor's fixed shape and exists only because the request declared that built-in
+# tool, so the registry does not gate it (DESIGN §4.11).
+_NAMED_KINDS = frozenset({"function", "custom"})
 
 
 @dataclass(slots=True)
@@ -113,7 +117,7 @@ def decide(
         return Decision(reason=Reason.missing_id_or_name, detail="the call has no tool name")
     if not has_id and strict and provider in _ID_VENDORS:
         return Decision(reason=Reason.missing_id_or_name, detail="the call has no call id")
-    if registry.specs is not None and name not in registry.specs:
+    if registry.specs is not None and kind in _NAMED_KINDS and name not in registry.specs:
         return Decision(reason=Reason.unknown_tool, detail=f"no tool named {name!r}")
 
     if kind == "custom":

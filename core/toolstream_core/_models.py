@@ -30,7 +30,13 @@ Provider = Literal[
 PROVIDERS: tuple[Provider, ...] = (
     "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama", "cohere"
 )
-CallKind = Literal["function", "custom", "server"]
+CallKind = Literal["function", "custom", "server", "computer", "local_shell", "shell", "apply_patch",
+                   "tool_search", "mcp_approval"]
+"""``function`` / ``custom``: the caller's own tools. ``server``: run by the vendor (DESIGN
+§4.11). The rest: Responses built-in tools the *client* executes, each answered by its own
+output item (``ErrorResult.output_type``)."""
+BUILTIN_CLIENT_KINDS: frozenset[str] = frozenset(
+    {"computer", "local_shell", "shell", "apply_patch", "tool_search", "mcp_approval"})
 
 
 class _StrEnum(str, enum.Enum):
@@ -131,13 +137,23 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ErrorResult:
-    """The tool result that answers a call that was not run, so the conversation stays legal."""
+    """The tool result that answers a call that was not run, so the conversation stays legal.
+
+    ``key`` is the ``ToolCall.key`` of the call it answers (``Turn.result_for``), so no caller
+    pairs results with calls by position. ``kind`` is that call's kind and ``output_type`` the
+    vendor's word for what answers it: a Responses input item type (``function_call_output``,
+    ``computer_call_output``, ``mcp_approval_response``, ...), ``tool`` (an OpenAI chat tool
+    message), ``tool_result`` (an Anthropic block) or ``functionResponse`` (a Gemini part).
+    """
 
     tool_call_id: str
     name: str | None
     reason: Reason
     content: str
     is_error: bool = True
+    key: Hashable = None
+    kind: CallKind = "function"
+    output_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +185,13 @@ class Turn:
     def error_results(self) -> list[ErrorResult]:
         """Exactly one result per rejected call, in the order of ``rejected``."""
         return list(self._results)
+
+    def result_for(self, call: ToolCall) -> ErrorResult | None:
+        """The error result that answers ``call`` (by its key), ``None`` for a call not rejected."""
+        for result in self._results:
+            if result.key == call.key:
+                return result
+        return None
 
 
 # -- UI events (``on_event``). Never a reason to execute anything. ---------------------------

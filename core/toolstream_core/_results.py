@@ -6,9 +6,26 @@ quotes argument text: arguments can be large, private, or the very garbage that 
 
 from __future__ import annotations
 
-from ._models import ErrorResult, Reason, ToolCall
+import json
+from typing import Any
 
-__all__ = ["error_result", "unanswered_text", "ungated_error_text"]
+from ._models import CallKind, ErrorResult, Provider, Reason, ToolCall
+
+__all__ = ["OUTPUT_TYPES", "error_result", "output_type", "responses_answer", "unanswered_text",
+           "ungated_error_text"]
+
+#: Responses: the input item type that answers a call of each kind (DESIGN §4.11).
+OUTPUT_TYPES: dict[str, str] = {
+    "function": "function_call_output", "custom": "custom_tool_call_output",
+    "computer": "computer_call_output", "local_shell": "local_shell_call_output",
+    "shell": "shell_call_output", "apply_patch": "apply_patch_call_output",
+    "tool_search": "tool_search_output", "mcp_approval": "mcp_approval_response",
+}
+# The other vendors answer every call the same way.
+_ANSWERS: dict[str, str] = {"openai-chat": "tool", "anthropic": "tool_result", "gemini": "functionResponse"}
+# A computer_call_output must hold a screenshot and has no place for text: one blank pixel.
+_BLANK_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIA"
+              "AAUAAXpeqz8AAAAASUVORK5CYII=")
 
 _WHY: dict[Reason, str] = {
     Reason.invalid_json: "its arguments were not valid JSON",
@@ -46,7 +63,43 @@ def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True) -> Err
     if call.detail and (reason is Reason.schema_violation or (echo and reason is Reason.invalid_json)):
         text += f" Detail: {call.detail}."
     text += " " + _RETRY.get(reason, "Nothing was executed; you may retry the call with complete, valid arguments.")
-    return ErrorResult(tool_call_id=tool_call_id, name=call.name, reason=reason, content=text)
+    return ErrorResult(tool_call_id=tool_call_id, name=call.name, reason=reason, content=text, key=call.key,
+                       kind=call.kind, output_type=output_type(call.provider, call.kind))
+
+
+def output_type(provider: Provider | None, kind: CallKind) -> str | None:
+    """What answers a call of ``kind`` on ``provider``'s API (``ErrorResult.output_type``)."""
+    if provider == "openai-responses":
+        return OUTPUT_TYPES.get(kind)
+    return _ANSWERS.get(provider) if provider is not None else None
+
+
+def responses_answer(result: ErrorResult) -> dict[str, Any]:
+    """The Responses input item that answers a rejected call, built from ``result``.
+
+    Each output item type has its own fields (checked against the openai SDK's
+    ``ResponseInputItemParam``): the text goes where the item has room for it (``output``,
+    ``stderr``, an approval's ``reason``). A ``computer_call_output`` must carry a screenshot
+    and a ``tool_search_output`` a tool list, and neither has a text field: they answer with a
+    blank pixel and no tools, so the call is paired and the model sees nothing happened.
+    """
+    kind, call_id, text = result.output_type, result.tool_call_id, result.content
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return {"type": kind, "call_id": call_id, "output": text}
+    if kind == "computer_call_output":
+        return {"type": kind, "call_id": call_id, "output": {"type": "computer_screenshot", "image_url": _BLANK_PNG}}
+    if kind == "local_shell_call_output":  # answered by ``id``; ``output`` is JSON text
+        return {"type": kind, "id": call_id, "output": json.dumps({"error": text})}
+    if kind == "shell_call_output":
+        return {"type": kind, "call_id": call_id,
+                "output": [{"stdout": "", "stderr": text, "outcome": {"type": "exit", "exit_code": 1}}]}
+    if kind == "apply_patch_call_output":
+        return {"type": kind, "call_id": call_id, "status": "failed", "output": text}
+    if kind == "tool_search_output":
+        return {"type": kind, "call_id": call_id, "execution": "client", "tools": []}
+    if kind == "mcp_approval_response":
+        return {"type": kind, "approval_request_id": call_id, "approve": False, "reason": text}
+    raise ValueError(f"not a Responses call's result (output_type {kind!r})")
 
 
 def ungated_error_text(name: str, tool_call_id: str, error: str) -> str:

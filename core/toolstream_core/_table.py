@@ -84,6 +84,7 @@ class CallTable:
         self.calls: dict[Hashable, Call] = {}
         self._registry = registry
         self._on_event = on_event
+        self.events: list[AssemblerEvent] = []  # what the current ``feed`` caused (``_emit``)
         self._ids: dict[str, Call] = {}
         self._seq = 0
         self._client_count = 0
@@ -134,14 +135,16 @@ class CallTable:
 
     # -- the vocabulary adapters speak -------------------------------------------------------
 
-    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None) -> None:
+    def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None, *,
+                  why: str = "a vendor event for this stream was unreadable") -> None:
         """DESIGN §5: data that may have belonged to a live call but cannot be attributed to
-        one (a malformed event, an orphan fragment) fails every live call it could have
-        touched (``where`` narrows them by key), with ``upstream_error``. Counted once."""
+        one (a malformed event, an orphan fragment, a lost event) fails every live call it
+        could have touched (``where`` narrows them by key), with ``upstream_error`` and ``why``
+        as the call's detail. Counted once."""
         self.anomaly(detail)
         for call in self.calls.values():
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
-                call.taint = (Reason.upstream_error, "a vendor event for this stream was unreadable")
+                call.taint = (Reason.upstream_error, why)
 
     def open(
         self,
@@ -231,8 +234,11 @@ class CallTable:
             parts.append(fragment)
             if len(parts) >= _BLOCK:
                 call.seal()
-            if self._on_event is not None and fragment:
-                self._emit(ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes))
+            if fragment:  # _emit, inline: this runs once per fragment
+                event = ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes)
+                self.events.append(event)
+                if self._on_event is not None:
+                    self._callback(event)
             return
         self._append_other(key, fragment)
 
@@ -275,10 +281,9 @@ class CallTable:
             self._overflow(owner)
             return
         call.push(fragment)
-        if self._on_event is not None:
-            # A re-sent copy is the same call to a UI: report it under the call it copies.
-            self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
-                                      owner.nbytes + owner.twin_bytes))
+        # A re-sent copy is the same call to a UI: report it under the call it copies.
+        self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
+                                  owner.nbytes + owner.twin_bytes))
 
     def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None:
         """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
@@ -292,7 +297,7 @@ class CallTable:
         call.nbytes = total_bytes
         if call.nbytes > self._max_bytes:
             self._overflow(call)
-        elif self._on_event is not None and fragment != "":
+        elif fragment != "":
             text = fragment if isinstance(fragment, str) else dump_structured(fragment)[0]
             self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
 
@@ -326,7 +331,7 @@ class CallTable:
         call.nbytes = size
         if size > self._max_bytes:
             self._overflow(call)
-        elif self._on_event is not None:
+        else:
             self._emit(ArgumentsDelta(key, text if self._forward else None, size))
 
     def done_arguments(self, key: Hashable, text: Any) -> None:
@@ -581,10 +586,15 @@ class CallTable:
         return f"call_ts{call.seq}_{digest}"
 
     def _emit(self, event: AssemblerEvent) -> None:
-        if self._on_event is None:
-            return
+        """Hand ``event`` back from ``Assembler.feed`` (``events``) and to ``on_event``."""
         if self._registry.sensitive and event.__class__ is ArgumentsDelta:
             event = self._private_delta(event)
+        self.events.append(event)
+        if self._on_event is not None:
+            self._callback(event)
+
+    def _callback(self, event: AssemblerEvent) -> None:
+        assert self._on_event is not None
         try:
             self._on_event(event)
         except Exception:  # a UI callback must not break assembly
@@ -599,8 +609,7 @@ class CallTable:
         return ArgumentsDelta(event.key, None, event.total_bytes)
 
     def _emit_opened(self, call: Call) -> None:
-        if self._on_event is not None:
-            self._emit(CallOpened(call.key, call.id, call.name))
+        self._emit(CallOpened(call.key, call.id, call.name))
 
     def _snapshot_server(self, call: Call) -> ToolCall:
         return ToolCall(

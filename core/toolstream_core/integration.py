@@ -30,6 +30,9 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`ungated_error_text`, :func:`unanswered_text`: the words of the error results the
   shims write themselves (a call an ungated framework could not parse; a call left without
   an answer by a cancelled run), so both shims say the same thing.
+- :func:`responses_answer`, ``RESPONSES_OUTPUT_TYPES``: the Responses input item that answers
+  a rejected call of each kind (``function_call_output``, ``computer_call_output``,
+  ``mcp_approval_response``, ...), built from its ``ErrorResult``.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -41,7 +44,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
-from ._results import unanswered_text, ungated_error_text
+from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
+from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
 from ._tracing import active as tracing_active
@@ -52,6 +56,7 @@ from .vendors._session import TapSession, TapState
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
+    "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "ProgressEncoder",
     "RawSink",
@@ -64,6 +69,7 @@ __all__ = [
     "ollama_tap_kwargs",
     "rejection_detail",
     "request_limit",
+    "responses_answer",
     "settings_limit",
     "tap_client",
     "trace_parent",

@@ -334,6 +334,12 @@ def openai_responses(
     return events
 
 
+def renumber(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Responses events spliced together, numbered again in order (``sequence_number`` 0..n):
+    a stream whose numbers skip or go back is a stream that lost events (DESIGN §4.4)."""
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
 def responses_server_item(item: Mapping[str, Any], output_index: int) -> list[dict[str, Any]]:
     """The added/done pair for a built-in (vendor-executed) Responses item such as web search."""
     return [

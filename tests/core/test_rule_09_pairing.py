@@ -68,3 +68,22 @@ def test_rule9_cancelled_and_truncated_calls_are_paired_with_vendor_ids() -> Non
     turn = assembler.finish()
     assert [r.tool_call_id for r in turn.error_results()] == [c.id for c in turn.rejected] == ["toolu_1", "toolu_2"]
     assert {r.reason for r in turn.error_results()} == {Reason.cancelled}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule9_every_error_result_names_the_call_it_answers(provider: str) -> None:
+    """``ErrorResult.key`` and ``Turn.result_for``: no caller pairs results by position."""
+    events = make(provider, [b.Call(id="c1", name="other", arguments=ADD),
+                             b.Call(id="c2", name="add", arguments=ADD),
+                             b.Call(id="c3", name="nope", arguments=ADD)])
+    turn = run(events, provider=provider, tools={"add": None})
+    assert [c.id for c in turn.rejected] == ["c1", "c3"]
+    for call in turn.calls:
+        result = turn.result_for(call)
+        if call.committed:
+            assert result is None
+        else:
+            assert result is not None and (result.key, result.tool_call_id) == (call.key, call.id)
+    want = {"openai-chat": "tool", "openai-responses": "function_call_output", "anthropic": "tool_result",
+            "gemini": "functionResponse"}[provider]
+    assert {r.output_type for r in turn.error_results()} == {want}

@@ -47,7 +47,7 @@ def test_rule11_responses_builtin_items_are_server_calls() -> None:
     events[2:2] = b.responses_server_item(
         {"id": "ws_1", "type": "web_search_call", "action": {"type": "search", "query": "x"}}, 0)
     events += b.openai_responses([])[-1:]
-    turn = run(events, provider="openai-responses")
+    turn = run(b.renumber(events), provider="openai-responses")
     assert [(c.id, c.state) for c in turn.calls] == [("call_1", CallState.committed)]
     assert [(c.id, c.kind) for c in turn.server_calls] == [("ws_1", "server")]
     assert turn.error_results() == []

@@ -21,6 +21,7 @@ The streams are the in-repo corpus (``tests/streams``) plus any ``$TOOLSTREAM_ST
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 import typing
@@ -580,6 +581,12 @@ def resplit(api: str, events: list[Any], seed: str) -> tuple[list[Any], int]:
         pieces = SPLITTERS[api](ev, rng) if isinstance(ev, dict) else [ev]
         splits += len(pieces) - 1
         out.extend(pieces)
+    if api == "openai-responses":  # pieces of one event are numbered apart, as a vendor would
+        first = next((ev["sequence_number"] for ev in out
+                      if isinstance(ev, dict) and "sequence_number" in ev), 0)
+        numbers = itertools.count(first)
+        out = [{**ev, "sequence_number": next(numbers)}
+               if isinstance(ev, dict) and "sequence_number" in ev else ev for ev in out]
     return out, splits
 
 

@@ -111,3 +111,29 @@ def test_arguments_delta_is_still_a_frozen_dataclass() -> None:
         by_keyword.total_bytes = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
         ArgumentsDelta(("chat", 0, 1), "ab")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("provider", b.PROVIDERS)
+def test_feed_returns_the_events_it_caused_in_the_order_on_event_sees_them(provider: str) -> None:
+    """``feed`` hands back what it caused (h11 style); ``on_event`` stays a convenience."""
+    config = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=["w"])
+    assembler, seen = record_events(provider=provider, config=config)
+    returned: list[Any] = []
+    for event in make(provider, [b.Call(id="c1", name="w", arguments='{"a":1}', cuts=(3,)),
+                                 b.Call(id="c2", name="w", arguments="[1]")]):
+        caused = assembler.feed(event)
+        assert isinstance(caused, list)
+        returned.extend(caused)
+    during_feed = len(seen)
+    assembler.finish()
+    assert returned == seen[:during_feed] and returned
+    assert {type(e) for e in returned} >= {CallOpened, ArgumentsDelta}
+
+
+def test_feed_returns_an_empty_list_when_nothing_happened_and_after_cancel() -> None:
+    assembler = Assembler(provider="openai-chat")
+    assert assembler.feed({"id": "x", "object": "chat.completion.chunk",
+                           "choices": [{"index": 0, "delta": {"content": "hi"}}]}) == []
+    assert assembler.feed(None) == []  # garbage: absorbed, nothing caused
+    assembler.cancel()
+    assert assembler.feed({"choices": []}) == []

@@ -28,6 +28,7 @@ __all__ = ["KINDS", "Mutant", "StreamShape", "make_mutant"]
 KINDS: tuple[str, ...] = (
     "truncate", "drop", "rechunk", "garbage", "retype", "truncate",
     "duplicate", "swap", "char", "keepalive", "rawcut", "rebyte", "unknown",
+    "lose", "finalcopy",
 )
 _BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse", "cohere", "ollama"})
 
@@ -109,16 +110,16 @@ def _truncate(shape: StreamShape, rng: random.Random) -> Mutant:
 def _drop(shape: StreamShape, rng: random.Random) -> Mutant:
     events = shape.stream.events
     i = rng.randrange(len(events))
-    return _with(shape, Mutant("drop", f"drop event {i}", events=events[:i] + events[i + 1:],
-                               removes_info=True, blind=_blind(shape, i)))
+    return _numbered(shape, Mutant("drop", f"drop event {i}", events=events[:i] + events[i + 1:],
+                                   removes_info=True, blind=_blind(shape, i)))
 
 
 def _duplicate(shape: StreamShape, rng: random.Random) -> Mutant:
     events = shape.stream.events
     i = rng.randrange(len(events))
-    return _with(shape, Mutant("duplicate", f"repeat event {i}",
-                               events=[*events[:i + 1], events[i], *events[i + 1:]],
-                               removes_info=True, blind=_blind(shape, i, reorder=True)))
+    return _numbered(shape, Mutant("duplicate", f"repeat event {i}",
+                                   events=[*events[:i + 1], events[i], *events[i + 1:]],
+                                   removes_info=True, blind=_blind(shape, i, reorder=True)))
 
 
 def _swap(shape: StreamShape, rng: random.Random) -> Mutant:
@@ -126,8 +127,64 @@ def _swap(shape: StreamShape, rng: random.Random) -> Mutant:
     i = rng.randrange(len(events) - 1)
     j = i + 1 if rng.random() < 0.7 else rng.randrange(i + 1, len(events))
     events[i], events[j] = events[j], events[i]
-    return _with(shape, Mutant("swap", f"swap events {i} and {j}", events=events, removes_info=True,
-                               blind=_blind(shape, i, reorder=True) or _blind(shape, j, reorder=True)))
+    return _numbered(shape, Mutant("swap", f"swap events {i} and {j}", events=events, removes_info=True,
+                                   blind=_blind(shape, i, reorder=True) or _blind(shape, j, reorder=True)))
+
+
+def _lose(shape: StreamShape, rng: random.Random) -> Mutant:
+    """Responses: one argument delta of a call and the call's done events lost, the other
+    events' numbering kept (the vendor numbered what it sent; the network lost some)."""
+    deltas, dones = rng.choice(shape.losses)
+    lost = {rng.choice(deltas), *dones}
+    events = [e for i, e in enumerate(shape.stream.events) if i not in lost]
+    return _numbered(shape, Mutant("lose", f"lose events {sorted(lost)}, numbering kept", events=events,
+                                   removes_info=True))
+
+
+def _final_copy(shape: StreamShape, rng: random.Random) -> Mutant:
+    """Responses: the terminal response's copy of one call's arguments differs from what
+    streamed, so that call must not commit (DESIGN §4.4: the vendor's own proof)."""
+    i, path, text, key = rng.choice(shape.final_copies)
+    new = rng.choice([t for t in (text + " ", text[:-1], text + "}", '{"x":1}') if t != text])
+    events = shape.stream.events
+    mutated = replace_at(events[i], path, new)
+    scope = ("key", key) if key[0] == "item" else ("index", key[1])
+    return _with(shape, Mutant("finalcopy", f"event {i}: final copy {text!r:.30} -> {new!r:.30}",
+                               events=[*events[:i], mutated, *events[i + 1:]], removes_info=True,
+                               poison=i, scope=scope))
+
+
+def _numbered(shape: StreamShape, mutant: Mutant) -> Mutant:
+    """Responses with sequence numbers: the first event whose number skips or goes back fails
+    every call live then and every call it opens (the adapter checks after the event)."""
+    _with(shape, mutant)
+    if shape.numbered and mutant.events is not None:
+        mutant.poison = _first_break(mutant.events)
+        mutant.scope = ("all+opened", None)
+    return mutant
+
+
+def _first_break(events: list[Any]) -> int | None:
+    expected = None
+    for i, event in enumerate(events):
+        seq = event.get("sequence_number") if isinstance(event, dict) else None
+        if seq is None:
+            continue
+        if expected is not None and seq != expected:
+            return i
+        expected = seq + 1
+    return None
+
+
+def _renumber(shape: StreamShape, events: list[Any]) -> list[Any]:
+    """Responses events numbered again in order from the first number: a mutation that must
+    change nothing (a re-chunked delta, an unknown kind) is a stream the vendor numbered so."""
+    if not shape.numbered:
+        return events
+    first = next(e["sequence_number"] for e in events if isinstance(e, dict) and "sequence_number" in e)
+    numbers = itertools.count(first)
+    return [{**e, "sequence_number": next(numbers)} if isinstance(e, dict) and "sequence_number" in e else e
+            for e in events]
 
 
 def _blind(shape: StreamShape, i: int, *, reorder: bool = False) -> bool:
@@ -167,7 +224,7 @@ def _rechunk(shape: StreamShape, rng: random.Random) -> Mutant:
     events = shape.stream.events
     split = [_split_event(api, events[i], path, piece, k, len(pieces)) for k, piece in enumerate(pieces)]
     return _with(shape, Mutant("rechunk", f"split the fragment of event {i} at {cuts}",
-                               events=[*events[:i], *split, *events[i + 1:]], exact=True))
+                               events=_renumber(shape, [*events[:i], *split, *events[i + 1:]]), exact=True))
 
 
 def _split_event(api: str, node: Any, path: Path, piece: str, k: int, n: int, level: str = "") -> Any:
@@ -384,7 +441,7 @@ def _unknown(shape: StreamShape, rng: random.Random) -> Mutant:
                           {"candidates": [{"content": {"role": "model",
                                                        "parts": [{"thought": True, "text": "hm"}]}}]}])
     return _with(shape, Mutant("unknown", f"{new!r:.70} inserted before event {at}",
-                               events=[*events[:at], new, *events[at:]], exact=True))
+                               events=_renumber(shape, [*events[:at], new, *events[at:]]), exact=True))
 
 
 #: Well-formed events of kinds (or content) the new families' adapters ignore.
@@ -410,4 +467,5 @@ _BUILDERS = {
     "truncate": _truncate, "drop": _drop, "duplicate": _duplicate, "swap": _swap,
     "rechunk": _rechunk, "keepalive": _keepalive, "garbage": _garbage, "retype": _retype,
     "char": _char, "rawcut": _rawcut, "rebyte": _rebyte, "unknown": _unknown,
+    "lose": _lose, "finalcopy": _final_copy,
 }

@@ -52,7 +52,7 @@ _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
     ),
     "openai-responses": (("type",), ("delta",), ("item",), ("item", "type"), ("arguments",),
                          ("response",), ("item", "call_id"), ("item", "name"), ("item_id",),
-                         ("output_index",)),
+                         ("output_index",), ("sequence_number",)),
     "anthropic": (("type",), ("index",), ("delta",), ("delta", "type"), ("delta", "partial_json"),
                   ("content_block",), ("content_block", "type"), ("content_block", "id"),
                   ("content_block", "name")),
@@ -133,6 +133,16 @@ class StreamShape:
                 for pattern in _READ_FIELDS.get(api, ()):
                     self.fields.extend((i, p, v) for p, v in find(event, pattern))
         self.texts = [t for t in self.texts if t[2]]
+        # Responses: the vendor's own proof. Whether events carry sequence numbers; per call
+        # item, its argument deltas and done events (to lose); the final copy of each text
+        # call's arguments in the terminal response (to corrupt).
+        self.numbered = api == "openai-responses" and any(
+            isinstance(e, dict) and isinstance(e.get("sequence_number"), int) for e in events)
+        self.losses: list[tuple[list[int], list[int]]] = []
+        self.final_copies: list[tuple[int, Path, str, Any]] = []
+        if api == "openai-responses":
+            self.losses = _responses_losses(events)
+            self.final_copies = _responses_final_copies(events)
         self.keepalive_after = _gemini_open_points(events) if api == "gemini" else []
         self._bodies: dict[bool, tuple[bytes, str]] = {}
 
@@ -158,7 +168,55 @@ class StreamShape:
             return bool(self.fields)
         if kind == "keepalive":
             return bool(self.keepalive_after)
+        if kind == "lose":
+            return bool(self.losses)
+        if kind == "finalcopy":
+            return bool(self.final_copies)
         return n >= 1
+
+
+_RESPONSES_DONE = frozenset({"response.function_call_arguments.done", "response.custom_tool_call_input.done",
+                             "response.output_item.done"})
+_RESPONSES_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_RESPONSES_TEXT_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
+
+
+def _responses_losses(events: list[Any]) -> list[tuple[list[int], list[int]]]:
+    """Per text call item that streamed deltas: (its delta events, its done events)."""
+    deltas: dict[Any, list[int]] = {}
+    dones: dict[Any, list[int]] = {}
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        item = event.get("item")
+        item_id = item.get("id") if isinstance(item, dict) else event.get("item_id")
+        if not isinstance(item_id, str):
+            continue
+        if _is_delta(event):
+            deltas.setdefault(item_id, []).append(i)
+        elif kind in _RESPONSES_DONE:
+            dones.setdefault(item_id, []).append(i)
+    return [(positions, dones.get(item_id, [])) for item_id, positions in deltas.items()]
+
+
+def _responses_final_copies(events: list[Any]) -> list[tuple[int, Path, str, Any]]:
+    """(terminal event, path, text, call key) for each text call's final copy of its arguments."""
+    copies: list[tuple[int, Path, str, Any]] = []
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("type") not in _RESPONSES_TERMINAL:
+            continue
+        response = event.get("response")
+        output = response.get("output") if isinstance(response, dict) else None
+        for position, item in enumerate(output if isinstance(output, list) else ()):
+            item_type = item.get("type") if isinstance(item, dict) else None
+            argument_field = _RESPONSES_TEXT_CALLS.get(item_type) if isinstance(item_type, str) else None
+            if argument_field is None or not isinstance(item.get(argument_field), str):
+                continue
+            item_id = item.get("id")
+            key = ("item", item_id) if isinstance(item_id, str) else ("index", position)
+            copies.append((i, ("response", "output", position, argument_field), item[argument_field], key))
+    return copies
 
 
 def _is_delta(event: Any) -> bool:
@@ -184,7 +242,7 @@ def _tool_event(api: str, event: Any) -> bool:
     if api == "openai-responses" and isinstance(kind, str):
         item = event.get("item")
         item_type = item.get("type") if isinstance(item, dict) else None
-        return "call" in kind or item_type in ("function_call", "custom_tool_call")
+        return "call" in kind or item_type in _RESPONSES_CALL_ITEMS
     return _new_family_tool_event(api, event)
 
 
@@ -197,6 +255,10 @@ def _new_family_tool_event(api: str, event: dict[str, Any]) -> bool:
     if api == "ollama":
         return any(True for _ in find(event, _OCALL))
     return False
+
+
+_RESPONSES_CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "computer_call", "local_shell_call",
+                                   "shell_call", "apply_patch_call", "tool_search_call", "mcp_approval_request"})
 
 
 def _gemini_open_points(events: list[Any]) -> list[tuple[int, Any]]:

@@ -191,29 +191,50 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
                                 else None))
 
 
-_CALL_TYPES = {"function_call": "function_call_output",
-               "custom_tool_call": "custom_tool_call_output"}
+# Items that wait for the client: type -> (its id field, the answer's type, the answer's id field).
+_CALL_TYPES: dict[str, tuple[str, str, str]] = {
+    "function_call": ("call_id", "function_call_output", "call_id"),
+    "custom_tool_call": ("call_id", "custom_tool_call_output", "call_id"),
+    "computer_call": ("call_id", "computer_call_output", "call_id"),
+    "local_shell_call": ("call_id", "local_shell_call_output", "id"),
+    "shell_call": ("call_id", "shell_call_output", "call_id"),
+    "apply_patch_call": ("call_id", "apply_patch_call_output", "call_id"),
+    "tool_search_call": ("call_id", "tool_search_output", "call_id"),
+    "mcp_approval_request": ("id", "mcp_approval_response", "approval_request_id"),
+}
+_ANSWERS = {answer: field for _, answer, field in _CALL_TYPES.values()}
+
+
+def _waits(item: dict[str, Any]) -> str | None:
+    """The id of a client call in ``input`` (a tool search the server ran waits for nothing)."""
+    kind = item.get("type")
+    if kind not in _CALL_TYPES or (kind == "tool_search_call" and item.get("execution") != "client"):
+        return None
+    call_id = item.get(_CALL_TYPES[kind][0])
+    return call_id if isinstance(call_id, str) else None
 
 
 def check_history(body: dict[str, Any]) -> Reply | None:
-    """OpenAI's 400 for a function call in ``input`` without its output item (and vice versa)."""
+    """OpenAI's 400 for a client call in ``input`` without its output item (and vice versa):
+    function and custom tool calls and the built-in items the client executes."""
     items = body.get("input")
     if not isinstance(items, list):
         return None
-    calls: dict[str, str] = {}
+    calls: set[str] = set()
     answered: set[str] = set()
     for item in items:
         if not isinstance(item, dict):
             continue
-        kind = item.get("type")
-        call_id = item.get("call_id")
-        if kind in _CALL_TYPES and isinstance(call_id, str):
-            calls[call_id] = kind
-        elif kind in _CALL_TYPES.values() and isinstance(call_id, str):
-            if call_id not in calls and not body.get("previous_response_id"):
+        call_id = _waits(item)
+        answer_field = _ANSWERS.get(item.get("type"))  # type: ignore[arg-type]
+        if call_id is not None:
+            calls.add(call_id)
+        elif answer_field is not None and isinstance(item.get(answer_field), str):
+            answer_id = item[answer_field]
+            if answer_id not in calls and not body.get("previous_response_id"):
                 return _error(f"No tool call found for function call output with call_id "
-                              f"{call_id}.")
-            answered.add(call_id)
+                              f"{answer_id}.")
+            answered.add(answer_id)
     for call_id in calls:
         if call_id not in answered:
             return _error(f"No tool output found for function call {call_id}.")
