@@ -63,7 +63,14 @@ class RejectedEntry(CallEntry):
     state: str
 
 
-class DecisionRecord(TypedDict):
+class _Optional(TypedDict, total=False):
+    order: list[str]
+    """Every client call's id (committed and rejected; the synthesized one for an id-less
+    call) in the order the vendor made them, so results can follow the calls' order (Gemini
+    pairs results by position). Absent from records written before it existed."""
+
+
+class DecisionRecord(_Optional):
     """One turn's verdict (see ``docs/shims.md``)."""
 
     version: int
@@ -123,4 +130,15 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
                     for c in turn.dropped],
         "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
         "anomalies": len(turn.anomalies),
+        "order": _call_order(turn, rejected),
     }
+
+
+def _call_order(turn: Turn, rejected: list[RejectedEntry]) -> list[str]:
+    answer_ids = iter(entry["tool_call_id"] for entry in rejected)
+    order: list[str] = []
+    for call in turn.calls:
+        ident = call.id if call.committed else next(answer_ids, call.id)
+        if ident:
+            order.append(ident)
+    return order
