@@ -5,6 +5,8 @@
 - ``error_tool_messages(ai_message)``, the paired error ``ToolMessage`` for each rejected call;
 - ``read_record(ai_message)``, the gate's decision record (plain JSON, survives serialisation);
 - ``message_with_rejected_calls`` / ``pair_orphan_calls``, to build a legal history by hand;
+- ``check_history(messages, provider)``, what the vendor would reject before it is sent
+  (``HistoryError`` is what the gate raises for it);
 - ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button).
 
 Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``), ``ChatAnthropic``
@@ -14,8 +16,11 @@ are gated on LangChain's own chunks. ``docs/shims.md`` maps each name to the Lla
 
 from __future__ import annotations
 
+from toolstream_core import HistoryError, HistoryProblem
+
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
+from ._history import HistoryPolicy, check_history
 from ._messages import (
     error_tool_messages,
     finalize_message,
@@ -26,10 +31,14 @@ from ._messages import (
 from ._middleware import ToolstreamMiddleware
 
 __all__ = [
+    "HistoryError",
+    "HistoryPolicy",
+    "HistoryProblem",
     "RunStats",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",
     "ToolstreamMiddleware",
+    "check_history",
     "error_tool_messages",
     "finalize_message",
     "message_with_rejected_calls",

@@ -31,6 +31,7 @@ from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
+from ._history import HistoryPolicy
 from ._messages import error_tool_messages, read_record
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -58,6 +59,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         max_retries: int = 2,
         pair_stream_errors: bool = True,
         guard_tool_calls: bool = True,
+        history: HistoryPolicy = "check",
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
@@ -69,7 +71,11 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         before it stops. ``pair_stream_errors``: a stream that fails after a tool call
         started ends the turn with every call paired (instead of raising); a failure before
         any call still raises, for retry middleware to handle. ``guard_tool_calls``: refuse to
-        run a call the gate did not commit. ``on_turn`` / ``on_event``: as for
+        run a call the gate did not commit. ``history``: before every model call, answer each
+        unanswered call id of the outgoing history with an error result (a tool that raised, a
+        denied approval, an interrupt, a resumed checkpoint), then raise ``HistoryError`` for
+        what the vendor would reject and only the model could fix (``"check"``, the default;
+        ``"repair"`` only answers; ``"off"``: as given). ``on_turn`` / ``on_event``: as for
         ``with_toolstream``. An agent model that is already gated keeps its own gate; giving
         ``tools``/``config`` here as well is then an error (as for ``ToolstreamFunctionAgent``).
         """
@@ -81,6 +87,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self.max_retries = max_retries
         self._pair_errors = pair_stream_errors
         self._guard = guard_tool_calls
+        self._history: HistoryPolicy = history
         self._explicit = tools is not None or config is not None
         self._on_turn = on_turn
         self._on_event = on_event
@@ -101,6 +108,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             on_stream_error="pair" if self._pair_errors else "raise",
             on_turn=self._on_turn,
             on_event=self._on_event,
+            history=self._history,
         )
         return request.override(model=gated)
 
