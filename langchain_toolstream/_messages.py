@@ -193,7 +193,7 @@ def _turn_view(message: AIMessage, answers: list[ToolMessage], family: str | Non
     for ident in order:
         found = mine.get(ident) or errors.get(ident)
         if found is None and repair:
-            found = _no_result(ident, names.get(ident))
+            found = _no_result(ident, names.get(ident), quote_id=False if family == "gemini" else None)
         if found is not None:
             results.append(found)
     record = read_record(message)
@@ -202,9 +202,10 @@ def _turn_view(message: AIMessage, answers: list[ToolMessage], family: str | Non
     return message, [*results, *others]
 
 
-def _no_result(ident: str, name: str | None) -> ToolMessage:
+def _no_result(ident: str, name: str | None, *, quote_id: bool | None = None) -> ToolMessage:
+    """The "no result" answer; Gemini never sees call ids, so its text quotes none."""
     return ToolMessage(
-        content=unanswered_text(name or "unknown", ident),
+        content=unanswered_text(name or "unknown", ident, quote_id=quote_id),
         tool_call_id=ident,
         name=name,
         status="error",

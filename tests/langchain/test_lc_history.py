@@ -206,3 +206,30 @@ def test_the_middleware_raises_locally_instead_of_the_vendors_400(emu: VendorEmu
         agent.invoke({"messages": thinking_history(False)})
     assert [p.kind for p in caught.value.problems] == ["missing_thinking"]
     assert emu.requests == []  # nothing was sent
+
+
+# -- results follow the calls' order (Gemini pairs by position) ----------------------------------
+
+TOKYO_ONLY = {"get_weather": {"type": "object", "required": ["city"],
+                              "properties": {"city": {"type": "string", "enum": ["Tokyo"]}}}}
+
+
+def test_a_rejected_first_call_is_answered_in_the_calls_order(api: str,
+                                                               emu: VendorEmulator) -> None:
+    """Two parallel calls to one tool, the first rejected by the schema: the gate answers it
+    in the model turn, the second call's tool runs after, and the next request still puts
+    the first call's result first. Gemini (no ids here) pairs results by position."""
+    recorder = Recorder()
+    emu.queue(api, "parallel_no_ids" if api == "gemini" else "parallel_calls", "text")
+    agent = create_agent(make_model(api, emu), tools=recording_tools(recorder),
+                         middleware=[ToolstreamMiddleware(tools=TOKYO_ONLY)])
+    result = agent.invoke({"messages": [HumanMessage("weather?")]})
+    assert recorder.calls == [("get_weather", {"city": "Tokyo"})]
+    assert len(emu.requests) == 2 and result["messages"][-1].text
+    sent = answered_ids(emu.requests[1])
+    if api == "gemini":
+        assert "schema" in sent[0] and "sunny in Tokyo" in sent[1]
+        assert "(id " not in sent[0]  # the model never saw an id: none is quoted
+    else:
+        record = result["messages"][1].response_metadata["toolstream"]
+        assert sent == record["order"] and len(sent) == 2
