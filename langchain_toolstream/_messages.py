@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
@@ -132,8 +132,8 @@ def request_view(messages: list[BaseMessage], family: str | None, *,
 
 
 def _needs_view(message: BaseMessage, repair: bool) -> bool:
-    if not isinstance(message, AIMessage):
-        return False
+    if not isinstance(message, AIMessage) or is_paused(message):
+        return False  # a paused turn goes back as it is, to be continued: nothing to answer
     record = read_record(message)
     if record is not None and (record.get("rejected") or record.get("committed")):
         return True
@@ -232,6 +232,43 @@ def _with_rejected_as_calls(message: AIMessage, record: DecisionRecord,
     calls = sorted([*message.tool_calls, *extra],
                    key=lambda c: rank.get(str(c.get("id") or ""), len(rank)))
     return message.model_copy(update={"tool_calls": calls})
+
+
+PAUSE_TURN = "pause_turn"
+
+
+def is_paused(message: BaseMessage) -> bool:
+    """Whether ``message`` is an Anthropic turn the vendor paused (``stop_reason:
+    "pause_turn"``, a long server-tool turn): the client sends it back to continue it."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    record = read_record(message)
+    return (metadata.get("stop_reason") == PAUSE_TURN
+            or (record is not None and record.get("finish_reason") == PAUSE_TURN))
+
+
+def paused_message(message: AIMessage) -> AIMessage:
+    """``message`` as it goes back to continue the paused turn: without client tool calls.
+
+    A client call inside a paused turn runs only once the turn has ended: it is neither run
+    nor answered now (an answer would end the assistant turn the vendor is continuing), so it
+    leaves the message; the vendor makes it again in the continued turn if it still wants it.
+    Server tool blocks and text stay: they are what the vendor continues from.
+    """
+    held = {c.get("id") for c in [*message.tool_calls, *message.invalid_tool_calls]}
+    if not held:
+        return message
+    content: Any = message.content
+    if isinstance(content, list):
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in
+                                              ("tool_use", "function_call")
+                                              and _block_id(b) in held)]
+    return message.model_copy(update={"tool_calls": [], "invalid_tool_calls": [],
+                                      "tool_call_chunks": [], "content": content})
+
+
+def _block_id(block: Mapping[str, Any]) -> str | None:
+    value = block.get("id") or block.get("call_id")
+    return value if isinstance(value, str) else None
 
 
 def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:

@@ -35,7 +35,7 @@ from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._history import HistoryPolicy
-from ._messages import error_tool_messages, read_record
+from ._messages import error_tool_messages, is_paused, paused_message, read_record
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
@@ -149,6 +149,8 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
         result = _messages_of(response)
+        if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
+            return _continue_paused(request, response, result)
         out: list[BaseMessage] = []
         failed = False
         cancelled = False
@@ -233,6 +235,24 @@ def _structured(response: ModelCallResult) -> Any:
     if isinstance(response, ExtendedModelResponse):
         return response.model_response.structured_response
     return getattr(response, "structured_response", None)
+
+
+def _continue_paused(request: ModelRequest[Any], response: ModelCallResult,
+                     result: list[BaseMessage]) -> ModelCallResult:
+    """A paused turn goes into the state without client calls and the agent goes back to the
+    model, which continues the turn from it; the failed-turn count is left as it was."""
+    out: list[BaseMessage] = []
+    for message in result:
+        if isinstance(message, AIMessage) and is_paused(message):
+            held = [c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+            if held:
+                _log.warning("toolstream: the turn was paused; not running %s until it ends",
+                             held)
+            message = paused_message(message)
+        out.append(message)
+    paired = ModelResponse(result=out, structured_response=_structured(response))
+    update = {"jump_to": "model", FAILED_TURNS: _failed_turns(request)}
+    return ExtendedModelResponse(model_response=paired, command=Command(update=update))
 
 
 def _failed_turns(request: ModelRequest[Any]) -> int:
