@@ -228,8 +228,9 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 
     An interrupted run (cancelled while its tools ran, or a caller that forgot
     ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
-    gets, right after the results its turn already has, the gate's error result when the call
-    was rejected (from the record), and a "cancelled" result otherwise.
+    gets the gate's error result when the call was rejected (from the record), and a
+    "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
+    (Gemini pairs results by position; the workflow hands them back in its own order).
     """
     out: list[ChatMessage] = []
     i = 0
@@ -241,21 +242,33 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
         if message.role != "assistant" or not calls:
             continue
-        answered: set[str] = set()
+        answers: list[ChatMessage] = []
         while i < len(items) and items[i].role == "tool":
-            answered.add(str(items[i].additional_kwargs.get("tool_call_id")))
-            out.append(items[i])
+            answers.append(items[i])
             i += 1
-        errors = {str(m.additional_kwargs.get("tool_call_id")): m
-                  for m in error_tool_messages(message)}
-        for block in calls:
-            ident = block.tool_call_id or ""
-            if ident in answered:
-                continue
-            answered.add(ident)
-            out.append(errors.get(ident) or ChatMessage(
-                role="tool",
-                content=unanswered_text(block.tool_name, ident),
-                additional_kwargs={"tool_call_id": ident},
-            ))
+        out.extend(_results_in_call_order(message, calls, answers))
     return out
+
+
+def _results_in_call_order(message: ChatMessage, calls: list[ToolCallBlock],
+                           answers: list[ChatMessage]) -> list[ChatMessage]:
+    """One result per call id of ``message``, in the calls' order; other results after."""
+    ids = [block.tool_call_id or "" for block in calls]
+    mine: dict[str, ChatMessage] = {}
+    others: list[ChatMessage] = []
+    for answer in answers:
+        ident = str(answer.additional_kwargs.get("tool_call_id"))
+        if ident not in ids:
+            others.append(answer)
+        elif ident not in mine:
+            mine[ident] = answer
+    errors = {str(m.additional_kwargs.get("tool_call_id")): m for m in error_tool_messages(message)}
+    out: list[ChatMessage] = []
+    for block, ident in zip(calls, ids, strict=True):
+        if ident in mine or ident in errors:
+            out.append(mine.get(ident) or errors[ident])
+            continue
+        out.append(ChatMessage(role="tool", content=unanswered_text(block.tool_name, ident),
+                               additional_kwargs={"tool_call_id": ident}))
+        mine[ident] = out[-1]
+    return [*out, *others]
