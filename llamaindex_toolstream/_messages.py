@@ -223,6 +223,36 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
                        additional_kwargs=additional)
 
 
+PAUSE_TURN = "pause_turn"
+
+
+def is_paused(response: ChatResponse | ChatMessage) -> bool:
+    """Whether the vendor paused this turn (Anthropic ``stop_reason: "pause_turn"``, a long
+    server-tool turn): the client sends it back to continue it."""
+    record = read_record(response)
+    if record is not None:
+        return record.get("finish_reason") == PAUSE_TURN
+    return _message_of(response).additional_kwargs.get("stop_reason") == PAUSE_TURN
+
+
+def paused_message(message: ChatMessage) -> ChatMessage:
+    """``message`` as it goes back to continue a paused turn: without its tool-call blocks.
+
+    A client call inside a paused turn runs only once the turn has ended: it is neither run
+    nor answered now (an answer would end the assistant turn the vendor is continuing); the
+    vendor makes it again in the continued turn if it still wants it.
+    """
+    if not any(isinstance(b, ToolCallBlock) for b in message.blocks):
+        return message
+    keep = [i for i, b in enumerate(message.blocks) if not isinstance(b, ToolCallBlock)]
+    additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
+    signatures = additional.get("thought_signatures")
+    if isinstance(signatures, list):
+        additional["thought_signatures"] = [signatures[i] for i in keep if i < len(signatures)]
+    return ChatMessage(role=message.role, blocks=[message.blocks[i] for i in keep],
+                       additional_kwargs=additional)
+
+
 def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """``messages`` with an error result added for every tool call that has none.
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from li_helpers import APIS, Recorder, make_llm, run_agent, unpaired
+from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ThinkingBlock, ToolCallBlock
 from toolstream_core.testing import Received, VendorEmulator
 
@@ -62,6 +63,29 @@ async def test_a_rejected_first_call_is_answered_in_the_calls_order(
     if api == "gemini":
         assert "(id " not in sent[0]  # the model never saw an id: none is quoted
     assert unpaired(outcome.memory) == []
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_paused_turn_is_continued(streaming: bool,
+                                          toolstream_emulator: VendorEmulator) -> None:
+    """Anthropic ``pause_turn`` twice, then a call, then the answer. The stock agent ends at
+    the first pause as if the model had finished; the gated agent sends the paused turn back
+    each time and runs the call of the turn that ended."""
+    emu = toolstream_emulator
+    outcomes = []
+    for cls in (FunctionAgent, ToolstreamFunctionAgent):
+        emu.queue("anthropic", "pause_turn", "pause_turn", "single_call", "text")
+        recorder = Recorder()
+        agent = cls(tools=recorder.tools(), llm=make_llm("anthropic", emu.base_url),
+                    streaming=streaming)
+        outcomes.append(await run_agent(agent, recorder, emu))
+        emu.clear()
+    stock, ours = outcomes
+    assert stock.requests == 1 and stock.runs == []
+    assert ours.error is None and ours.requests == 4
+    assert [name for name, _ in ours.runs] == ["write_file"]
+    assert str(ours.result).startswith("All done")
+    assert unpaired(ours.memory) == []
 
 
 def test_pair_orphan_calls_keeps_the_calls_order() -> None:
