@@ -28,6 +28,13 @@ _log = logging.getLogger("langchain_toolstream")
 HistoryPolicy = Literal["repair", "check", "off"]
 
 _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
+
+#: What the LangChain integration repairs itself before sending: ``ChatGoogleGenerativeAI``
+#: gives a function call that lost its signature Google's documented bypass value
+#: (``skip_thought_signature_validator``), which the API accepts; raising for it would stop
+#: a request the vendor takes. ``check_history`` still lists it: the model has lost its
+#: reasoning for that step.
+_INTEGRATION_REPAIRS = frozenset({"missing_thought_signature"})
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 _REASONING = frozenset({"thinking", "redacted_thinking", "reasoning"})
 _CALL_BLOCKS = frozenset({"tool_use", "function_call"})
@@ -111,8 +118,9 @@ def prepare_history(messages: list[BaseMessage], family: str | None, policy: His
     view = request_view(messages, family, repair=policy != "off")
     if policy != "check":
         return view
-    problems = check_history(view, family, reasoning=_model_reasoning(model),
-                             stored=getattr(model, "store", None) is not False)
+    problems = [p for p in check_history(view, family, reasoning=_model_reasoning(model),
+                                         stored=getattr(model, "store", None) is not False)
+                if p.kind not in _INTEGRATION_REPAIRS]
     if problems:
         _log.warning("toolstream: refusing to send a history the vendor would reject: %s",
                      "; ".join(p.detail for p in problems))

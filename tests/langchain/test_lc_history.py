@@ -233,3 +233,34 @@ def test_a_rejected_first_call_is_answered_in_the_calls_order(api: str,
     else:
         record = result["messages"][1].response_metadata["toolstream"]
         assert sent == record["order"] and len(sent) == 2
+
+
+def test_check_history_reads_responses_reasoning_and_gemini_signatures() -> None:
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
+    answer = ToolMessage("sunny", tool_call_id="call_1")
+    with_reasoning = AIMessage(content=[{"type": "reasoning", "id": "rs_1", "summary": []}],
+                               tool_calls=[call])
+    without = AIMessage(content="", tool_calls=[call])
+    history = [HumanMessage("go"), with_reasoning, answer, without, answer]
+    assert check_history(history, "openai-responses") == []  # stored: the vendor has it
+    problems = check_history(history, "openai-responses", stored=False)
+    assert [(p.kind, p.index) for p in problems] == [("missing_reasoning", 3)]
+    signed = AIMessage(content="", tool_calls=[call], additional_kwargs={
+        "__gemini_function_call_thought_signatures__": {"call_1": "c2ln"}})
+    problems = check_history([HumanMessage("go"), signed, answer, without, answer], "gemini")
+    assert [(p.kind, p.index) for p in problems] == [("missing_thought_signature", 3)]
+
+
+def test_the_middleware_lets_langchain_patch_a_lost_gemini_signature(emu: VendorEmulator) -> None:
+    """ChatGoogleGenerativeAI sends Google's documented bypass for a call that lost its
+    signature, which the API accepts: the middleware does not stop that request."""
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
+    signed = AIMessage(content="", tool_calls=[call], additional_kwargs={
+        "__gemini_function_call_thought_signatures__": {"call_1": "c2ln"}})
+    lost = AIMessage(content="", tool_calls=[{**call, "id": "call_2"}])
+    history = [HumanMessage("go"), signed, ToolMessage("sunny", tool_call_id="call_1"),
+               lost, ToolMessage("sunny", tool_call_id="call_2")]
+    agent = create_agent(make_model("gemini", emu), tools=recording_tools(Recorder()),
+                         middleware=[ToolstreamMiddleware()])
+    result = agent.invoke({"messages": history})
+    assert len(emu.requests) == 1 and result["messages"][-1].text
