@@ -5,6 +5,8 @@
 - ``error_tool_messages(ai_message)``, the paired error ``ToolMessage`` for each rejected call;
 - ``read_record(ai_message)``, the gate's decision record (plain JSON, survives serialisation);
 - ``message_with_rejected_calls`` / ``pair_orphan_calls``, to build a legal history by hand;
+- ``check_history(messages, provider)``, what the vendor would reject before it is sent
+  (``HistoryError`` is what the gate raises for it);
 - ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button);
 - ``declare_finish_signal(model_class, key)``, for a chat model whose end of turn the gate
   cannot read on its own.
@@ -18,9 +20,12 @@ vendor streams the gate reads directly; other chat models are gated on LangChain
 
 from __future__ import annotations
 
+from toolstream_core import HistoryError, HistoryProblem
+
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._convert import FinishSignal, declare_finish_signal
+from ._history import HistoryPolicy, check_history
 from ._messages import (
     error_tool_messages,
     finalize_message,
@@ -32,10 +37,14 @@ from ._middleware import ToolstreamMiddleware
 
 __all__ = [
     "FinishSignal",
+    "HistoryError",
+    "HistoryPolicy",
+    "HistoryProblem",
     "RunStats",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",
     "ToolstreamMiddleware",
+    "check_history",
     "declare_finish_signal",
     "error_tool_messages",
     "finalize_message",

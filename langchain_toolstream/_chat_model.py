@@ -29,9 +29,10 @@ from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 
 from ._gate import GateRun, OnStreamError
+from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._link import register, unregister
-from ._messages import message_with_rejected_calls, request_view
+from ._messages import message_with_rejected_calls
 from ._observability import current_run_manager, model_run
 from ._rebind import rebind
 from ._tap import tappable
@@ -79,6 +80,13 @@ class ToolstreamChatModel(BaseChatModel):
     on_event: Callable[[AssemblerEvent], None] | None = Field(default=None, exclude=True)
     """Called with each UI progress event (opened, argument bytes, committed, rejected) as the
     core emits it; never a reason to run anything."""
+
+    history: HistoryPolicy = "repair"
+    """Before each request: ``"repair"`` (default) answers every tool-call id of the outgoing
+    history that has no result with one error result, in the calls' order; ``"check"`` also
+    raises ``HistoryError`` for what the vendor would reject and only the model could fix
+    (lost thinking, reasoning or signatures, see ``check_history``); ``"off"`` sends the
+    history as given, answering only the calls this gate rejected."""
 
     bound_registry: Registry | None = Field(default=None, exclude=True)
     """Set by ``bind_tools``: the registry derived from the bound tools."""
@@ -149,6 +157,9 @@ class ToolstreamChatModel(BaseChatModel):
                        output_limit=output_limit(self.chat_model, kwargs),
                        on_event=self.on_event)
 
+    def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        return prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
+
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model
         return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
@@ -172,7 +183,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         run = self._new_run(kwargs, run_manager)
-        messages = request_view(messages, tappable(self.chat_model))
+        messages = self._outgoing(messages)
         if self._streaming_off(kwargs):
             result = run.model._generate(messages, stop=stop, **kwargs)
             for out in self._gate_result(run, result):
@@ -217,7 +228,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         run = self._new_run(kwargs, run_manager)
-        messages = request_view(messages, tappable(self.chat_model))
+        messages = self._outgoing(messages)
         if self._streaming_off(kwargs):
             result = await run.model._agenerate(messages, stop=stop, **kwargs)
             for out in self._gate_result(run, result):
@@ -371,6 +382,7 @@ def with_toolstream(
     on_stream_error: OnStreamError = "raise",
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
+    history: HistoryPolicy = "repair",
 ) -> ToolstreamChatModel: ...
 
 
@@ -383,6 +395,7 @@ def with_toolstream(
     on_stream_error: OnStreamError = "raise",
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
+    history: HistoryPolicy = "repair",
 ) -> GatedBinding: ...
 
 
@@ -394,6 +407,7 @@ def with_toolstream(
     on_stream_error: OnStreamError = "raise",
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
+    history: HistoryPolicy = "repair",
 ) -> ToolstreamChatModel | GatedBinding:
     """Gate ``model``'s streamed tool calls.
 
@@ -402,7 +416,10 @@ def with_toolstream(
     ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or a YAML path holding the
     ``agent_stream_assemble:`` section. A model already bound with tools
     (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound. ``on_turn`` gets the
-    core's ``Turn`` after each model call; ``on_event`` each UI progress event.
+    core's ``Turn`` after each model call; ``on_event`` each UI progress event. ``history``:
+    what happens to the outgoing history before each request (``"repair"``, the default,
+    answers every unanswered call id; ``"check"`` also raises ``HistoryError`` for what only
+    the model could fix; ``"off"``), see ``ToolstreamChatModel.history``.
 
     A model that is already gated raises ``TypeError`` (as ``ToolstreamLLM`` does in the
     LlamaIndex shim): a second gate would silently ignore the new options.
@@ -412,7 +429,7 @@ def with_toolstream(
             raise TypeError(_ALREADY_GATED.format(what="the bound model"))
         inner = with_toolstream(model.bound, tools=tools, config=config,
                                 on_stream_error=on_stream_error, on_turn=on_turn,
-                                on_event=on_event)
+                                on_event=on_event, history=history)
         if tools is None and model.kwargs.get("tools"):
             inner = inner.model_copy(
                 update={"bound_registry": registry_from_bound_tools(model.kwargs["tools"])}
@@ -430,4 +447,5 @@ def with_toolstream(
         on_stream_error=on_stream_error,
         on_turn=on_turn,
         on_event=on_event,
+        history=history,
     )

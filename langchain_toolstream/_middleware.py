@@ -16,22 +16,26 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
+    AgentState,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
+    PrivateStateAttr,
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._messages import error_tool_messages, read_record
+from ._history import HistoryPolicy
+from ._messages import error_tool_messages, is_paused, paused_message, read_record
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
@@ -40,6 +44,22 @@ _log = logging.getLogger("langchain_toolstream")
 
 #: What a model-call hook may return (``AgentMiddleware.wrap_model_call``'s own type).
 ModelCallResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
+
+#: The agent-state key that counts the gate's consecutive model turns that committed nothing.
+FAILED_TURNS = "toolstream_failed_turns"
+
+
+class ToolstreamState(AgentState[Any]):
+    """The agent state plus the gate's own count of consecutive all-rejected turns.
+
+    Counted in the state, not read back from the messages: a server that re-uses one response
+    id (a caching proxy, a replay) gives every retry the same AIMessage id, and LangGraph's
+    ``add_messages`` then replaces the earlier message instead of adding one, so a count of
+    messages never grows and the retries never stop.
+    """
+
+    toolstream_failed_turns: NotRequired[Annotated[int, PrivateStateAttr]]
+
 
 _NOT_COMMITTED = (
     "Tool call {name!r} (id {id}) was not run: the call was not committed by the toolstream "
@@ -50,6 +70,8 @@ _NOT_COMMITTED = (
 class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     """Run only committed tool calls; pair every rejected call in the same turn."""
 
+    state_schema = ToolstreamState
+
     def __init__(
         self,
         *,
@@ -58,6 +80,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         max_retries: int = 2,
         pair_stream_errors: bool = True,
         guard_tool_calls: bool = True,
+        history: HistoryPolicy = "check",
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
     ) -> None:
@@ -69,7 +92,11 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         before it stops. ``pair_stream_errors``: a stream that fails after a tool call
         started ends the turn with every call paired (instead of raising); a failure before
         any call still raises, for retry middleware to handle. ``guard_tool_calls``: refuse to
-        run a call the gate did not commit. ``on_turn`` / ``on_event``: as for
+        run a call the gate did not commit. ``history``: before every model call, answer each
+        unanswered call id of the outgoing history with an error result (a tool that raised, a
+        denied approval, an interrupt, a resumed checkpoint), then raise ``HistoryError`` for
+        what the vendor would reject and only the model could fix (``"check"``, the default;
+        ``"repair"`` only answers; ``"off"``: as given). ``on_turn`` / ``on_event``: as for
         ``with_toolstream``. An agent model that is already gated keeps its own gate; giving
         ``tools``/``config`` here as well is then an error (as for ``ToolstreamFunctionAgent``).
         """
@@ -81,6 +108,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self.max_retries = max_retries
         self._pair_errors = pair_stream_errors
         self._guard = guard_tool_calls
+        self._history: HistoryPolicy = history
         self._explicit = tools is not None or config is not None
         self._on_turn = on_turn
         self._on_event = on_event
@@ -101,6 +129,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             on_stream_error="pair" if self._pair_errors else "raise",
             on_turn=self._on_turn,
             on_event=self._on_event,
+            history=self._history,
         )
         return request.override(model=gated)
 
@@ -120,30 +149,33 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
         result = _messages_of(response)
+        if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
+            return _continue_paused(request, response, result)
         out: list[BaseMessage] = []
-        retry = False
+        failed = False
+        cancelled = False
         for message in result:
             out.append(message)
             if not isinstance(message, AIMessage):
                 continue
             errors = error_tool_messages(message)
-            out.extend(errors)
-            if errors and not message.tool_calls and self._may_retry(request, message):
-                retry = True
-        if len(out) == len(result):
+            out.extend(_new_answers(request, message, errors))
+            if errors and not message.tool_calls:
+                failed = True
+                cancelled = cancelled or _cancelled(message)
+        before = _failed_turns(request)
+        count = before + 1 if failed else 0
+        retry = failed and not cancelled and self._may_retry(before)
+        if len(out) == len(result) and count == before:
             return response
         paired = ModelResponse(result=out, structured_response=_structured(response))
+        update: dict[str, Any] = {FAILED_TURNS: count if retry else 0}
         if retry:
-            return ExtendedModelResponse(model_response=paired,
-                                         command=Command(update={"jump_to": "model"}))
-        return paired
+            update["jump_to"] = "model"
+        return ExtendedModelResponse(model_response=paired, command=Command(update=update))
 
-    def _may_retry(self, request: ModelRequest[Any], message: AIMessage) -> bool:
-        record = read_record(message)
-        reasons = {entry.get("reason") for entry in (record["rejected"] if record else [])}
-        if reasons == {"cancelled"}:
-            return False  # the user stopped this turn: do not start another
-        used = _failed_turns_before(request.messages)
+    def _may_retry(self, used: int) -> bool:
+        """Whether one more model turn is allowed after ``used + 1`` failed ones in a row."""
         if used >= self.max_retries:
             _log.info("toolstream: %d model turns without a committed call; not retrying", used + 1)
             return False
@@ -205,19 +237,50 @@ def _structured(response: ModelCallResult) -> Any:
     return getattr(response, "structured_response", None)
 
 
-def _failed_turns_before(messages: Sequence[BaseMessage]) -> int:
-    """Consecutive gated model turns, ending at the last one, that committed nothing."""
-    count = 0
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            continue
-        if not isinstance(message, AIMessage):
-            break
-        record = read_record(message)
-        if record is None or message.tool_calls or not record.get("rejected"):
-            break
-        count += 1
-    return count
+def _continue_paused(request: ModelRequest[Any], response: ModelCallResult,
+                     result: list[BaseMessage]) -> ModelCallResult:
+    """A paused turn goes into the state without client calls and the agent goes back to the
+    model, which continues the turn from it; the failed-turn count is left as it was."""
+    out: list[BaseMessage] = []
+    for message in result:
+        if isinstance(message, AIMessage) and is_paused(message):
+            held = [c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+            if held:
+                _log.warning("toolstream: the turn was paused; not running %s until it ends",
+                             held)
+            message = paused_message(message)
+        out.append(message)
+    paired = ModelResponse(result=out, structured_response=_structured(response))
+    update = {"jump_to": "model", FAILED_TURNS: _failed_turns(request)}
+    return ExtendedModelResponse(model_response=paired, command=Command(update=update))
+
+
+def _failed_turns(request: ModelRequest[Any]) -> int:
+    """The gate's consecutive all-rejected turns so far in this run (from the agent state)."""
+    state = request.state
+    value = state.get(FAILED_TURNS) if isinstance(state, Mapping) else None
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _new_answers(request: ModelRequest[Any], message: AIMessage,
+                 errors: list[ToolMessage]) -> list[ToolMessage]:
+    """``errors`` minus the ids the state already answers for a message with this same id.
+
+    A server that re-uses a response id gives the retry's AIMessage the id of the failed one,
+    and LangGraph replaces that message in place: its earlier error results still answer it,
+    and a second set would answer the same ids twice.
+    """
+    if message.id is None or not any(m.id == message.id for m in request.messages):
+        return errors
+    answered = {m.tool_call_id for m in request.messages if isinstance(m, ToolMessage)}
+    return [e for e in errors if e.tool_call_id not in answered]
+
+
+def _cancelled(message: AIMessage) -> bool:
+    """The user stopped this turn (every rejection is a cancellation): do not start another."""
+    record = read_record(message)
+    reasons = {entry.get("reason") for entry in (record["rejected"] if record else [])}
+    return reasons == {"cancelled"}
 
 
 def _owner_of(state: Any, call_id: str | None) -> AIMessage | None:

@@ -9,10 +9,13 @@
 - :func:`read_record` reads the decision record (plain JSON in ``additional_kwargs``);
   :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
   :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
-  to the LangChain shim.
+  to the LangChain shim;
+- :func:`check_history` lists what the vendor would reject in a history before it is sent.
 """
 
 from __future__ import annotations
+
+from toolstream_core import HistoryError, HistoryProblem
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (
@@ -23,6 +26,7 @@ from ._events import (
     CallStreamEvent,
 )
 from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
+from ._history import check_history
 from ._llm import ToolstreamLLM
 from ._messages import (
     error_tool_messages,
@@ -41,10 +45,13 @@ __all__ = [
     "CallRejectedEvent",
     "CallStreamEvent",
     "CallView",
+    "HistoryError",
+    "HistoryProblem",
     "ProviderMismatchError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
     "ToolstreamStreamHandler",
+    "check_history",
     "error_tool_messages",
     "message_with_rejected_calls",
     "pair_orphan_calls",

@@ -42,13 +42,17 @@ from toolstream_core import AssemblerEvent, Turn
 
 from ._events import ProgressTranslator
 from ._llm import ToolstreamLLM
-from ._messages import call_name, pair_orphan_calls
+from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
 from ._session import StreamSession, session_of
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
 
 logger = logging.getLogger(__name__)
+
+#: How many times in a row a paused turn (Anthropic ``pause_turn``) is sent back to continue
+#: it within one step before the step ends with what the vendor has said so far.
+MAX_PAUSED_CONTINUATIONS = 10
 
 class ToolstreamFunctionAgent(FunctionAgent):
     """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
@@ -168,16 +172,23 @@ class ToolstreamFunctionAgent(FunctionAgent):
             AgentInput(input=current_llm_input, current_agent_name=self.name)
         )
 
-        if self.streaming:
-            last_chat_response = await self._get_streaming_response(
-                ctx, current_llm_input, offered
-            )
-        else:
-            last_chat_response = await self._get_response(current_llm_input, offered)
-            session = session_of(last_chat_response)
-            if session is not None:
-                self._emit(ctx, session, ProgressTranslator(
-                    self.name, session.result_for, forward_args=session.config.ui_forward_partial_args))
+        last_chat_response = await self._model_turn(ctx, current_llm_input, offered)
+        for _ in range(MAX_PAUSED_CONTINUATIONS):
+            if not is_paused(last_chat_response):
+                break
+            # A paused turn (Anthropic ``pause_turn``) goes back as it is, minus client calls,
+            # and the vendor continues it; nothing from it runs before the turn has ended.
+            paused = paused_message(last_chat_response.message)
+            scratchpad.append(paused)
+            await ctx.store.set(self.scratchpad_key, scratchpad)
+            current_llm_input = [*current_llm_input, paused]
+            last_chat_response = await self._model_turn(ctx, current_llm_input, offered)
+        if is_paused(last_chat_response):
+            logger.warning("toolstream: still paused after %d continuations; ending the turn",
+                           MAX_PAUSED_CONTINUATIONS)
+            output = self._paused_output(last_chat_response, scratchpad)
+            await ctx.store.set(self.scratchpad_key, scratchpad)
+            return output
 
         tool_calls = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
             last_chat_response, error_on_no_tool_call=False
@@ -202,6 +213,24 @@ class ToolstreamFunctionAgent(FunctionAgent):
             raw=raw,
             current_agent_name=self.name,
         )
+
+    async def _model_turn(self, ctx: AgentContext, current_llm_input: list[ChatMessage],
+                          offered: Sequence[AsyncBaseTool]) -> ChatResponse:
+        """One model request, streamed or not, with its progress events emitted."""
+        if self.streaming:
+            return await self._get_streaming_response(ctx, current_llm_input, offered)
+        response = await self._get_response(current_llm_input, offered)
+        session = session_of(response)
+        if session is not None:
+            self._emit(ctx, session, ProgressTranslator(
+                self.name, session.result_for, forward_args=session.config.ui_forward_partial_args))
+        return response
+
+    def _paused_output(self, response: ChatResponse, scratchpad: list[ChatMessage]) -> AgentOutput:
+        message = paused_message(response.message)
+        scratchpad.append(message)
+        raw = response.raw.model_dump() if isinstance(response.raw, BaseModel) else response.raw
+        return AgentOutput(response=message, tool_calls=[], raw=raw, current_agent_name=self.name)
 
     @staticmethod
     def _rejected_selections(response: ChatResponse) -> list[ToolSelection]:

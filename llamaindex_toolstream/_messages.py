@@ -223,13 +223,44 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
                        additional_kwargs=additional)
 
 
+PAUSE_TURN = "pause_turn"
+
+
+def is_paused(response: ChatResponse | ChatMessage) -> bool:
+    """Whether the vendor paused this turn (Anthropic ``stop_reason: "pause_turn"``, a long
+    server-tool turn): the client sends it back to continue it."""
+    record = read_record(response)
+    if record is not None:
+        return record.get("finish_reason") == PAUSE_TURN
+    return _message_of(response).additional_kwargs.get("stop_reason") == PAUSE_TURN
+
+
+def paused_message(message: ChatMessage) -> ChatMessage:
+    """``message`` as it goes back to continue a paused turn: without its tool-call blocks.
+
+    A client call inside a paused turn runs only once the turn has ended: it is neither run
+    nor answered now (an answer would end the assistant turn the vendor is continuing); the
+    vendor makes it again in the continued turn if it still wants it.
+    """
+    if not any(isinstance(b, ToolCallBlock) for b in message.blocks):
+        return message
+    keep = [i for i, b in enumerate(message.blocks) if not isinstance(b, ToolCallBlock)]
+    additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
+    signatures = additional.get("thought_signatures")
+    if isinstance(signatures, list):
+        additional["thought_signatures"] = [signatures[i] for i in keep if i < len(signatures)]
+    return ChatMessage(role=message.role, blocks=[message.blocks[i] for i in keep],
+                       additional_kwargs=additional)
+
+
 def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """``messages`` with an error result added for every tool call that has none.
 
     An interrupted run (cancelled while its tools ran, or a caller that forgot
     ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
-    gets, right after the results its turn already has, the gate's error result when the call
-    was rejected (from the record), and a "cancelled" result otherwise.
+    gets the gate's error result when the call was rejected (from the record), and a
+    "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
+    (Gemini pairs results by position; the workflow hands them back in its own order).
     """
     out: list[ChatMessage] = []
     i = 0
@@ -241,21 +272,33 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
         if message.role != "assistant" or not calls:
             continue
-        answered: set[str] = set()
+        answers: list[ChatMessage] = []
         while i < len(items) and items[i].role == "tool":
-            answered.add(str(items[i].additional_kwargs.get("tool_call_id")))
-            out.append(items[i])
+            answers.append(items[i])
             i += 1
-        errors = {str(m.additional_kwargs.get("tool_call_id")): m
-                  for m in error_tool_messages(message)}
-        for block in calls:
-            ident = block.tool_call_id or ""
-            if ident in answered:
-                continue
-            answered.add(ident)
-            out.append(errors.get(ident) or ChatMessage(
-                role="tool",
-                content=unanswered_text(block.tool_name, ident),
-                additional_kwargs={"tool_call_id": ident},
-            ))
+        out.extend(_results_in_call_order(message, calls, answers))
     return out
+
+
+def _results_in_call_order(message: ChatMessage, calls: list[ToolCallBlock],
+                           answers: list[ChatMessage]) -> list[ChatMessage]:
+    """One result per call id of ``message``, in the calls' order; other results after."""
+    ids = [block.tool_call_id or "" for block in calls]
+    mine: dict[str, ChatMessage] = {}
+    others: list[ChatMessage] = []
+    for answer in answers:
+        ident = str(answer.additional_kwargs.get("tool_call_id"))
+        if ident not in ids:
+            others.append(answer)
+        elif ident not in mine:
+            mine[ident] = answer
+    errors = {str(m.additional_kwargs.get("tool_call_id")): m for m in error_tool_messages(message)}
+    out: list[ChatMessage] = []
+    for block, ident in zip(calls, ids, strict=True):
+        if ident in mine or ident in errors:
+            out.append(mine.get(ident) or errors[ident])
+            continue
+        out.append(ChatMessage(role="tool", content=unanswered_text(block.tool_name, ident),
+                               additional_kwargs={"tool_call_id": ident}))
+        mine[ident] = out[-1]
+    return [*out, *others]

@@ -23,6 +23,14 @@ from ._decision import (
     turn_record,
 )
 from ._drive import aassemble, assemble
+from ._history import (
+    HistoryCall,
+    HistoryEntry,
+    HistoryError,
+    HistoryProblem,
+    ProblemKind,
+    check_entries,
+)
 from ._models import (
     PROVIDERS,
     ArgumentsDelta,
@@ -59,6 +67,11 @@ __all__ = [
     "DecisionRecord",
     "DroppedEntry",
     "ErrorResult",
+    "HistoryCall",
+    "HistoryEntry",
+    "HistoryError",
+    "HistoryProblem",
+    "ProblemKind",
     "Provider",
     "Reason",
     "RecordMode",
@@ -68,6 +81,7 @@ __all__ = [
     "Turn",
     "aassemble",
     "assemble",
+    "check_entries",
     "history_args",
     "is_vendor_error",
     "turn_record",

@@ -70,13 +70,17 @@ class RejectedEntry(CallEntry):
     state: str
 
 
-class _RecordNote(TypedDict, total=False):
+class _Optional(TypedDict, total=False):
     note: str
     """Why the shim could not judge the turn as it should (e.g. a model class whose end of
     turn it cannot read); present only then."""
+    order: list[str]
+    """Every client call's id (committed and rejected; the synthesized one for an id-less
+    call) in the order the vendor made them, so results can follow the calls' order (Gemini
+    pairs results by position). Absent from records written before it existed."""
 
 
-class DecisionRecord(_RecordNote):
+class DecisionRecord(_Optional):
     """One turn's verdict (see ``docs/shims.md``)."""
 
     version: int
@@ -149,7 +153,20 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
                     for c in turn.dropped],
         "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
         "anomalies": len(turn.anomalies),
+        "order": _call_order(turn),
     }
     if note:
         record["note"] = note
     return record
+
+
+def _call_order(turn: Turn) -> list[str]:
+    """Every client call's answer id, in the vendor's order (the result's id for a rejected
+    call: it may be the core's synthesized one)."""
+    order: list[str] = []
+    for call in turn.calls:
+        result = turn.result_for(call)
+        ident = result.tool_call_id if result is not None else call.id
+        if ident:
+            order.append(ident)
+    return order

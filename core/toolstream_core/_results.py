@@ -7,6 +7,7 @@ quotes argument text: arguments can be large, private, or the very garbage that 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ._models import CallKind, ErrorResult, Provider, Reason, ToolCall
@@ -50,8 +51,26 @@ _RETRY: dict[Reason, str] = {
 }
 
 
-def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True) -> ErrorResult:
+#: The shape of the id the call table synthesizes for a call the vendor sent without one
+#: (``CallTable._synthesized_id``: ``call_ts<seq>_<16 hex digits>``).
+_SYNTHESIZED = re.compile(r"call_ts\d+_[0-9a-f]{16}")
+
+
+def _named(name: str, tool_call_id: str, quote_id: bool | None) -> str:
+    """How the text names the call: with its id only when the model saw that id (an id the
+    core synthesized for an id-less call, e.g. on Gemini, would read as the model's own)."""
+    if quote_id is None:
+        quote_id = _SYNTHESIZED.fullmatch(tool_call_id) is None
+    return f"Tool call {name!r} (id {tool_call_id})" if quote_id else f"Tool call {name!r}"
+
+
+def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True,
+                 quote_id: bool | None = None) -> ErrorResult:
     """Build the paired result for a rejected ``call``.
+
+    The text quotes ``tool_call_id`` unless the core synthesized it (the vendor sent no id,
+    so the model never saw one); ``quote_id`` decides it explicitly. The result still
+    answers the id either way.
 
     A schema violation is described from the schema's side (path and rule), so it is always
     safe to show. A JSON parse message can name a key or a number from the arguments, so it is
@@ -59,7 +78,7 @@ def error_result(call: ToolCall, tool_call_id: str, *, echo: bool = True) -> Err
     """
     reason = call.reason or Reason.upstream_error
     name = call.name or "unknown"
-    text = f"Tool call {name!r} (id {tool_call_id}) was not run: {_WHY[reason]} [{reason.value}]."
+    text = f"{_named(name, tool_call_id, quote_id)} was not run: {_WHY[reason]} [{reason.value}]."
     if call.detail and (reason is Reason.schema_violation or (echo and reason is Reason.invalid_json)):
         text += f" Detail: {call.detail}."
     text += " " + _RETRY.get(reason, "Nothing was executed; you may retry the call with complete, valid arguments.")
@@ -109,8 +128,10 @@ def ungated_error_text(name: str, tool_call_id: str, error: str) -> str:
             f"({error}). Nothing was executed; you may retry the call with complete, valid arguments.")
 
 
-def unanswered_text(name: str, tool_call_id: str) -> str:
+def unanswered_text(name: str, tool_call_id: str, *, quote_id: bool | None = None) -> str:
     """The result that pairs a call whose tool never answered (the run was cancelled first),
-    so the next request is legal; it may have run, so the model is told to check."""
-    return (f"Tool call {name!r} (id {tool_call_id}) has no result: the run was cancelled before "
+    so the next request is legal; it may have run, so the model is told to check.
+    ``quote_id=False`` where the model never saw the id (Gemini sends none; by default only
+    an id the core synthesized is left out)."""
+    return (f"{_named(name, tool_call_id, quote_id)} has no result: the run was cancelled before "
             "the tool returned [cancelled]. It may or may not have taken effect; check before retrying.")

@@ -87,3 +87,16 @@ def test_rule9_every_error_result_names_the_call_it_answers(provider: str) -> No
     want = {"openai-chat": "tool", "openai-responses": "function_call_output", "anthropic": "tool_result",
             "gemini": "functionResponse"}[provider]
     assert {r.output_type for r in turn.error_results()} == {want}
+
+
+def test_rule9_the_error_text_quotes_only_ids_the_model_saw() -> None:
+    """Gemini sends no call ids: the core synthesizes one to pair the result, but the text
+    must not quote it as if the model had used it. A vendor id is quoted."""
+    calls = [b.Call(id=None, name="add", arguments=ADD), b.Call(id=None, name="nope", arguments="{}")]
+    turn = run(b.gemini(calls), provider="gemini", tools={"add": None})
+    [result] = turn.error_results()
+    assert result.tool_call_id and result.tool_call_id not in result.content
+    assert "'nope'" in result.content and "(id " not in result.content
+    vendor = run(make("anthropic", [b.Call(id="toolu_9", name="nope", arguments="{}")]),
+                 provider="anthropic", tools={"add": None})
+    assert "(id toolu_9)" in vendor.error_results()[0].content

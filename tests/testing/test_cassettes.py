@@ -18,7 +18,7 @@ from toolstream_core import Assembler, Turn
 from toolstream_core.sse import EventDecoder
 from toolstream_core.testing import API_NAMES, DROPPED_HEADER, SCENARIOS, TOOLS, Expectation
 from toolstream_core.testing._clients import followup_sdk, stream_sdk
-from toolstream_core.testing._record_cassettes import MODELS
+from toolstream_core.testing._record_cassettes import MODELS, continue_paused
 from toolstream_core.testing._recording import (
     CASSETTE_DIR,
     cassette_path,
@@ -91,6 +91,9 @@ def test_cassette_replays_through_real_sdk(api: str, name: str) -> None:
             assert follow.error is None
             answer = _turn(api, follow.events, None)
             assert not answer.calls and answer.complete
+        if turn.finish_reason == "pause_turn":  # the request that continues the paused turn
+            follow = continue_paused(turn, base_url=None, model=MODELS[api])
+            assert follow.error is None and _turn(api, follow.events, None).complete
         assert cassette.all_played
 
 

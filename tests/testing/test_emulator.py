@@ -68,7 +68,8 @@ def collect(api: str, events: list[Any]) -> Seen:
             elif ev.type in ("response.completed", "response.incomplete", "response.failed"):
                 seen.finish = ev.type
         elif api == "anthropic":
-            if ev.type == "content_block_start" and ev.content_block.type == "tool_use":
+            if ev.type == "content_block_start" and ev.content_block.type in (
+                    "tool_use", "server_tool_use"):
                 seen.calls[ev.index] = [ev.index, ev.content_block.id, ev.content_block.name, ""]
             elif ev.type == "content_block_delta" and ev.delta.type == "input_json_delta":
                 seen.calls[ev.index][3] += ev.delta.partial_json
@@ -122,9 +123,15 @@ def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> 
         assert seen.finish in NORMAL_END[api]
     elif script.ending == "length":
         assert seen.finish == LENGTH_END[api]
+    elif script.ending == "pause":
+        assert seen.finish == "pause_turn"
     else:
         assert seen.finish is None
 
+    if name == "pause_turn":  # the vendor's own tool, paused mid-turn: no client call
+        assert [(c[1][:11], c[2]) for c in calls] == [("srvtoolu_01", "web_search")]
+        assert seen.text == script.text
+        return
     if name == "text":
         assert calls == [] and seen.text == script.text
         return
@@ -157,7 +164,9 @@ def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> 
         assert got == want.arguments
         if api != "gemini":
             assert c[3] == want.args_text  # the exact text, not just the value
-        if api != "gemini" or name != "partial_args":
+        if name == "parallel_no_ids":
+            assert c[1] is None, "Gemini's id-less parallel calls"
+        elif api != "gemini" or name != "partial_args":
             assert c[1], "every call carries an id"
     if name == "missing_index":
         assert seen.indexes and all(i is None for i in seen.indexes)

@@ -22,13 +22,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ._clients import followup_sdk, stream_sdk
+from ._clients import DEFAULT_PROMPT, StreamResult, _collect, followup_sdk, stream_sdk
 from ._profiles import PROFILES
 from ._recording import CASSETTE_DIR, recording_vcr
 from ._scenarios import API_NAMES, SCENARIOS, TOOLS
 from ._server import VendorEmulator
 
-__all__ = ["MODELS", "PROFILE_DIR", "PROFILE_MAX_TOKENS", "record_all", "record_one",
+__all__ = ["MODELS", "PROFILE_DIR", "PROFILE_MAX_TOKENS", "continue_paused", "record_all", "record_one",
            "record_profiles"]
 
 logger = logging.getLogger(__name__)
@@ -93,8 +93,22 @@ def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
                                 error=first.error)
         if turn.calls:
             followup_sdk(api, turn, base_url=emu.base_url, model=model, api_key=api_key)
+        elif turn.finish_reason == "pause_turn":
+            continue_paused(turn, base_url=emu.base_url, model=model, api_key=api_key)
     logger.info("recorded %s", out)
     return out
+
+
+def continue_paused(turn: object, *, base_url: str | None, model: str,
+                    api_key: str = "test") -> StreamResult:
+    """The request that continues a paused Anthropic turn: the paused message sent back as
+    the last message (what a gated agent does next), so a replay has its answer."""
+    blocks = [{"type": "server_tool_use", "id": c.id, "name": c.name, "input": {}}
+              for c in getattr(turn, "server_calls", ())]
+    history = [{"role": "user", "content": DEFAULT_PROMPT},
+               {"role": "assistant", "content": blocks}]
+    return _collect(StreamResult(), "anthropic", base_url=base_url, api_key=api_key,
+                    model=model, contents=history, tools=TOOLS)
 
 
 def record_all(out_dir: Path = CASSETTE_DIR, *, seed: int = 0,

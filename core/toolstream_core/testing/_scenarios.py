@@ -34,6 +34,7 @@ API_NAMES: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "g
 _ALL = frozenset(API_NAMES)
 _CHAT = frozenset({"openai-chat"})
 _GEMINI = frozenset({"gemini"})
+_ANTHROPIC = frozenset({"anthropic"})
 
 #: JSON Schemas of the tools every scenario uses, keyed by tool name. They are
 #: the ``parameters`` object a caller passes to the vendor and the schema the
@@ -63,7 +64,7 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     "get_time": "Get the current time (no arguments).",
 }
 
-Ending = Literal["stop", "length", "drop", "no_finish", "error"]
+Ending = Literal["stop", "length", "drop", "no_finish", "error", "pause"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,20 @@ SCENARIOS: dict[str, Scenario] = {
             "empty functionCall terminator.",
             _GEMINI,
             Expectation(committed=("write_file",)),
+        ),
+        Scenario(
+            "parallel_no_ids",
+            "Two get_weather calls in one turn whose functionCall parts carry no id (Gemini "
+            "pairs results by position).",
+            _GEMINI,
+            Expectation(committed=("get_weather", "get_weather")),
+        ),
+        Scenario(
+            "pause_turn",
+            "A long server-tool turn paused: text and a web_search server_tool_use, then "
+            "stop_reason pause_turn (the client sends the turn back to continue it).",
+            _ANTHROPIC,
+            Expectation(),
         ),
     )
 }
@@ -321,9 +336,12 @@ def build_script(name: str, rng: random.Random) -> Script:
         return Script(name, _FINAL_TEXT, (), "stop")
     if name in ("single_call", "id_name_repeated", "empty_id_later", "partial_args"):
         return Script(name, None, (single,), "stop")
-    if name == "parallel_calls":
+    if name in ("parallel_calls", "parallel_no_ids"):
         tokyo = CallSpec("get_weather", args_json({"city": "Tokyo"}))
         return Script(name, None, (weather, tokyo), "stop")
+    if name == "pause_turn":
+        search = CallSpec("web_search", args_json({"query": "weather in Paris"}))
+        return Script(name, "Let me search for that.", (search,), "pause")
     if name == "no_args":
         return Script(name, None, (CallSpec("get_time", "{}"),), "stop")
     if name == "large_args":

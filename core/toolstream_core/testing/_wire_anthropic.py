@@ -3,7 +3,8 @@
 Streamed as ``event: <type>`` + ``data:`` frames: ``message_start``, per
 content block ``content_block_start`` / ``content_block_delta`` (``text_delta``
 or ``input_json_delta``) / ``content_block_stop``, ``ping``, then
-``message_delta`` (``stop_reason``) and ``message_stop``; errors are an
+``message_delta`` (``stop_reason``) and ``message_stop``; a paused turn is a
+``server_tool_use`` block and ``stop_reason: "pause_turn"``; errors are an
 ``event: error`` frame. Blocks are sequential on the real wire, so parallel
 calls are consecutive ``tool_use`` blocks.
 """
@@ -29,8 +30,10 @@ def _blocks(script: Script, rng: random.Random) -> list[dict[str, Any]]:
         args = call.args_text
         if script.cut_at is not None and i == len(script.calls) - 1:
             args = args[: script.cut_at]
-        block = {"type": "tool_use", "id": rand_id(rng, "toolu_01", 22), "name": call.name,
-                 "args": args}
+        server = script.ending == "pause"  # a paused turn: the vendor's own (web search) tool
+        block = {"type": "server_tool_use" if server else "tool_use",
+                 "id": rand_id(rng, "srvtoolu_01" if server else "toolu_01", 22),
+                 "name": call.name, "args": args}
         blocks.append(block)
         if script.scenario == "resent_duplicate":
             blocks.append(dict(block))
@@ -46,6 +49,8 @@ def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
 def _stop_reason(script: Script) -> str | None:
     if script.ending == "length":
         return "max_tokens"
+    if script.ending == "pause":
+        return "pause_turn"
     if script.ending == "stop":
         return "tool_use" if script.calls else "end_turn"
     return None
@@ -72,7 +77,7 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
                                   "content_block_delta"))
         else:
             frames.append(sse({"type": "content_block_start", "index": idx, "content_block": {
-                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}},
+                "type": block["type"], "id": block["id"], "name": block["name"], "input": {}}},
                 "content_block_start"))
             if idx == 0:
                 frames.append(sse({"type": "ping"}, "ping"))
@@ -107,7 +112,7 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
         if block["type"] == "text":
             content.append(block)
         elif script.ending != "length":
-            content.append({"type": "tool_use", "id": block["id"], "name": block["name"],
+            content.append({"type": block["type"], "id": block["id"], "name": block["name"],
                             "input": _loads(block["args"])})
     output = sum(len(b.get("args", "")) for b in _blocks(script, rng)) // 4 + 5
     return Reply(200, {"id": msg_id, "type": "message", "role": "assistant", "model": model,

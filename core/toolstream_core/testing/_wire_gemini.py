@@ -113,8 +113,10 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
             frames.append(ch.chunk([parts[-1]]))
             frames.append(sse(_ERROR, crlf=True))
         return Rendered(frames)
-    ids = [rand_id(rng, "", 8).lower() for _ in script.calls]
-    if name == "parallel_calls":
+    ids: list[str | None] = [rand_id(rng, "", 8).lower() for _ in script.calls]
+    if name in ("parallel_calls", "parallel_no_ids"):
+        if name == "parallel_no_ids":
+            ids = [None for _ in ids]
         parts = [_call_part(c, i) for c, i in zip(script.calls, ids, strict=True)]
         frames.append(ch.chunk(parts, "STOP", output))
         return Rendered(frames)
@@ -143,7 +145,8 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
         parts.append({"text": script.text})
     if script.ending != "length":
         for call in script.calls:
-            parts.append(_call_part(call, rand_id(rng, "", 8).lower()))
+            ident = rand_id(rng, "", 8).lower()
+            parts.append(_call_part(call, None if script.scenario == "parallel_no_ids" else ident))
         if script.scenario == "resent_duplicate":
             parts.append(dict(parts[-1]))
     finish = {"stop": "STOP", "length": "MAX_TOKENS"}.get(script.ending)

@@ -1,0 +1,187 @@
+"""The outgoing history, checked before it leaves: what the vendor would refuse with a 400.
+
+A shim turns its framework's messages into ``HistoryEntry`` values (the neutral form: who
+speaks, which calls a message makes, which id a result answers, and whether the vendor's
+reasoning travels with the calls), then ``check_entries`` lists every ``HistoryProblem``.
+One rule set serves both shims, so LangChain and LlamaIndex refuse the same histories.
+
+Only an unanswered call id can be repaired without the model (answer it with an error
+result); the rest are a lost part of the model's own output, which no client can recreate
+(a thinking block's signature, a reasoning item, a Gemini ``thoughtSignature``), so the
+shims raise ``HistoryError`` for them instead of sending a request the vendor refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "HistoryCall",
+    "HistoryEntry",
+    "HistoryError",
+    "HistoryProblem",
+    "ProblemKind",
+    "check_entries",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+ProblemKind = Literal[
+    "unanswered",
+    "missing_thinking",
+    "missing_reasoning",
+    "missing_thought_signature",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryCall:
+    """One tool call an assistant message makes.
+
+    ``signed``: the Gemini function-call part carries its ``thoughtSignature``.
+    """
+
+    id: str | None
+    name: str | None = None
+    signed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One message of the history, as the checks need it.
+
+    ``answers``: the call id a tool result answers. ``reasoning``: the message carries the
+    vendor's reasoning (an Anthropic thinking block, a Responses reasoning item, a Gemini
+    thought signature). ``reasoning_first``: Anthropic only, a signed thinking block comes
+    before the message's first ``tool_use``.
+    """
+
+    role: Role
+    calls: tuple[HistoryCall, ...] = ()
+    answers: str | None = None
+    reasoning: bool = False
+    reasoning_first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryProblem:
+    """One thing the vendor would reject; ``index`` is the message's position."""
+
+    kind: ProblemKind
+    index: int
+    call_id: str | None
+    detail: str
+
+    @property
+    def repairable(self) -> bool:
+        """Whether the shim can fix it alone (an unanswered id gets an error result)."""
+        return self.kind == "unanswered"
+
+
+class HistoryError(ValueError):
+    """The history cannot go out as it is; ``problems`` says why, message by message."""
+
+    def __init__(self, problems: Sequence[HistoryProblem], provider: str | None) -> None:
+        self.problems = list(problems)
+        self.provider = provider
+        lines = "; ".join(f"message {p.index}: {p.detail}" for p in self.problems)
+        super().__init__(f"this history would be rejected by {provider or 'the vendor'}: {lines}")
+
+
+def check_entries(
+    entries: Sequence[HistoryEntry],
+    provider: str | None,
+    *,
+    reasoning: bool | None = None,
+    stored: bool = True,
+) -> list[HistoryProblem]:
+    """Every problem in ``entries`` that ``provider`` would answer with a 400, in order.
+
+    ``reasoning``: whether the model reasons (thinking on); ``None`` infers it from the
+    history (any message that carries reasoning, or a signed call). ``stored``: Responses only; ``False`` when
+    the vendor keeps nothing (``store=False``), so reasoning items must travel in the input.
+    """
+    thinking = reasoning if reasoning is not None else any(_reasons(e) for e in entries)
+    problems = list(_unanswered(entries))
+    if thinking:
+        problems.extend(_reasoning_problems(entries, provider, stored))
+    problems.sort(key=lambda p: p.index)
+    return problems
+
+
+def _reasons(entry: HistoryEntry) -> bool:
+    return entry.reasoning or any(call.signed for call in entry.calls)
+
+
+def _unanswered(entries: Sequence[HistoryEntry]) -> Iterable[HistoryProblem]:
+    """A call id with no result among the tool messages right after its assistant message."""
+    for index, entry in enumerate(entries):
+        if entry.role != "assistant" or not entry.calls:
+            continue
+        answered: set[str | None] = set()
+        for later in entries[index + 1:]:
+            if later.role != "tool":
+                break
+            answered.add(later.answers)
+        for call in entry.calls:
+            if call.id not in answered:
+                yield HistoryProblem("unanswered", index, call.id,
+                                     f"tool call {call.name!r} (id {call.id}) has no result")
+
+
+def _current_turn(entries: Sequence[HistoryEntry]) -> range:
+    """Positions after the last user message: the tool loop the request continues."""
+    start = 0
+    for index, entry in enumerate(entries):
+        if entry.role == "user":
+            start = index + 1
+    return range(start, len(entries))
+
+
+def _reasoning_problems(entries: Sequence[HistoryEntry], provider: str | None,
+                        stored: bool) -> Iterable[HistoryProblem]:
+    if provider == "anthropic":
+        yield from _anthropic_thinking(entries)
+    elif provider == "openai-responses" and not stored:
+        yield from _responses_reasoning(entries)
+    elif provider == "gemini":
+        yield from _gemini_signatures(entries)
+
+
+_ANTHROPIC: tuple[ProblemKind, str] = ("missing_thinking", "tool_use {name!r} (id {id}) is not preceded by its thinking "
+              "block and signature, which Anthropic requires while thinking is on")
+_RESPONSES: tuple[ProblemKind, str] = ("missing_reasoning", "function_call {name!r} (id {id}) is sent without the "
+              "reasoning item it was produced with, and nothing is stored (store=False)")
+_GEMINI: tuple[ProblemKind, str] = ("missing_thought_signature", "function call {name!r} lost its thoughtSignature, which "
+           "Gemini requires on a step's first function call while thinking is on")
+
+
+def _anthropic_thinking(entries: Sequence[HistoryEntry]) -> Iterable[HistoryProblem]:
+    """With thinking on, the assistant messages of the current tool loop start with their
+    signed thinking block (Anthropic: "Expected `thinking` ... but found `tool_use`")."""
+    return _first_calls(entries, _current_turn(entries), lambda e: e.reasoning_first, _ANTHROPIC)
+
+
+def _responses_reasoning(entries: Sequence[HistoryEntry]) -> Iterable[HistoryProblem]:
+    """With nothing stored, a function call goes back with the reasoning item beside it."""
+    return _first_calls(entries, range(len(entries)), lambda e: e.reasoning, _RESPONSES)
+
+
+def _gemini_signatures(entries: Sequence[HistoryEntry]) -> Iterable[HistoryProblem]:
+    """In the current turn, each step's first function call keeps its ``thoughtSignature``."""
+    return _first_calls(entries, _current_turn(entries), lambda e: e.calls[0].signed, _GEMINI)
+
+
+def _first_calls(entries: Sequence[HistoryEntry], where: range,
+                 holds: Callable[[HistoryEntry], bool],
+                 rule: tuple[ProblemKind, str]) -> Iterable[HistoryProblem]:
+    """One problem per assistant message in ``where`` with calls for which ``holds`` fails,
+    named after its first call (the one the vendor's error points at)."""
+    kind, text = rule
+    for index in where:
+        entry = entries[index]
+        if entry.role == "assistant" and entry.calls and not holds(entry):
+            first = entry.calls[0]
+            yield HistoryProblem(kind, index, first.id, text.format(name=first.name, id=first.id))
