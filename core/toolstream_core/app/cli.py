@@ -330,11 +330,72 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- emulate
 
 
+def _emulator_script(args: argparse.Namespace) -> list[str]:
+    """The scenarios of ``--script a,b`` and repeated ``--scenario``, checked, in order."""
+    from toolstream_core.testing import SCENARIOS
+
+    names = [n.strip() for item in (args.script or []) for n in item.split(",") if n.strip()]
+    names += args.scenario or []
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise _Fail(EXIT_USAGE, f"unknown scenario {unknown[0]!r}; choose from: "
+                                f"{', '.join(sorted(SCENARIOS))}")
+    return names
+
+
+def _check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise _Fail(EXIT_USAGE, f"--port {port} is not a TCP port; give 0-65535 (0: any free one)")
+
+
+def _queue_script(emulator: Any, names: list[str]) -> list[str]:
+    """Queue the script on every API where each of its scenarios exists; those APIs."""
+    from toolstream_core.testing import API_NAMES, SCENARIOS
+
+    apis = [api for api in API_NAMES if all(api in SCENARIOS[n].apis for n in names)]
+    for api in apis:
+        emulator.queue(api, *names)
+    return apis
+
+
+def _banner(base: str, script: list[str], apis: list[str]) -> str:
+    from toolstream_core.testing import SCENARIOS
+
+    if script:
+        plays = (f"requests with any other model name play, in order: {', '.join(script)} "
+                 f"(on {', '.join(apis)}), then the final answer\n")
+    else:
+        plays = "requests with any other model name play 'text' (the final answer)\n"
+    return (
+        f"toolstream vendor emulator listening on {base}\n"
+        "base URLs as each SDK (and `toolstream record --base-url`) takes them:\n"
+        f"  openai-chat, openai-responses  {base}/v1\n"
+        f"  anthropic                      {base}\n"
+        f"  gemini                         {base}\n"
+        "choose a scenario with the model name 'scenario:<name>':\n"
+        f"  {', '.join(sorted(SCENARIOS))}\n"
+        + plays +
+        "a request whose history ends with tool results gets the final answer, which says\n"
+        "what those results were; so an agent runs the scenario's calls once and finishes:\n"
+        f"  LangChain   create_agent(ChatOpenAI(model='scenario:single_call', "
+        f"base_url='{base}/v1',\n"
+        "                api_key='x'), tools, middleware=[ToolstreamMiddleware()])\n"
+        f"  LlamaIndex  ToolstreamFunctionAgent(tools=tools, llm=OpenAI(model='gpt-4o-mini',\n"
+        f"                api_base='{base}/v1', api_key='x', default_headers=\n"
+        "                {'x-toolstream-scenario': 'single_call'}))\n"
+        f"  raw SDK     OpenAI(base_url='{base}/v1', api_key='x').chat.completions.create(\n"
+        "                model='scenario:single_call', messages=..., tools=..., stream=True)\n"
+        "Ctrl-C to stop\n"
+    )
+
+
 def _cmd_emulate(args: argparse.Namespace) -> int:
     try:
-        from toolstream_core.testing import SCENARIOS, VendorEmulator
+        from toolstream_core.testing import VendorEmulator
     except ImportError as exc:
         raise _Fail(EXIT_USAGE, f"the emulator is not available: {exc}") from exc
+    _check_port(args.port)
+    script = _emulator_script(args)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -350,20 +411,12 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
                 profile=getattr(args, "profile", None),
             )
             emulator.start()
-        except OSError as exc:
-            raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+        except (OSError, OverflowError) as exc:
+            raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}; "
+                                     "choose another --port or --host") from exc
         try:
-            base = emulator.base_url.rstrip("/")
-            sys.stdout.write(
-                f"toolstream vendor emulator listening on {base}\n"
-                "base URLs as each SDK (and `toolstream record --base-url`) takes them:\n"
-                f"  openai-chat, openai-responses  {base}/v1\n"
-                f"  anthropic                      {base}\n"
-                f"  gemini                         {base}\n"
-                "choose a scenario with the model name 'scenario:<name>':\n"
-                f"  {', '.join(sorted(SCENARIOS))}\n"
-                "Ctrl-C to stop\n"
-            )
+            apis = _queue_script(emulator, script)
+            sys.stdout.write(_banner(emulator.base_url.rstrip("/"), script, apis))
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
@@ -561,6 +614,12 @@ def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
         "broken body; replay restores the drop)")
     emulate.add_argument("--seed", type=int, default=0,
                          help="seed of the fragment cutter (same seed, same bytes)")
+    emulate.add_argument(
+        "--script", action="append", metavar="A,B,...",
+        help="scenarios that requests whose model is not 'scenario:<name>' play in order "
+        "(e.g. single_call,text), then the final answer")
+    emulate.add_argument("--scenario", action="append", metavar="NAME",
+                         help="append one scenario to the script (repeatable)")
     emulate.add_argument(
         "--profile", choices=_profile_names(), metavar="NAME",
         help=_profile_help("stream openai-chat answers the way this OpenAI-compatible server "
