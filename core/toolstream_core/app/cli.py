@@ -92,13 +92,12 @@ def _load_config(path: str | None) -> Any:
         return None
     from toolstream_core import AssembleConfig
 
-    file = Path(path)
-    if not file.is_file():
-        raise _Fail(EXIT_INPUT, f"{path}: no such config file")
     try:
-        return AssembleConfig.from_yaml(file)
-    except (OSError, ValueError) as exc:
-        raise _Fail(EXIT_INPUT, f"{path}: {exc}") from exc
+        return AssembleConfig.from_yaml(Path(path))
+    except ValueError as exc:
+        message = str(exc)
+        raise _Fail(EXIT_INPUT, message if message.startswith(path) else f"{path}: {message}") \
+            from exc
 
 
 # --------------------------------------------------------------------------- replay
@@ -113,7 +112,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         files = expand_paths(args.paths)
         if not files:
-            raise _Fail(EXIT_INPUT, "no .jsonl or .yaml recordings under the given paths")
+            raise _Fail(EXIT_INPUT, f"no .jsonl or .yaml recordings in {', '.join(args.paths)}; "
+                                    "give a cassette, a JSONL stream or a directory of them")
         streams = [
             replay_source(source, provider=args.provider, tools=tools, config=config)
             for path in files
@@ -291,6 +291,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from toolstream_core.app import demo as _demo
     from toolstream_core.testing import SourceError
 
+    if args.width < _demo.MIN_WIDTH:
+        raise _Fail(EXIT_USAGE, f"--width {args.width} is too narrow: the table needs at least "
+                                f"{_demo.MIN_WIDTH} columns")
     if getattr(args, "gateway", False):
         return _cmd_gateway(args)
 
@@ -442,7 +445,8 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     except SourceError as exc:
         raise _Fail(EXIT_INPUT, str(exc)) from exc
     if report.streams == 0:
-        raise _Fail(EXIT_INPUT, "no .jsonl or .yaml stream recordings under the given paths")
+        raise _Fail(EXIT_INPUT, f"no .jsonl or .yaml recordings in {', '.join(args.paths)}; "
+                                "give a cassette, a JSONL stream or a directory of them")
     if args.json:
         _write_json({"toolstream": "fuzz", "version": 1, **report.to_json()})
         return EXIT_REJECTED if report.violations else EXIT_OK
@@ -486,8 +490,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the usage-error exit code spelled out (argparse already uses 2)."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        """One line: what was wrong, and where the help is (the usage block hid the error)."""
+        sys.stderr.write(f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -521,6 +525,7 @@ def _command(sub: Any, name: str, summary: str, description: str,
     parser: argparse.ArgumentParser = sub.add_parser(
         name, parents=list(parents), help=summary, description=_para(description),
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(parser=parser)  # main() reports a stray option as this command's
     return parser
 
 
@@ -669,7 +674,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolstream`` script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would blame the top-level command for a subcommand's bad option
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
     except _Fail as exc:

@@ -141,6 +141,9 @@ def record(
     environ: Mapping[str, str] | None = None,
 ) -> RecordResult:
     """Record one streamed turn to ``output`` through the scrubbing vcrpy configuration."""
+    if not output.parent.is_dir():
+        raise RecordUsageError(f"-o {output}: the directory {output.parent} does not exist; "
+                               "create it first or choose another path")
     key = api_key(api, environ)
     if output.exists() and not overwrite:
         raise RecordUsageError(f"{output} exists; pass --force to replace it")
@@ -152,7 +155,6 @@ def record(
         raise RecordUsageError(
             "recording needs vcrpy: pip install 'toolstream-gate[record]'"
         ) from exc
-    output.parent.mkdir(parents=True, exist_ok=True)
     if output.exists():
         output.unlink()
     try:
