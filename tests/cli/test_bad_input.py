@@ -106,3 +106,16 @@ def test_from_yaml_parse_error_is_one_line() -> None:
     with pytest.raises(ValueError) as info:
         AssembleConfig.from_yaml("agent_stream_assemble:\n  mode: [x\n")
     assert "\n" not in str(info.value) and "at line" in str(info.value)
+
+
+def test_gateway_unknown_scenario_lists_the_names(run_cli: RunCli) -> None:
+    err = _one_line(run_cli("demo", "--gateway", "--scenario", "bogus"), 2)
+    assert "'bogus'" in err and "choose from:" in err and "missing_index" in err
+
+
+def test_tools_file_that_does_not_parse(run_cli: RunCli, tmp_path: Path) -> None:
+    tools = tmp_path / "tools.yaml"
+    tools.write_text("foo: [unclosed\n  - : :\n", encoding="utf-8")
+    err = _one_line(run_cli("record", "--api", "openai-chat", "--model", "m", "--prompt", "p",
+                            "--tools", str(tools), "-o", str(tmp_path / "x.yaml")), 3)
+    assert "not valid JSON/YAML" in err and "line 2" in err

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from toolstream_core._config import yaml_problem
 from toolstream_core.vendors import SDK_EXTRA, declare_tools, make_client, open_stream
 
 API_KEY_ENV: dict[str, tuple[str, ...]] = {
@@ -66,7 +67,8 @@ def load_tools(path: str) -> dict[str, dict[str, Any]]:
     try:
         doc = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise RecordInputError(f"{path}: not valid JSON/YAML: {exc}") from exc
+        raise RecordInputError(f"{path}: not valid JSON/YAML ({yaml_problem(exc)}); give a "
+                               "mapping of tool name to JSON Schema") from exc
     if not isinstance(doc, Mapping) or not all(
         isinstance(k, str) and isinstance(v, Mapping) for k, v in doc.items()
     ):
