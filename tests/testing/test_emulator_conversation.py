@@ -108,3 +108,31 @@ def test_google_genai_llm_builds_without_token_limits(toolstream_emulator: Vendo
     llm = google_genai.GoogleGenAI(model="gemini-2.5-flash", api_key="x", http_options=
                                    types.HttpOptions(base_url=toolstream_emulator.base_url))
     assert llm.metadata.num_output == 8192
+
+
+def test_function_agent_with_the_scenario_header_runs_once(
+        toolstream_emulator: VendorEmulator) -> None:
+    """The banner's LlamaIndex recipe: a fixed model name, the scenario in a header."""
+    import asyncio
+
+    llama_openai = pytest.importorskip("llama_index.llms.openai")
+    shim = pytest.importorskip("llamaindex_toolstream")
+    runs: list[str] = []
+
+    def write_file(path: str, content: str) -> str:
+        """Write a text file."""
+        runs.append(path)
+        return "ok"
+
+    llm = llama_openai.OpenAI(model="gpt-4o-mini", api_key="x",
+                              api_base=toolstream_emulator.base_url + "/v1",
+                              default_headers={"x-toolstream-scenario": "single_call"})
+    agent = shim.ToolstreamFunctionAgent(tools=[write_file], llm=llm)
+
+    async def run() -> object:
+        return await agent.run(user_msg="write my notes")
+
+    result = asyncio.run(run())
+    assert runs == ["/tmp/notes.txt"]
+    assert len(toolstream_emulator.requests) == 2
+    assert str(result) == "All done: 1 tool result(s) came back: write_file returned 'ok'."
