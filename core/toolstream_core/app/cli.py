@@ -608,8 +608,10 @@ def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
     emulate = _command(
         sub, "emulate", "run the local vendor wire emulator until Ctrl-C",
         "Serve the OpenAI, Anthropic and Gemini streaming wire formats on 127.0.0.1 from "
-        "scripted scenarios (model name 'scenario:<name>'), for testing agents and recording "
-        "cassettes without a vendor account.", [colour])
+        "scripted scenarios (model name 'scenario:<name>', or --script for clients whose model "
+        "name is fixed), for testing agents and recording cassettes without a vendor account. "
+        "A request whose history ends with tool results gets the final answer, which says what "
+        "those results were, so an agent runs the scenario's calls once and finishes.", [colour])
     emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
     emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
     emulate.add_argument(
