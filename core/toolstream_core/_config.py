@@ -32,6 +32,42 @@ _BOOLS = (
 )
 
 
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A PyYAML error in one line ("<problem> at line L, column C"), for a one-line message.
+
+    PyYAML's own text quotes the source over several lines, which a command's one-line error
+    cannot hold.
+    """
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return str(problem)
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _yaml_text(source: str | os.PathLike[str]) -> str:
+    """The YAML text ``from_yaml`` reads: a file's content, or the text itself.
+
+    A one-line string ending in ``.yaml``/``.yml`` is a file name, so a missing file is
+    reported as missing instead of being parsed as YAML text that lacks the section.
+    """
+    if isinstance(source, str) and ("\n" in source or not source.strip()):
+        return source
+    path = Path(source)
+    if path.is_file():
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{source}: cannot read the config file: {exc}") from exc
+    if isinstance(source, os.PathLike) or path.suffix.lower() in _YAML_SUFFIXES:
+        what = "is a directory, not a config file" if path.is_dir() else "no such config file"
+        raise ValueError(f"{source}: {what}; give the YAML file with an {SECTION}: section")
+    return source
+
+
 @dataclass(frozen=True, slots=True)
 class AssembleConfig:
     """Policy for one assembler. Defaults are the safe ones: strict, no pipelining."""
@@ -106,16 +142,13 @@ class AssembleConfig:
     @classmethod
     def from_yaml(cls, source: str | os.PathLike[str]) -> AssembleConfig:
         """Read the ``agent_stream_assemble:`` section from YAML text, a Path, or a file name."""
-        if isinstance(source, os.PathLike) or ("\n" not in source and source.strip() and Path(source).is_file()):
-            text = Path(source).read_text(encoding="utf-8")
-        else:
-            text = source
+        text = _yaml_text(source)
         import yaml  # only a YAML config needs it: `import toolstream_core` stays light
 
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ValueError(f"{SECTION}: the YAML does not parse: {exc}") from exc
+            raise ValueError(f"{SECTION}: the YAML does not parse: {yaml_problem(exc)}") from exc
         if not isinstance(document, Mapping) or SECTION not in document:
             raise ValueError(f"the YAML has no {SECTION}: section")
         section = document[SECTION]

@@ -166,4 +166,15 @@ def test_demo_input_errors_exit_3(run_cli: RunCli, tmp_path: Path) -> None:
     assert "no cassette directory" in missing.stderr
     none = run_cli("demo", "--scenario", "no_such_scenario")
     assert none.returncode == 3
-    assert "no cassette matches" in none.stderr
+    assert "no cassette for scenario 'no_such_scenario'; choose from:" in none.stderr
+
+
+def test_demo_prints_its_key_before_the_first_table(run_cli: RunCli) -> None:
+    proc = run_cli("demo", "--api", "openai-chat", "--scenario", "truncated_length",
+                   "--color", "never")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    key, table = out.index("Key: RUNS"), out.index("─")
+    assert key < table
+    for word in ("REJECTS", "raises", "SDK helper"):
+        assert key < out.index(word) < table

@@ -28,6 +28,7 @@ def tools_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def record(run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, api: str,
            scenario: str, out: Path, *extra: str) -> dict[str, object]:
+    out.parent.mkdir(parents=True, exist_ok=True)  # record writes into an existing directory
     proc = run_cli(
         "record", "--json", "--api", api, "--model", f"scenario:{scenario}",
         "--prompt", "Write the notes file.", "--tools", str(tools_file),

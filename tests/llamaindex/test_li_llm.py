@@ -221,4 +221,4 @@ def test_anthropic_tap_leaves_the_users_llm_untouched(toolstream_emulator: Vendo
     assert inner._client is client  # type: ignore[attr-defined]
     # and the user's LLM still works on its own
     response = inner.chat([ChatMessage(role="user", content="hi")])
-    assert "All done" in (response.message.content or "")
+    assert "no tool ran" in (response.message.content or "")

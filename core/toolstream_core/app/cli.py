@@ -92,13 +92,12 @@ def _load_config(path: str | None) -> Any:
         return None
     from toolstream_core import AssembleConfig
 
-    file = Path(path)
-    if not file.is_file():
-        raise _Fail(EXIT_INPUT, f"{path}: no such config file")
     try:
-        return AssembleConfig.from_yaml(file)
-    except (OSError, ValueError) as exc:
-        raise _Fail(EXIT_INPUT, f"{path}: {exc}") from exc
+        return AssembleConfig.from_yaml(Path(path))
+    except ValueError as exc:
+        message = str(exc)
+        raise _Fail(EXIT_INPUT, message if message.startswith(path) else f"{path}: {message}") \
+            from exc
 
 
 # --------------------------------------------------------------------------- replay
@@ -113,7 +112,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         files = expand_paths(args.paths)
         if not files:
-            raise _Fail(EXIT_INPUT, "no .jsonl or .yaml recordings under the given paths")
+            raise _Fail(EXIT_INPUT, f"no .jsonl or .yaml recordings in {', '.join(args.paths)}; "
+                                    "give a cassette, a JSONL stream or a directory of them")
         streams = [
             replay_source(source, provider=args.provider, tools=tools, config=config)
             for path in files
@@ -291,6 +291,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from toolstream_core.app import demo as _demo
     from toolstream_core.testing import SourceError
 
+    if args.width < _demo.MIN_WIDTH:
+        raise _Fail(EXIT_USAGE, f"--width {args.width} is too narrow: the table needs at least "
+                                f"{_demo.MIN_WIDTH} columns")
     if getattr(args, "gateway", False):
         return _cmd_gateway(args)
 
@@ -330,11 +333,74 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- emulate
 
 
+def _emulator_script(args: argparse.Namespace) -> list[str]:
+    """The scenarios of ``--script a,b`` and repeated ``--scenario``, checked, in order."""
+    from toolstream_core.testing import SCENARIOS
+
+    names = [n.strip() for item in (args.script or []) for n in item.split(",") if n.strip()]
+    names += args.scenario or []
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise _Fail(EXIT_USAGE, f"unknown scenario {unknown[0]!r}; choose from: "
+                                f"{', '.join(sorted(SCENARIOS))}")
+    return names
+
+
+def _check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise _Fail(EXIT_USAGE, f"--port {port} is not a TCP port; give 0-65535 (0: any free one)")
+
+
+def _queue_script(emulator: Any, names: list[str]) -> list[str]:
+    """Queue the script on every API where each of its scenarios exists; those APIs."""
+    from toolstream_core.testing import API_NAMES, SCENARIOS
+
+    apis = [api for api in API_NAMES if all(api in SCENARIOS[n].apis for n in names)]
+    for api in apis:
+        emulator.queue(api, *names)
+    return apis
+
+
+def _banner(base: str, script: list[str], apis: list[str]) -> str:
+    from toolstream_core.testing import SCENARIOS
+
+    if script:
+        plays = (f"requests with any other model name play, in order: {', '.join(script)} "
+                 f"(on {', '.join(apis)}), then the final answer\n")
+    else:
+        plays = "requests with any other model name play 'text' (the final answer)\n"
+    return (
+        f"toolstream vendor emulator listening on {base}\n"
+        "base URLs as each SDK (and `toolstream record --base-url`) takes them:\n"
+        f"  openai-chat, openai-responses  {base}/v1\n"
+        f"  anthropic                      {base}\n"
+        f"  gemini                         {base}\n"
+        f"  bedrock-converse (endpoint_url) {base}\n"
+        f"  ollama (host), cohere          {base}\n"
+        "choose a scenario with the model name 'scenario:<name>':\n"
+        f"  {', '.join(sorted(SCENARIOS))}\n"
+        + plays +
+        "a request whose history ends with tool results gets the final answer, which says\n"
+        "what those results were; so an agent runs the scenario's calls once and finishes:\n"
+        f"  LangChain   create_agent(ChatOpenAI(model='scenario:single_call', "
+        f"base_url='{base}/v1',\n"
+        "                api_key='x'), tools, middleware=[ToolstreamMiddleware()])\n"
+        f"  LlamaIndex  ToolstreamFunctionAgent(tools=tools, llm=OpenAI(model='gpt-4o-mini',\n"
+        f"                api_base='{base}/v1', api_key='x', default_headers=\n"
+        "                {'x-toolstream-scenario': 'single_call'}))\n"
+        f"  raw SDK     OpenAI(base_url='{base}/v1', api_key='x').chat.completions.create(\n"
+        "                model='scenario:single_call', messages=..., tools=..., stream=True)\n"
+        "Ctrl-C to stop\n"
+    )
+
+
 def _cmd_emulate(args: argparse.Namespace) -> int:
     try:
-        from toolstream_core.testing import SCENARIOS, VendorEmulator
+        from toolstream_core.testing import VendorEmulator
     except ImportError as exc:
         raise _Fail(EXIT_USAGE, f"the emulator is not available: {exc}") from exc
+    _check_port(args.port)
+    script = _emulator_script(args)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -350,22 +416,12 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
                 profile=getattr(args, "profile", None),
             )
             emulator.start()
-        except OSError as exc:
-            raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+        except (OSError, OverflowError) as exc:
+            raise _Fail(EXIT_VENDOR, f"cannot listen on {args.host}:{args.port}: {exc}; "
+                                     "choose another --port or --host") from exc
         try:
-            base = emulator.base_url.rstrip("/")
-            sys.stdout.write(
-                f"toolstream vendor emulator listening on {base}\n"
-                "base URLs as each SDK (and `toolstream record --base-url`) takes them:\n"
-                f"  openai-chat, openai-responses  {base}/v1\n"
-                f"  anthropic                      {base}\n"
-                f"  gemini                         {base}\n"
-                f"  bedrock-converse (endpoint_url) {base}\n"
-                f"  ollama (host), cohere          {base}\n"
-                "choose a scenario with the model name 'scenario:<name>':\n"
-                f"  {', '.join(sorted(SCENARIOS))}\n"
-                "Ctrl-C to stop\n"
-            )
+            apis = _queue_script(emulator, script)
+            sys.stdout.write(_banner(emulator.base_url.rstrip("/"), script, apis))
             sys.stdout.flush()
             while not stop.wait(0.5):
                 pass
@@ -391,7 +447,8 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     except SourceError as exc:
         raise _Fail(EXIT_INPUT, str(exc)) from exc
     if report.streams == 0:
-        raise _Fail(EXIT_INPUT, "no .jsonl or .yaml stream recordings under the given paths")
+        raise _Fail(EXIT_INPUT, f"no .jsonl or .yaml recordings in {', '.join(args.paths)}; "
+                                "give a cassette, a JSONL stream or a directory of them")
     if args.json:
         _write_json({"toolstream": "fuzz", "version": 1, **report.to_json()})
         return EXIT_REJECTED if report.violations else EXIT_OK
@@ -435,8 +492,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the usage-error exit code spelled out (argparse already uses 2)."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        """One line: what was wrong, and where the help is (the usage block hid the error)."""
+        sys.stderr.write(f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -470,6 +527,7 @@ def _command(sub: Any, name: str, summary: str, description: str,
     parser: argparse.ArgumentParser = sub.add_parser(
         name, parents=list(parents), help=summary, description=_para(description),
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(parser=parser)  # main() reports a stray option as this command's
     return parser
 
 
@@ -554,8 +612,10 @@ def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
     emulate = _command(
         sub, "emulate", "run the local vendor wire emulator until Ctrl-C",
         "Serve the OpenAI, Anthropic and Gemini streaming wire formats on 127.0.0.1 from "
-        "scripted scenarios (model name 'scenario:<name>'), for testing agents and recording "
-        "cassettes without a vendor account.", [colour])
+        "scripted scenarios (model name 'scenario:<name>', or --script for clients whose model "
+        "name is fixed), for testing agents and recording cassettes without a vendor account. "
+        "A request whose history ends with tool results gets the final answer, which says what "
+        "those results were, so an agent runs the scenario's calls once and finishes.", [colour])
     emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
     emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
     emulate.add_argument(
@@ -565,6 +625,12 @@ def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
         "broken body; replay restores the drop)")
     emulate.add_argument("--seed", type=int, default=0,
                          help="seed of the fragment cutter (same seed, same bytes)")
+    emulate.add_argument(
+        "--script", action="append", metavar="A,B,...",
+        help="scenarios that requests whose model is not 'scenario:<name>' play in order "
+        "(e.g. single_call,text), then the final answer")
+    emulate.add_argument("--scenario", action="append", metavar="NAME",
+                         help="append one scenario to the script (repeatable)")
     emulate.add_argument(
         "--profile", choices=_profile_names(), metavar="NAME",
         help=_profile_help("stream openai-chat answers the way this OpenAI-compatible server "
@@ -614,7 +680,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolstream`` script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would blame the top-level command for a subcommand's bad option
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
     except _Fail as exc:

@@ -104,6 +104,11 @@ def find_cases(
     if apis:
         cases = [c for c in cases if c.api in apis]
     if scenarios:
+        known = sorted({c.scenario for c in cases})
+        unknown = [name for name in scenarios if name not in known]
+        if unknown:
+            raise DemoError(f"{root}: no cassette for scenario {unknown[0]!r}; choose from: "
+                            f"{', '.join(known)}")
         cases = [c for c in cases if c.scenario in scenarios]
     elif not everything:
         cases = [c for c in cases if c.scenario in SHOWCASE]
@@ -363,13 +368,28 @@ def _unavailable_extra(rows: list[dict[str, Any]], engine: str) -> str | None:
     return str(outcomes[0].get("install_extra", "all"))
 
 
+#: The words the table uses, printed before it: a reader meets them in the first row.
+KEY = (
+    "Key: RUNS: handed to the tool runner. invalid: set aside, its id left unanswered. "
+    "raises: the stream ends in an exception; nothing runs and no id is answered. COMMITS / "
+    "REJECTS: toolstream's verdict (a rejected call gets one error result with the reason). "
+    "SDK helper: OpenAI chat.completions.stream / responses.stream and get_final_*, "
+    "Anthropic messages.stream and get_final_message, google-genai chunk.function_calls, "
+    "the event loops the boto3 (converse_stream) and Cohere (chat_stream) docs show, "
+    "Ollama's chunk.message.tool_calls; argument text read with json.loads."
+)
+
+#: The narrowest table the demo draws: a label column and four engine columns of 12.
+MIN_WIDTH = 80
+
+
 def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
     """The demo as a table that fits ``total_width`` columns."""
     engines = list(doc["engines"])
     first = 16
     gap = 2
     col = max(12, (total_width - first - gap * len(engines)) // max(1, len(engines)))
-    out: list[str] = []
+    out: list[str] = [style.dim(line) for line in textwrap.wrap(KEY, total_width)]
     header = _pad("", first) + "".join(
         " " * gap + _pad(style.bold(doc["engines"][e]), col) for e in engines
     )
@@ -417,13 +437,4 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
                 + (f", and {style.red(str(more))} more (repeats, nameless calls)" if more else "")
                 + "."
             )
-    legend = (
-        "RUNS: handed to the tool runner. invalid: set aside, its id left unanswered. raises: "
-        "the stream ends in an exception; nothing runs and no id is answered. SDK helper: "
-        "OpenAI chat.completions.stream / responses.stream and get_final_*, Anthropic "
-        "messages.stream and get_final_message, google-genai chunk.function_calls, the "
-        "event loops the boto3 (converse_stream) and Cohere (chat_stream) docs show, Ollama's "
-        "chunk.message.tool_calls; argument text read with json.loads."
-    )
-    out.extend(style.dim(line) for line in textwrap.wrap(legend, total_width))
     return "\n".join(out) + "\n"

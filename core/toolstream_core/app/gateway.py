@@ -59,7 +59,9 @@ def run_gateway(scenario: str = DEFAULT_SCENARIO, profiles: Iterable[str] | None
     )
 
     if scenario not in SCENARIOS or "openai-chat" not in SCENARIOS[scenario].apis:
-        raise ValueError(f"{scenario!r} is not an openai-chat scenario")
+        names = sorted(n for n, s in SCENARIOS.items() if "openai-chat" in s.apis)
+        raise ValueError(f"{scenario!r} is not an openai-chat scenario; choose from: "
+                         f"{', '.join(names)}")
     names = list(profiles) if profiles is not None else list(PROFILES)
     unknown = [p for p in names if p not in PROFILES]
     if unknown:

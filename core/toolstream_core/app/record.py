@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from toolstream_core._config import yaml_problem
 from toolstream_core.vendors import SDK_EXTRA, declare_tools, make_client, open_stream
 
 API_KEY_ENV: dict[str, tuple[str, ...]] = {
@@ -70,7 +71,8 @@ def load_tools(path: str) -> dict[str, dict[str, Any]]:
     try:
         doc = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise RecordInputError(f"{path}: not valid JSON/YAML: {exc}") from exc
+        raise RecordInputError(f"{path}: not valid JSON/YAML ({yaml_problem(exc)}); give a "
+                               "mapping of tool name to JSON Schema") from exc
     if not isinstance(doc, Mapping) or not all(
         isinstance(k, str) and isinstance(v, Mapping) for k, v in doc.items()
     ):
@@ -147,6 +149,9 @@ def record(
     environ: Mapping[str, str] | None = None,
 ) -> RecordResult:
     """Record one streamed turn to ``output`` through the scrubbing vcrpy configuration."""
+    if not output.parent.is_dir():
+        raise RecordUsageError(f"-o {output}: the directory {output.parent} does not exist; "
+                               "create it first or choose another path")
     key = api_key(api, environ)
     if output.exists() and not overwrite:
         raise RecordUsageError(f"{output} exists; pass --force to replace it")
@@ -158,7 +163,6 @@ def record(
         raise RecordUsageError(
             "recording needs vcrpy: pip install 'toolstream-gate[record]'"
         ) from exc
-    output.parent.mkdir(parents=True, exist_ok=True)
     if output.exists():
         output.unlink()
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from toolstream_core._config import yaml_problem
 from toolstream_core._models import PROVIDERS, Provider
 from toolstream_core.sse import UNPARSABLE_KEY
 
@@ -25,6 +26,7 @@ from ._server import DROPPED_HEADER
 from ._sources import (
     SourceError,
     api_from_uri,
+    complete_response,
     decode_body,
     expand_paths,
     header_value,
@@ -95,14 +97,16 @@ def _cassette_streams(path: Path, skipped: list[str]) -> list[FuzzStream]:
     try:
         doc = yaml.load(path.read_bytes(), Loader=_FastLoader)  # a SafeLoader subclass
     except (OSError, yaml.YAMLError) as exc:
-        raise SourceError(f"{path}: not a readable YAML cassette: {exc}") from exc
+        problem = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else exc
+        raise SourceError(f"{path}: not a readable YAML cassette ({problem}); give a vcrpy "
+                          "cassette or a .jsonl stream") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
         raise SourceError(f"{path}: not a vcrpy cassette (no 'interactions' list)")
     streams: list[FuzzStream] = []
     interactions = [i for i in doc["interactions"] if isinstance(i, dict)]
     for number, interaction in enumerate(interactions):
         label = f"{path}#{number}"
-        response = interaction.get("response") or {}
+        response = complete_response(path, number, interaction)
         status_doc = response.get("status")
         status = status_doc.get("code") if isinstance(status_doc, dict) else None
         if isinstance(status, int) and status >= 400:

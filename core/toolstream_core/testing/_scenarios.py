@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._conversation import PLAIN_TEXT
+
 __all__ = [
     "API_NAMES",
     "SCENARIOS",
@@ -312,7 +314,7 @@ _NON_ASCII = {
     "content": "こんにちは世界 — naïve café 🚀✨ 你好\uff0c世界 👋🏽 Ünïcödé ½",
 }
 _TRUNCATED = {"path": "/tmp/a.txt", "content": "This text never arrives."}
-_FINAL_TEXT = "All done: the requested tools have run."
+_FINAL_TEXT = PLAIN_TEXT  # the server replaces it with what the request's tool results were
 
 
 def _large_content(rng: random.Random, size: int = 200_000) -> str:

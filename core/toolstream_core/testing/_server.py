@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 from collections import deque
+from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -28,6 +29,7 @@ from . import (
     _wire_openai_chat,
     _wire_openai_responses,
 )
+from ._conversation import final_text, model_metadata, trailing_results
 from ._http import BACKLOG, AsyncHTTPServer, Request, Response
 from ._profiles import PROFILES, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
@@ -218,15 +220,29 @@ class VendorEmulator:
             self._requests.append(item)
             self._headers.append(headers)
 
-    def _next_scenario(self, api: str, model: str) -> tuple[str, str]:
-        """The scenario this request plays, and its tag (``""``: none)."""
+    def _next_scenario(self, api: str, model: str, answered: bool = False) -> tuple[str, str]:
+        """The scenario this request plays, and its tag (``""``: none).
+
+        ``answered``: the request's history ends with tool results. A scenario named by
+        the model (or the header) then gives way to the final answer, so an agent pointed
+        at ``scenario:single_call`` runs its tool once and finishes instead of being asked
+        to run it again on every turn. A queued scenario still plays: the queue is a
+        script the caller wrote on purpose.
+        """
         if model.startswith(_MODEL_PREFIX):
             name, _, tag = model[len(_MODEL_PREFIX):].partition(_TAG_SEP)
-            return name, tag
+            return ("text" if answered else name), tag
         with self._lock:
             q = self._queues[api]
             return (q.popleft() if q else "text"), ""
 
+    def _metadata(self, request: Request) -> Response:
+        """A GET: the model list / model lookup routes, else the vendors' 404."""
+        doc = model_metadata(request.target, request.headers)
+        if doc is None:
+            return _json(404, {"error": {"message": f"no endpoint {request.target}",
+                                         "type": "invalid_request_error"}})
+        return _json(200, doc)
 
     # -- the application ------------------------------------------------------------
     def _answer(self, request: Request) -> Response:
@@ -234,6 +250,8 @@ class VendorEmulator:
         path = urlsplit(request.target).path.rstrip("/")
         if path in _OLLAMA_INFO:
             return self._ollama_info(request, path)
+        if request.method == "GET":
+            return self._metadata(request)
         if request.method != "POST":
             return _json(404, {"error": {"message": "not found",
                                          "type": "invalid_request_error"}})
@@ -254,14 +272,17 @@ class VendorEmulator:
         if rejected is not None:
             return _reply(rejected)
         picked = request.headers.get(SCENARIO_HEADER)
+        results = trailing_results(route.api, body)
         name, tag = self._next_scenario(route.api, _MODEL_PREFIX + picked if picked
-                                        else route.model)
+                                        else route.model, bool(results))
         try:
             _check_applies(route.api, name)
         except ValueError as exc:
             return _reply(_bad_request(route.api, str(exc)))
         seed = f"{self.seed}{_TAG_SEP}{tag}" if tag else self.seed
         script = build_script(name, scenario_rng(seed, route.api, name))
+        if name == "text":  # the text answer says what the request's tool results were
+            script = replace(script, text=final_text(results))
         rng = scenario_rng(seed, route.api, name + "/wire")
         model = route.model or "emulated-model"
         profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None

@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from toolstream_core._adapters import unwrap
+from toolstream_core._config import yaml_problem
 from toolstream_core.sse import UNPARSABLE_KEY, EventDecoder, format_for
 
 from ._server import DROPPED_HEADER
@@ -176,7 +177,8 @@ def _cassette_interactions(path: Path, data: bytes) -> list[dict[str, Any]]:
     try:
         doc = yaml.load(data, Loader=_CassetteLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise SourceError(f"{path}: not a YAML cassette: {exc}") from exc
+        raise SourceError(f"{path}: not a YAML cassette ({yaml_problem(exc)}); give a vcrpy "
+                          "cassette or a .jsonl stream") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
         raise SourceError(f"{path}: not a vcrpy cassette (no 'interactions' list)")
     return [i for i in doc["interactions"] if isinstance(i, dict)]
@@ -257,11 +259,26 @@ def request_model(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+def complete_response(path: Path, number: int, interaction: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An interaction's response, or `SourceError` when the cassette was cut inside it.
+
+    vcrpy writes a response's ``status`` last, so a file cut anywhere in an interaction (and
+    still valid YAML) lacks it. Replaying that as an empty stream would report a success.
+    """
+    response = interaction.get("response")
+    if isinstance(response, Mapping):
+        status = response.get("status")
+        if isinstance(status, Mapping) and isinstance(status.get("code"), int):
+            return response
+    raise SourceError(f"{path}: interaction {number} has no complete response: the "
+                      "cassette was cut short; record it again")
+
+
 def _load_cassette(path: Path, data: bytes) -> list[StreamSource]:
     sources: list[StreamSource] = []
     for number, interaction in enumerate(_cassette_interactions(path, data)):
         request = interaction.get("request") or {}
-        response = interaction.get("response") or {}
+        response = complete_response(path, number, interaction)
         uri = str(request.get("uri") or "")
         status_doc = response.get("status")
         status = status_doc.get("code") if isinstance(status_doc, Mapping) else None

@@ -30,7 +30,9 @@ the API version segment of the path and the query order do not matter, so a
 cassette serves every supported SDK major); a cassette recorded as a dropped
 connection raises ``httpx.RemoteProtocolError`` at the end of its body, like the
 live stream (openai 3.x wraps it in ``APIConnectionError``:
-``toolstream_core.testing._recording.is_dropped_connection`` tells either).
+``toolstream_core.testing._recording.is_dropped_connection`` tells either). A client
+that does not stream (``ChatOpenAI`` without ``streaming=True``) gets the vendor's complete
+JSON answer built from the recorded stream, a cut call as cut as it was streamed.
 
 Fixture ``toolstream_emulator``: a started :class:`VendorEmulator` (seed 0, or
 ``@pytest.mark.toolstream_emulator(seed=N)``), stopped after the test.
@@ -97,7 +99,10 @@ def _toolstream_cassette_marker(request: pytest.FixtureRequest) -> Iterator[None
     except FileNotFoundError as exc:
         pytest.fail(str(exc), pytrace=False)
     repeats = bool(marker.kwargs.get("allow_playback_repeats", False))
-    with use_cassette(name, root=root, allow_playback_repeats=repeats) as cassette:
+    from ._complete import serving_complete_answers
+
+    with serving_complete_answers(), use_cassette(name, root=root,
+                                                  allow_playback_repeats=repeats) as cassette:
         request.node.stash[_CASSETTE_KEY] = cassette
         yield
 
