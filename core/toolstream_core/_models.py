@@ -211,24 +211,6 @@ class ArgumentsDelta:
     total_bytes: int
 
 
-# ``CallTable.append`` makes one ArgumentsDelta per streamed fragment when a UI listens. The
-# generated frozen ``__init__`` goes through ``object.__setattr__`` per field, which costs more
-# than the rest of that append; this one writes the slots through their descriptors. Frozen,
-# equality, hashing, ``repr`` and keyword construction are the dataclass's, unchanged.
-_set_key, _set_fragment, _set_total = (ArgumentsDelta.__dict__[name].__set__
-                                       for name in ArgumentsDelta.__slots__)
-
-
-def _arguments_delta_init(self: ArgumentsDelta, key: Hashable, fragment: str | None, total_bytes: int) -> None:
-    _set_key(self, key)
-    _set_fragment(self, fragment)
-    _set_total(self, total_bytes)
-
-
-_arguments_delta_init.__qualname__ = "ArgumentsDelta.__init__"
-ArgumentsDelta.__init__ = _arguments_delta_init  # type: ignore[method-assign]
-
-
 @dataclass(frozen=True, slots=True)
 class CallCommitted:
     call: ToolCall

@@ -1,15 +1,23 @@
-"""Rule 7, duplicates (docs/DESIGN.md §4.7).
+"""Rule 7, duplicates (docs/DESIGN.md §4.7, with §5.6).
 
 A call re-sent whole (the GPT-4.1-nano ``{..}{..}`` bug, or the same id sent again) commits
-once; a re-send that differs is ``duplicate_conflict``.
+once; a re-send that differs is ``duplicate_conflict``. Anthropic can re-send a ``tool_use``
+block whole at the index it already used; a LiteLLM-style summary chunk re-sends an OpenAI
+chat call with its arguments encoded once more as a JSON string (BerriAI/litellm issue 20480).
+Both are the same call, committed once with one result.
 """
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import builders as b
 import pytest
 from builders import ADD, PROVIDERS, make, run, states
-from toolstream_core import CallState, Reason
+from toolstream_core import AssembleConfig, CallState, Reason
+
+SPACED = '{"a": 2, "b": 3}'
 
 
 @pytest.mark.parametrize("copies", [2, 3])
@@ -76,3 +84,63 @@ def test_rule7_same_id_resent_with_another_name_is_duplicate_conflict() -> None:
     ]), provider="anthropic")
     assert states(turn) == [("toolu_1", CallState.failed, Reason.duplicate_conflict)]
     assert len(turn.error_results()) == 1
+
+
+def anthropic_resent_at_same_index(second_arguments: str, second_name: str = "add") -> list[dict[str, Any]]:
+    first = b.anthropic([b.Call(id="toolu_1", name="add", arguments=SPACED, cuts=(4,))], ending="none")
+    again = b.anthropic([b.Call(id="toolu_1", name=second_name, arguments=second_arguments, cuts=(6,))])
+    return first + [e for e in again if e["type"] != "message_start"]
+
+
+def test_rule7_anthropic_block_resent_whole_at_the_same_index_commits_once() -> None:
+    turn = run(anthropic_resent_at_same_index(SPACED), provider="anthropic")
+    assert states(turn) == [("toolu_1", CallState.committed, None)]
+    assert turn.calls[0].arguments == {"a": 2, "b": 3}
+    assert turn.error_results() == []
+
+
+@pytest.mark.parametrize(("arguments", "name"), [('{"a": 9, "b": 3}', "add"), (SPACED, "sub")])
+def test_rule7_anthropic_block_resent_at_the_same_index_differently_conflicts(arguments: str, name: str) -> None:
+    turn = run(anthropic_resent_at_same_index(arguments, name), provider="anthropic")
+    assert states(turn) == [("toolu_1", CallState.failed, Reason.duplicate_conflict)]
+    assert [r.tool_call_id for r in turn.error_results()] == ["toolu_1"]
+
+
+def litellm_summary(arguments: Any, *, index: int | None = 0) -> dict[str, Any]:
+    call: dict[str, Any] = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": arguments}}
+    if index is not None:
+        call["index"] = index
+    return {"id": "chatcmpl-x", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+
+@pytest.mark.parametrize("index", [0, None, 3])
+def test_rule7_litellm_summary_chunk_with_double_encoded_arguments_is_the_same_call(index: int | None) -> None:
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=SPACED, cuts=(5,))])
+    events.append(litellm_summary(json.dumps(SPACED), index=index))
+    turn = run(events, provider="openai-chat")
+    assert states(turn) == [("call_1", CallState.committed, None)]
+    assert turn.calls[0].arguments == {"a": 2, "b": 3}
+    assert turn.error_results() == []
+
+
+@pytest.mark.parametrize("encoded", [json.dumps('{"a": 2, "b": 4}'), json.dumps(json.dumps(SPACED)), '"not json"'])
+def test_rule7_litellm_summary_chunk_that_decodes_to_something_else_is_duplicate_conflict(encoded: str) -> None:
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=SPACED)])
+    events.append(litellm_summary(encoded, index=None))
+    turn = run(events, provider="openai-chat")
+    assert [(c.state, c.reason) for c in turn.calls] == [(CallState.failed, Reason.duplicate_conflict)]
+    assert len(turn.error_results()) == 1
+
+
+@pytest.mark.parametrize("summary_index", [0, None])
+def test_rule7_a_summary_copy_has_its_own_byte_budget(summary_index: int | None) -> None:
+    """Rule 8 with rule 7: a re-sent copy does not push a call under the cap over it."""
+    text = json.dumps({"content": "x" * 600})
+    config = AssembleConfig(max_tool_argument_bytes=1000)
+    events = b.openai_chat([b.Call(id="call_1", name="add", arguments=text, cuts=range(50, len(text), 50))])
+    events.append(litellm_summary(json.dumps(text), index=summary_index))
+    turn = run(events, provider="openai-chat", config=config)
+    assert [(c.state, c.arguments) for c in turn.calls] == [(CallState.committed, json.loads(text))]
+    too_big = b.openai_chat([b.Call(id="call_1", name="add", arguments=json.dumps({"content": "x" * 1200}))])
+    assert run(too_big, provider="openai-chat", config=config).calls[0].reason is Reason.arguments_exceed_max_bytes

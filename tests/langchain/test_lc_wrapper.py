@@ -7,7 +7,6 @@ so the difference the gate makes is measured here, not claimed.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -317,14 +316,16 @@ def test_gemini_sees_the_error_of_a_rejected_call(emu: VendorEmulator) -> None:
     assert first.tool_calls == []  # the caller's message is unchanged: still nothing to run
 
 
-def test_large_arguments_aggregate_in_linear_time(api: str, emu: VendorEmulator) -> None:
+def test_large_arguments_reach_aggregation_in_one_chunk(api: str, emu: VendorEmulator) -> None:
     # Plain LangChain, same 200 KB stream, ``full = full + chunk``: 12-15 s on OpenAI chat,
-    # Responses and Anthropic (measured; every chunk re-merges the growing argument string).
-    # The gate holds tool-call fragments back and joins them once.
+    # Responses and Anthropic (measured in benchmarks/; every chunk re-merges the growing
+    # argument string). The gate holds tool-call fragments back and hands the committed calls
+    # over in one last chunk, so any aggregation joins them once: what keeps it linear is
+    # checked here as a count, the time is measured in the benchmarks.
     gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
     emu.queue(api, "large_args")
-    started = time.perf_counter()
-    full = aggregate(list(gated.stream("x")))
-    elapsed = time.perf_counter() - started
+    chunks = list(gated.stream("x"))
+    carrying = [i for i, chunk in enumerate(chunks) if chunk.tool_call_chunks]
+    assert carrying == [len(chunks) - 1]
+    full = aggregate(chunks)
     assert [(c["name"], c["args"]) for c in full.tool_calls] == expected_calls(api, "large_args")
-    assert elapsed < 3.0, f"{elapsed:.2f}s"

@@ -15,7 +15,6 @@ from agui_util import replay
 from docs_examples import run_example
 from li_helpers import APIS, Recorder, make_llm, run_agent
 from llama_index.core.base.llms.types import ChatMessage
-from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, parent_name, span_exporter, tracer_provider, turn_spans
 from toolstream_core.agui import AGUIToolCallEvents
@@ -33,9 +32,11 @@ pytestmark = [
 
 @pytest.fixture
 def instrumented() -> Iterator[InMemorySpanExporter]:
-    """OpenInference's LlamaIndex instrumentation, for this test only."""
+    """OpenInference's LlamaIndex instrumentation, for this test only (a test extra: only the tests
+    that nest under its spans need it)."""
+    instrumentation = pytest.importorskip("openinference.instrumentation.llama_index")
     exporter = span_exporter()
-    instrumentor = LlamaIndexInstrumentor()
+    instrumentor = instrumentation.LlamaIndexInstrumentor()
     instrumentor.instrument(tracer_provider=tracer_provider())
     try:
         yield exporter

@@ -16,9 +16,8 @@ from .._completion import Verdict
 if TYPE_CHECKING:
     from . import Sink
 
-__all__ = ["Malformed", "field", "field2", "is_record", "record", "records", "report_stop", "text_of"]
+__all__ = ["Malformed", "accessor", "field", "field2", "is_record", "record", "records", "report_stop", "text_of"]
 
-_MISSING: Any = object()
 _NOT_RECORDS = (str, bytes, bytearray, int, float, list, tuple, set, frozenset)
 
 
@@ -52,17 +51,41 @@ def records(value: Any, what: str) -> Any:
 
 
 def field(obj: Any, name: str) -> Any:
+    """``obj``'s field ``name`` (None when absent), for a wire dict and an SDK object alike.
+
+    Pydantic models are read through their public surface: a declared field is a plain
+    attribute, an undeclared one sits in ``model_extra``. A plain ``getattr`` with a default
+    would cost pydantic's ``__getattr__`` building an exception for every absent field.
+    """
     if type(obj) is dict:
         return obj.get(name)
-    attrs = getattr(obj, "__dict__", None)
-    if attrs is not None:
-        value = attrs.get(name, _MISSING)
-        if value is not _MISSING:
-            return value
-        if hasattr(type(obj), "__pydantic_fields__"):  # a class lookup: cheap
-            extra = getattr(obj, "__pydantic_extra__", None)
-            return extra.get(name) if extra else None
+    if obj is None:
+        return None
+    declared = _declared_fields(obj.__class__)
+    if name in declared:
+        return getattr(obj, name, None)
+    if declared:
+        extra = obj.model_extra
+        return extra.get(name) if extra else None
     return getattr(obj, name, None)
+
+
+def _declared_fields(cls: type) -> frozenset[str]:
+    """The field names a pydantic model class declares (empty for anything else), once per class."""
+    names = _DECLARED.get(cls)
+    if names is None:
+        fields = getattr(cls, "model_fields", None)
+        names = _DECLARED[cls] = frozenset(fields) if isinstance(fields, dict) else frozenset()
+    return names
+
+
+_DECLARED: dict[type, frozenset[str]] = {}
+
+
+def accessor(obj: Any) -> Callable[[Any, str], Any]:
+    """The one reader an adapter uses for an event and everything inside it: wire dicts are
+    dicts all the way down, SDK objects objects."""
+    return dict.get if obj.__class__ is dict else field
 
 
 def field2(obj: Any, wire: str, sdk: str) -> Any:

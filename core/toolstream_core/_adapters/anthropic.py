@@ -25,12 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 from .._completion import anthropic_stop
 from .._models import CallKind, Reason
-from ._access import Malformed, field, record, records
+from ._access import Malformed, accessor, field, record, records
 
 if TYPE_CHECKING:
     from . import Sink
 
 __all__ = ["AnthropicAdapter"]
+
+# What the fast path lets through to the full path: data of another shape.
+_NOT_HOT = (LookupError, TypeError, AttributeError)
 
 
 class AnthropicAdapter:
@@ -44,85 +47,99 @@ class AnthropicAdapter:
         self._copies = 0  # blocks re-sent at an index already used
 
     def feed(self, event: Any) -> None:
-        # The hot path: an ``input_json_delta`` text fragment for a known tool block, read
-        # straight from the wire dict or the SDK object's attributes (the SDK sets every
-        # declared field). Any other shape raises inside the ``try`` or fails a test, touches
-        # nothing, and goes the full way below.
-        fragment: Any = None
-        try:
-            if event.__class__ is dict:
-                if event["type"] == "content_block_delta":
-                    delta = event["delta"]
-                    if delta["type"] == "input_json_delta":
-                        index = event["index"]
-                        key = self._blocks.get(index) if index.__class__ is int else None
-                        if key is not None:
-                            fragment = delta["partial_json"]
-            elif event.type == "content_block_delta":
-                delta = event.delta
-                if delta.type == "input_json_delta":
-                    index = event.index
-                    key = self._blocks.get(index) if index.__class__ is int else None
-                    if key is not None:
-                        fragment = delta.partial_json
-        except (LookupError, TypeError, AttributeError):
-            fragment = None
-        if fragment.__class__ is str:
+        key, fragment = self._hot(event)
+        if key is not None and fragment.__class__ is str:
             self._sink.append(key, fragment)
             return
-        get: Callable[[Any, str], Any] = dict.get if event.__class__ is dict else field
+        get = accessor(event)
         kind = get(event, "type")
         if kind == "content_block_delta":
-            delta = get(event, "delta")
-            delta_type = get(delta, "type")
-            if delta_type == "input_json_delta":
-                index = get(event, "index")
-                key = self._blocks.get(index) if index.__class__ is int else None
-                if key is not None:
-                    self._sink.append(key, get(delta, "partial_json"))
-                else:  # arguments of no known block: they may be any live call's
-                    self._sink.fail_live(f"input_json_delta for unknown block {index!r}")
-            elif delta_type.__class__ is not str:
-                raise Malformed(f"content_block_delta with a {type(delta_type).__name__} delta type")
+            self._block_delta(event, get)
             return
         if kind.__class__ is not str:
             raise Malformed(f"event type is a {type(kind).__name__}")
-        sink = self._sink
-        if kind == "content_block_start":
-            self._settle_closed()
-            index = field(event, "index")
-            block = record(field(event, "content_block"), "content_block")
-            if index.__class__ is not int:
-                if self._block(("block", None, self._copies), None, block, complete=False):
-                    sink.taint(("block", None, self._copies), Reason.upstream_error,
-                               f"a tool block started with a {type(index).__name__} index")
-                    self._copies += 1
-                return
-            key = ("block", index)
-            if index in self._blocks:  # the whole block sent again: a copy, linked by its id
-                key = ("block", index, self._copies)
-                self._copies += 1
-            if self._block(key, index, block, complete=False):
-                self._blocks[index] = key
-        elif kind == "content_block_stop":
-            index = field(event, "index")
+        handler = _HANDLERS.get(kind)  # other kinds (ping, ...) are not about tool calls
+        if handler is not None:
+            handler(self, event)
+
+    def _hot(self, event: Any) -> tuple[Hashable, Any]:
+        """The fast path (DESIGN §9): an ``input_json_delta`` fragment and the key of its known
+        tool block, read straight from the wire dict or the SDK object's public attributes (the
+        SDK sets every declared field); ``(None, None)`` for anything else, which touches
+        nothing and goes the full way."""
+        try:
+            if event.__class__ is dict:
+                delta = event["delta"] if event["type"] == "content_block_delta" else None
+                if delta is None or delta["type"] != "input_json_delta":
+                    return None, None
+                index, fragment = event["index"], delta["partial_json"]
+            else:
+                delta = event.delta if event.type == "content_block_delta" else None
+                if delta is None or delta.type != "input_json_delta":
+                    return None, None
+                index, fragment = event.index, delta.partial_json
+        except _NOT_HOT:
+            return None, None
+        return (self._blocks.get(index) if index.__class__ is int else None), fragment
+
+    # -- one handler per event kind ---------------------------------------------------------
+
+    def _block_delta(self, event: Any, get: Callable[[Any, str], Any]) -> None:
+        delta = get(event, "delta")
+        delta_type = get(delta, "type")
+        if delta_type == "input_json_delta":
+            index = get(event, "index")
             key = self._blocks.get(index) if index.__class__ is int else None
             if key is not None:
-                sink.close_arguments(key)
-                self._closed.append(key)
-        elif kind == "message_start":
-            message = record(field(event, "message"), "message")
-            self._note_stop(field(message, "stop_reason"))
-            for position, block in enumerate(records(field(message, "content"), "message content")):
-                self._block(("start", position), position, record(block, "a content block"), complete=True)
-        elif kind == "message_delta":
-            self._note_stop(field(record(field(event, "delta"), "message_delta delta"), "stop_reason"))
-            sink.usage(field(record(field(event, "usage"), "message_delta usage"), "output_tokens"))
-        elif kind == "message_stop":
-            sink.end_turn(self._stop_reason, anthropic_stop(self._stop_reason))
-        elif kind == "error":
-            error = field(event, "error")
-            sink.upstream_error(f"{field(error, 'type')}: {field(error, 'message')}")
+                self._sink.append(key, get(delta, "partial_json"))
+            else:  # arguments of no known block: they may be any live call's
+                self._sink.fail_live(f"input_json_delta for unknown block {index!r}")
+        elif delta_type.__class__ is not str:
+            raise Malformed(f"content_block_delta with a {type(delta_type).__name__} delta type")
+
+    def _block_start(self, event: Any) -> None:
+        self._settle_closed()
+        index = field(event, "index")
+        block = record(field(event, "content_block"), "content_block")
+        if index.__class__ is not int:
+            key: Hashable = ("block", None, self._copies)
+            if self._block(key, None, block, complete=False):
+                self._sink.taint(key, Reason.upstream_error,
+                                 f"a tool block started with a {type(index).__name__} index")
+                self._copies += 1
+            return
+        key = ("block", index)
+        if index in self._blocks:  # the whole block sent again: a copy, linked by its id
+            key = ("block", index, self._copies)
+            self._copies += 1
+        if self._block(key, index, block, complete=False):
+            self._blocks[index] = key
+
+    def _block_stop(self, event: Any) -> None:
+        index = field(event, "index")
+        key = self._blocks.get(index) if index.__class__ is int else None
+        if key is not None:
+            self._sink.close_arguments(key)
+            self._closed.append(key)
+
+    def _message_start(self, event: Any) -> None:
+        message = record(field(event, "message"), "message")
+        self._note_stop(field(message, "stop_reason"))
+        for position, block in enumerate(records(field(message, "content"), "message content")):
+            self._block(("start", position), position, record(block, "a content block"), complete=True)
+
+    def _message_delta(self, event: Any) -> None:
+        self._note_stop(field(record(field(event, "delta"), "message_delta delta"), "stop_reason"))
+        self._sink.usage(field(record(field(event, "usage"), "message_delta usage"), "output_tokens"))
+
+    def _message_stop(self, event: Any) -> None:
+        self._sink.end_turn(self._stop_reason, anthropic_stop(self._stop_reason))
+
+    def _error(self, event: Any) -> None:
+        error = field(event, "error")
+        self._sink.upstream_error(f"{field(error, 'type')}: {field(error, 'message')}")
+
+    # -- blocks and settling ----------------------------------------------------------------
 
     def _note_stop(self, reason: Any) -> None:
         if isinstance(reason, str):
@@ -158,3 +175,15 @@ class AnthropicAdapter:
         elif value:
             sink.set_value(key, value)
         return True
+
+
+# The event kinds that say something about tool calls (``content_block_delta``, the common
+# one, is dispatched before this table); every other kind is ignored.
+_HANDLERS: dict[str, Callable[[AnthropicAdapter, Any], None]] = {
+    "content_block_start": AnthropicAdapter._block_start,
+    "content_block_stop": AnthropicAdapter._block_stop,
+    "message_start": AnthropicAdapter._message_start,
+    "message_delta": AnthropicAdapter._message_delta,
+    "message_stop": AnthropicAdapter._message_stop,
+    "error": AnthropicAdapter._error,
+}

@@ -30,23 +30,58 @@ from typing import TYPE_CHECKING, Any
 
 from .._completion import chat_finish
 from .._models import CallKind, Reason
-from ._access import Malformed, field
+from ._access import Malformed, accessor, field
 
 if TYPE_CHECKING:
     from . import Sink
 
 __all__ = ["OpenAIChatAdapter"]
 
+Get = Callable[[Any, str], Any]
+
 # A chunk with none of these (and no ``type`` tag of an unknown kind) is not a chat chunk.
 _CHUNK_FIELDS = frozenset({"choices", "error", "usage", "id", "object"})
 # No vendor value is this object: the fast path's slot when there is no hot call.
 _NO_SLOT = object()
+# What the continuation fast path lets through to the full path: data of another shape.
+_NOT_HOT = (LookupError, TypeError, ValueError, AttributeError)
 
 
 def _error_text(error: Any) -> str:
     message = field(error, "message") if not isinstance(error, str) else error
     code = field(error, "code") if not isinstance(error, str) else None
     return f"{code}: {message}" if code else str(message or error)
+
+
+def _choice_index(ci: Any) -> int:
+    """A choice's index; 0 when absent (servers with one choice omit it)."""
+    if ci.__class__ is int:
+        return int(ci)
+    if ci is not None:
+        raise Malformed(f"choice index is a {type(ci).__name__}")
+    return 0
+
+
+def _text(value: Any, what: str) -> tuple[str | None, str | None]:
+    """An id or a name: ``(text, None)``, ``(None, None)`` when absent or ``""``, and
+    ``(None, reason)`` when it is not a string (DESIGN §5.2: it fails the call it names)."""
+    if value is None:  # continuation chunks: one comparison
+        return None, None
+    if value.__class__ is not str:
+        return None, f"{what} is a {type(value).__name__}"
+    return (value or None), None
+
+
+def _function_of(tc: Any, get: Get) -> tuple[Any, CallKind, Any]:
+    """The delta's function record, its kind and its argument fragment (free-form input tools
+    send ``{"custom": {name, input}}``)."""
+    function = get(tc, "function")
+    if function is not None:
+        return function, "function", get(function, "arguments")
+    custom = get(tc, "custom")
+    if custom is not None:
+        return custom, "custom", get(custom, "input")
+    return None, "function", None
 
 
 class OpenAIChatAdapter:
@@ -73,96 +108,110 @@ class OpenAIChatAdapter:
         sink.structured_fragments = True
 
     def feed(self, chunk: Any) -> None:
-        # The common chunk, inline: a string fragment for the call this adapter last attributed
-        # (the "hot" slot: same choice, same tool-call index), with no id, no name, no legacy
-        # function_call (a delta's text and role are not ours), one choice, no finish_reason, no
-        # error. Indexes are compared by identity with the hot slot's, so a bool, a float or a
-        # large int never matches. Anything else falls through before any state is touched and
-        # the full path below reads the chunk, so every DESIGN §5 check still runs; data of
-        # another shape raises inside the ``try`` (a missing key, an unpackable list, a
-        # subscripted str) and is the full path's to judge.
-        fragment: Any = None
-        try:
-            if chunk.__class__ is dict:
-                # Wire dicts: the shape is proven by key counts (a tool call of exactly
-                # {index, function}, a function of exactly {arguments}).
-                [choice] = chunk["choices"]
-                if ("error" not in chunk and choice["finish_reason"] is None and "error" not in choice
-                        and choice["index"] is self._hot_choice):
-                    delta = choice["delta"]
-                    [tc] = delta["tool_calls"]
-                    if "function_call" not in delta and len(tc) == 2 and tc["index"] is self._hot_index:
-                        function = tc["function"]
-                        if len(function) == 1:
-                            fragment = function["arguments"]
-            else:
-                # SDK objects (pydantic): the SDK sets every declared field (None when absent)
-                # and keeps undeclared ones in ``__pydantic_extra__``, so plain attribute reads
-                # plus a look at the extras see what ``field`` would, without its per-read
-                # dispatch. An object that is not such a model raises AttributeError.
-                [choice] = chunk.choices
-                extra = chunk.__pydantic_extra__
-                if ((not extra or "error" not in extra) and choice.finish_reason is None
-                        and choice.index is self._hot_choice):
-                    extra = choice.__pydantic_extra__
-                    delta = choice.delta
-                    if (not extra or "error" not in extra) and delta.function_call is None:
-                        [tc] = delta.tool_calls
-                        if tc.index is self._hot_index and tc.id is None:
-                            function = tc.function
-                            if function.name is None:
-                                fragment = function.arguments
-        except (LookupError, TypeError, ValueError, AttributeError):
-            fragment = None
+        fragment = self._hot_fragment(chunk)
         if fragment.__class__ is str:
             self._sink.append(self._hot_key, fragment)
             return
-        # One accessor per chunk: wire dicts are dicts all the way down, SDK objects objects.
-        get: Callable[[Any, str], Any] = dict.get if chunk.__class__ is dict else field
-        sink = self._sink
+        get = accessor(chunk)
         error = get(chunk, "error")
         if error:
-            sink.upstream_error(_error_text(error))
+            self._sink.upstream_error(_error_text(error))
         choices = get(chunk, "choices")
         if not choices:
-            if choices is None:
-                if chunk.__class__ is dict:
-                    if _CHUNK_FIELDS.isdisjoint(chunk) and not isinstance(chunk.get("type"), str):
-                        raise Malformed("a dict with no chat completion field")
-                elif all(get(chunk, name) is None for name in _CHUNK_FIELDS):
-                    # The SDK's parse of ``data: {}``: an object with every field None.
-                    raise Malformed(f"a {type(chunk).__name__} with no field set")
-            elif choices.__class__ is not list:
-                raise Malformed(f"choices is a {type(choices).__name__}")
-            self._usage(chunk, get)
+            self._no_choices(chunk, choices, get)
             return
         for choice in choices:
-            ci = get(choice, "index")
-            if ci.__class__ is not int:
-                if ci is not None:
-                    raise Malformed(f"choice index is a {type(ci).__name__}")
-                ci = 0
-            delta = get(choice, "delta")
-            if delta is not None:
-                calls = get(delta, "tool_calls")
-                if calls:
-                    for tc in calls:
-                        self._tool_call(ci, tc, get)
-                elif calls is not None and calls.__class__ is not list:
-                    raise Malformed(f"tool_calls is a {type(calls).__name__}")
-                legacy = get(delta, "function_call")
-                if legacy:
-                    self._legacy(ci, legacy)
-            error = get(choice, "error")
-            if error:
-                sink.upstream_error(_error_text(error))
-            reason = get(choice, "finish_reason")
-            if reason is not None:
-                self._finished.add(ci)
-                sink.end_turn(str(reason), chat_finish(str(reason)))
-                self._usage(chunk, get)
+            self._choice(chunk, choice, get)
 
-    def _usage(self, chunk: Any, get: Callable[[Any, str], Any]) -> None:
+    # -- the continuation fast path (DESIGN §9) ---------------------------------------------
+
+    def _hot_fragment(self, chunk: Any) -> Any:
+        """The common chunk's fragment, or None: a string fragment for the call this adapter
+        last attributed (the "hot" slot: same choice, same tool-call index), with no id, no
+        name, no legacy function_call (a delta's text and role are not ours), one choice, no
+        finish_reason, no error. Indexes are compared by identity with the hot slot's, so a
+        bool, a float or a large int never matches. Anything else returns None before any
+        state is touched, and the full path reads the chunk, so every DESIGN §5 check still
+        runs; data of another shape raises here and is the full path's to judge."""
+        try:
+            if chunk.__class__ is dict:
+                return self._hot_wire(chunk)
+            return self._hot_sdk(chunk)
+        except _NOT_HOT:
+            return None
+
+    def _hot_wire(self, chunk: dict[str, Any]) -> Any:
+        """Wire dicts: the shape is proven by key counts (a tool call of exactly
+        {index, function}, a function of exactly {arguments})."""
+        [choice] = chunk["choices"]
+        if ("error" in chunk or choice["finish_reason"] is not None or "error" in choice
+                or choice["index"] is not self._hot_choice):
+            return None
+        delta = choice["delta"]
+        [tc] = delta["tool_calls"]
+        if "function_call" in delta or len(tc) != 2 or tc["index"] is not self._hot_index:
+            return None
+        function = tc["function"]
+        return function["arguments"] if len(function) == 1 else None
+
+    def _hot_sdk(self, chunk: Any) -> Any:
+        """SDK objects (pydantic): the SDK sets every declared field (None when absent) and
+        keeps undeclared ones in ``model_extra``, so attribute reads plus a look at the extras
+        see what the accessor would. An object that is not such a model raises
+        AttributeError."""
+        [choice] = chunk.choices
+        if _has_error(chunk) or choice.finish_reason is not None or choice.index is not self._hot_choice:
+            return None
+        delta = choice.delta
+        if _has_error(choice) or delta.function_call is not None:
+            return None
+        [tc] = delta.tool_calls
+        if tc.index is not self._hot_index or tc.id is not None:
+            return None
+        function = tc.function
+        return function.arguments if function.name is None else None
+
+    # -- the full path: one handler per part of a chunk -------------------------------------
+
+    def _no_choices(self, chunk: Any, choices: Any, get: Get) -> None:
+        """A chunk with no choices: usage only, or not a chat chunk at all."""
+        if choices is None:
+            if chunk.__class__ is dict:
+                if _CHUNK_FIELDS.isdisjoint(chunk) and not isinstance(chunk.get("type"), str):
+                    raise Malformed("a dict with no chat completion field")
+            elif all(get(chunk, name) is None for name in _CHUNK_FIELDS):
+                # The SDK's parse of ``data: {}``: an object with every field None.
+                raise Malformed(f"a {type(chunk).__name__} with no field set")
+        elif choices.__class__ is not list:
+            raise Malformed(f"choices is a {type(choices).__name__}")
+        self._usage(chunk, get)
+
+    def _choice(self, chunk: Any, choice: Any, get: Get) -> None:
+        ci = _choice_index(get(choice, "index"))
+        delta = get(choice, "delta")
+        if delta is not None:
+            self._delta(ci, delta, get)
+        error = get(choice, "error")
+        if error:
+            self._sink.upstream_error(_error_text(error))
+        reason = get(choice, "finish_reason")
+        if reason is not None:
+            self._finished.add(ci)
+            self._sink.end_turn(str(reason), chat_finish(str(reason)))
+            self._usage(chunk, get)
+
+    def _delta(self, ci: int, delta: Any, get: Get) -> None:
+        calls = get(delta, "tool_calls")
+        if calls:
+            for tc in calls:
+                self._tool_call(ci, tc, get)
+        elif calls is not None and calls.__class__ is not list:
+            raise Malformed(f"tool_calls is a {type(calls).__name__}")
+        legacy = get(delta, "function_call")
+        if legacy:
+            self._legacy(ci, legacy)
+
+    def _usage(self, chunk: Any, get: Get) -> None:
         """``usage.completion_tokens`` for the max-token backstop (DESIGN §5). Read only on
         usage-only and finishing chunks, where servers put it, so streaming chunks pay nothing."""
         usage = get(chunk, "usage")
@@ -182,81 +231,72 @@ class OpenAIChatAdapter:
         )
         return key
 
-    def _tool_call(self, ci: int, tc: Any, get: Callable[[Any, str], Any]) -> None:
+    def _fail_choice(self, ci: int, detail: str) -> None:
+        """Every live call of choice ``ci`` fails: the delta may belong to any of them."""
+        self._sink.fail_live(detail, lambda key: key[1] == ci)  # type: ignore[index]
+
+    def _tool_call(self, ci: int, tc: Any, get: Get) -> None:
         index = get(tc, "index")
         if index.__class__ is not int and index is not None:
-            # Cannot be attributed: it may belong to any call of the choice.
-            self._sink.fail_live(f"a tool-call delta with a {type(index).__name__} index",
-                                 lambda key: key[1] == ci)  # type: ignore[index]
+            self._fail_choice(ci, f"a tool-call delta with a {type(index).__name__} index")
             return
-        call_id = get(tc, "id")
-        mistyped = None  # DESIGN §5.2: an id or name of the wrong type fails the call it names
-        if call_id is None:  # continuation chunks: one comparison
-            pass
-        elif call_id.__class__ is not str:
-            mistyped, call_id = f"tool call id is a {type(call_id).__name__}", None
-            if index is None:
-                # With no index the id is the delta's only identity (DESIGN §4.1): unreadable, it
-                # may be any live call's of the choice (§5.1), whatever name comes with it.
-                self._sink.fail_live(mistyped, lambda key: key[1] == ci)  # type: ignore[index]
-        elif not call_id:
-            call_id = None
-        function = get(tc, "function")
-        kind: CallKind = "function"
-        if function is None:
-            function = get(tc, "custom")  # free-form input tools: {"custom": {name, input}}
-            if function is not None:
-                kind = "custom"
-        name = get(function, "name") if function is not None else None
-        if name is None:
-            pass
-        elif name.__class__ is not str:
-            mistyped, name = f"tool name is a {type(name).__name__}", None
-        elif not name:
-            name = None
-        fragment = None
-        if function is not None:
-            fragment = get(function, "arguments") if kind == "function" else get(function, "input")
-
-        sink = self._sink
-        if index is not None:
-            key = self._by_slot.get((ci, index))
-            if key is None and call_id is None and name is None and mistyped is None:
-                # DESIGN §5.1: arguments for an index never opened, with nothing that names a
-                # call: they may be any live call's of the choice.
-                sink.fail_live(f"a tool-call delta for unopened index {index} with no id or name",
-                               lambda key: key[1] == ci)  # type: ignore[index]
-                return
-            if key is None or (call_id is not None and (self._differs(key, call_id) or ci in self._finished)):
-                key = self._new_key(ci, index, call_id, name, kind)
-                self._by_slot[(ci, index)] = key
-            elif call_id is not None or name is not None:
-                sink.open(key, index=index, id=call_id, name=name)
-        elif call_id is not None:
-            key = self._by_id.get((ci, call_id))
-            if key is None or ci in self._finished:
-                key = self._new_key(ci, None, call_id, name, kind)
-            elif name is not None:
-                sink.open(key, index=None, name=name)
-        elif name is not None:
-            key = self._new_key(ci, None, None, name, kind)
-        else:
-            last = self._last.get(ci)
-            if last is None:
-                sink.anomaly("a tool-call fragment with no index, id or name and no call before it")
-                return
-            key = last
+        call_id, bad_id = _text(get(tc, "id"), "tool call id")
+        if bad_id is not None and index is None:
+            # With no index the id is the delta's only identity (DESIGN §4.1): unreadable, it
+            # may be any live call's of the choice (§5.1), whatever name comes with it.
+            self._fail_choice(ci, bad_id)
+        function, kind, fragment = _function_of(tc, get)
+        name, bad_name = _text(get(function, "name") if function is not None else None, "tool name")
+        mistyped = bad_name or bad_id
+        key = self._attribute(ci, index, call_id, name, kind, mistyped)
+        if key is None:
+            return
         if call_id is not None:
             self._by_id.setdefault((ci, call_id), key)
         if mistyped is not None:
-            sink.taint(key, Reason.upstream_error, mistyped)
+            self._sink.taint(key, Reason.upstream_error, mistyped)
         self._last[ci] = key
         if index is not None:
             self._hot_choice, self._hot_index, self._hot_key = ci, index, key
         else:
             self._hot_choice = self._hot_index = _NO_SLOT
         if fragment is not None:
-            sink.append(key, fragment)  # a non-string value is structured (see __init__)
+            self._sink.append(key, fragment)  # a non-string value is structured (see __init__)
+
+    def _attribute(self, ci: int, index: int | None, call_id: str | None, name: str | None, kind: CallKind,
+                   mistyped: str | None) -> Hashable | None:
+        """The key of the call a delta belongs to (DESIGN §4.1), opening one where the delta
+        starts a call; None when it cannot be attributed (already reported)."""
+        if index is not None:
+            return self._by_index(ci, index, call_id, name, kind, mistyped)
+        if call_id is not None:
+            key = self._by_id.get((ci, call_id))
+            if key is None or ci in self._finished:
+                return self._new_key(ci, None, call_id, name, kind)
+            if name is not None:
+                self._sink.open(key, index=None, name=name)
+            return key
+        if name is not None:
+            return self._new_key(ci, None, None, name, kind)
+        last = self._last.get(ci)
+        if last is None:
+            self._sink.anomaly("a tool-call fragment with no index, id or name and no call before it")
+        return last
+
+    def _by_index(self, ci: int, index: int, call_id: str | None, name: str | None, kind: CallKind,
+                  mistyped: str | None) -> Hashable | None:
+        key = self._by_slot.get((ci, index))
+        if key is None and call_id is None and name is None and mistyped is None:
+            # DESIGN §5.1: arguments for an index never opened, with nothing that names a
+            # call: they may be any live call's of the choice.
+            self._fail_choice(ci, f"a tool-call delta for unopened index {index} with no id or name")
+            return None
+        if key is None or (call_id is not None and (self._differs(key, call_id) or ci in self._finished)):
+            key = self._new_key(ci, index, call_id, name, kind)
+            self._by_slot[(ci, index)] = key
+        elif call_id is not None or name is not None:
+            self._sink.open(key, index=index, id=call_id, name=name)
+        return key
 
     def _differs(self, key: Hashable, call_id: str) -> bool:
         known = self._sink.call_id(key)
@@ -277,3 +317,9 @@ class OpenAIChatAdapter:
         fragment = field(function_call, "arguments")
         if fragment is not None:
             self._sink.append(key, fragment)
+
+
+def _has_error(record: Any) -> bool:
+    """An ``error`` among an SDK object's undeclared fields (the SDK declares none)."""
+    extra = record.model_extra
+    return bool(extra) and "error" in extra

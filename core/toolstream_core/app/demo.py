@@ -281,7 +281,7 @@ def compact(value: Any) -> str:
         return repr(value)
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
@@ -292,7 +292,7 @@ def _wrap2(text: str, width: int) -> list[str]:
     """At most two lines of ``text``, the second clipped."""
     pieces = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
     if len(pieces) > 2:
-        pieces = [pieces[0], _clip(" ".join(pieces[1:]), width)]
+        pieces = [pieces[0], clip(" ".join(pieces[1:]), width)]
     return pieces
 
 
@@ -326,7 +326,7 @@ def _cell_lines(engine: str, outcome: dict[str, Any], row: dict[str, Any], width
     flagged = set(row["runs_what_toolstream_rejects"].get(engine, []))
     if outcome["status"] == "raised":
         lines.append(("raises", "y"))
-        lines.append((_clip((outcome["error"] or "?").split(":")[0], width), "y"))
+        lines.append((clip((outcome["error"] or "?").split(":")[0], width), "y"))
     groups: list[tuple[dict[str, Any], int]] = []
     for call in outcome["calls"]:
         if groups and groups[-1][0] == call:
@@ -406,7 +406,7 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
             out.append(header.rstrip())
             out.append(style.dim(rule))
         stop = row["finish_reason"] if row["finish_reason"] is not None else "(none)"
-        labels = [row["api"], style.dim(_clip(f"stop: {stop}", first))]
+        labels = [row["api"], style.dim(clip(f"stop: {stop}", first))]
         cells = [
             _cell_lines(e, row["engines"][e], row, col, style) for e in engines
         ]

@@ -11,16 +11,12 @@ would hand its tool runner behind each server. Nothing here prints.
 
 from __future__ import annotations
 
-import logging
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from toolstream_core.app import peers as _peers
-from toolstream_core.app.demo import Style, _clip, compact
-
-logger = logging.getLogger(__name__)
+from toolstream_core.app import peers
+from toolstream_core.app.demo import Style, clip, compact
 
 __all__ = ["DEFAULT_SCENARIO", "render_gateway", "run_gateway"]
 
@@ -29,25 +25,13 @@ DEFAULT_SCENARIO = "truncated_length"
 _MODEL = "gpt-4o-mini"  # a real model name: LlamaIndex checks it; the emulator's queue picks
 
 
-def _outcome(engine: str, target: _peers.Target) -> _peers.Outcome:
-    """One engine against the live emulator (``run_engine`` without the cassette replay)."""
-    runner: Callable[[_peers.Target, str], _peers.Outcome] = _peers._RUNNERS[engine]
-    label = _peers._label(engine, target.api)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return runner(target, label)
-    except _peers.EngineUnavailable as exc:
-        extra = exc.args[0] if exc.args else "all"
-        return _peers.Outcome(engine, label, "unavailable",
-                              error=f"n/a (install toolstream-gate[{extra}])")
-    except Exception as exc:  # a framework that raises is an outcome, as in the demo
-        logger.debug("%s raised behind the gateway", engine, exc_info=True)
-        return _peers.Outcome(engine, label, "raised", error=_peers._exc_text(exc))
+def _outcome(engine: str, target: peers.Target) -> peers.Outcome:
+    """One engine against the live emulator."""
+    return peers.run_engine(engine, target, live=True)
 
 
 def run_gateway(scenario: str = DEFAULT_SCENARIO, profiles: Iterable[str] | None = None,
-                engines: Iterable[str] = _peers.ENGINES) -> dict[str, Any]:
+                engines: Iterable[str] = peers.ENGINES) -> dict[str, Any]:
     """Stream ``scenario`` from every profile into every engine; the demo's JSON shape."""
     from toolstream_core.testing import (
         DEFAULT_PROMPT,
@@ -71,7 +55,7 @@ def run_gateway(scenario: str = DEFAULT_SCENARIO, profiles: Iterable[str] | None
     for name in names:
         profile = PROFILES[name]
         with VendorEmulator(profile=name) as emu:
-            target = _peers.Target(
+            target = peers.Target(
                 cassette=Path("-"), interaction=0, api="openai-chat", model=_MODEL,
                 base_url=emu.base_url + "/v1", api_version=None, prompt=DEFAULT_PROMPT,
                 tools=dict(TOOLS), wire_tools=openai_chat_tools())
@@ -97,11 +81,11 @@ def _cell(outcome: dict[str, Any], style: Style) -> str:
     for call in outcome["calls"]:
         name = call["name"] or "(no name)"
         verdict = call["verdict"]
-        if verdict == _peers.RUN:
+        if verdict == peers.RUN:
             parts.append(style.red(f"RUNS {name}{compact(call['arguments'])}"))
-        elif verdict == _peers.COMMIT:
+        elif verdict == peers.COMMIT:
             parts.append(style.green(f"commit {name}{compact(call['arguments'])}"))
-        elif verdict == _peers.REJECT:
+        elif verdict == peers.REJECT:
             parts.append(style.green(f"reject {name}: {call['reason']}"))
         else:
             parts.append(f"not run {name}: {call['reason']}")
@@ -112,20 +96,20 @@ def render_gateway(doc: dict[str, Any], style: Style, total_width: int = 100) ->
     """Rows of ``profile (finish reason the server sent)``, then one line per engine."""
     lines = [style.bold(f"gateway view: scenario {doc['scenario']}"),
              style.dim(doc["description"]), ""]
-    titles = {e: _peers.ENGINE_TITLES.get(e, e) for e in doc["engines"]}
+    titles = {e: peers.ENGINE_TITLES.get(e, e) for e in doc["engines"]}
     pad = max(len(t) for t in titles.values()) + 2
     for row in doc["rows"]:
         finish = row["finish_reason"] or "none"
         lines.append(style.bold(row["profile"]) + f" ({row['server']}; the server said "
                      f"finish_reason {finish})")
-        lines.append("  " + style.dim(_clip("quirks: " + "; ".join(row["quirks"]),
+        lines.append("  " + style.dim(clip("quirks: " + "; ".join(row["quirks"]),
                                             max(20, total_width - 2))))
         for engine, title in titles.items():
             plain = _cell(row["outcomes"][engine], Style(False))
             room = max(20, total_width - pad - 2)
             # colour only what fits whole: clipping a coloured cell could cut an escape
             cell = _cell(row["outcomes"][engine], style) if len(plain) <= room \
-                else _clip(plain, room)
+                else clip(plain, room)
             lines.append(f"  {title.ljust(pad)}{cell}")
         lines.append("")
     lines.append(style.dim("RUNS: handed to the tool runner. toolstream commits only what the "
