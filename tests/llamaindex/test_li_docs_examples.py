@@ -1,0 +1,16 @@
+"""The LlamaIndex examples of docs/llamaindex.md, run as written (CI's llamaindex env runs
+this folder; the latest env has no LlamaIndex)."""
+
+from __future__ import annotations
+
+from docs_examples import run_example
+
+
+def test_agent_example_rejects_the_cut_call_and_runs_the_good_one() -> None:
+    assert run_example("llamaindex-agent") == [
+        "not run: write_file stream_truncated", "['/tmp/notes.txt']", "All done:"]
+
+
+def test_llm_wrapper_example_returns_no_call_for_a_rejected_one() -> None:
+    assert run_example("llamaindex-llm") == [
+        "[]", "[('write_file', 'stream_truncated')]", "['assistant', 'tool']"]
