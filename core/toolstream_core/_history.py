@@ -150,12 +150,18 @@ def _reasoning_problems(entries: Sequence[HistoryEntry], provider: str | None,
         yield from _gemini_signatures(entries)
 
 
-_ANTHROPIC: tuple[ProblemKind, str] = ("missing_thinking", "tool_use {name!r} (id {id}) is not preceded by its thinking "
-              "block and signature, which Anthropic requires while thinking is on")
-_RESPONSES: tuple[ProblemKind, str] = ("missing_reasoning", "function_call {name!r} (id {id}) is sent without the "
-              "reasoning item it was produced with, and nothing is stored (store=False)")
-_GEMINI: tuple[ProblemKind, str] = ("missing_thought_signature", "function call {name!r} lost its thoughtSignature, which "
-           "Gemini requires on a step's first function call while thinking is on")
+_ANTHROPIC: tuple[ProblemKind, str] = (
+    "missing_thinking",
+    "tool_use {name!r} (id {id}) is not preceded by its thinking block and signature, which "
+    "Anthropic requires while thinking is on")
+_RESPONSES: tuple[ProblemKind, str] = (
+    "missing_reasoning",
+    "function_call {name!r} (id {id}) is sent without the reasoning item it was produced "
+    "with, and nothing is stored (store=False)")
+_GEMINI: tuple[ProblemKind, str] = (
+    "missing_thought_signature",
+    "function call {name!r} lost its thoughtSignature, which Gemini requires on a step's first "
+    "function call while thinking is on")
 
 
 def _anthropic_thinking(entries: Sequence[HistoryEntry]) -> Iterable[HistoryProblem]:

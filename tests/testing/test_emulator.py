@@ -43,57 +43,70 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+def _chat(seen: Seen, ev: Any) -> None:
+    for choice in ev.choices:
+        seen.text += choice.delta.content or ""
+        for tc in choice.delta.tool_calls or []:
+            seen.indexes.append(tc.index)
+            key = tc.index if tc.index is not None else len(seen.calls) - (0 if tc.id else 1)
+            entry = seen.calls.setdefault(key, [key, None, None, ""])
+            entry[1] = entry[1] or tc.id or None
+            entry[2] = entry[2] or (tc.function.name if tc.function else None) or None
+            entry[3] += (tc.function.arguments if tc.function else None) or ""
+        seen.finish = choice.finish_reason or seen.finish
+
+
+def _responses(seen: Seen, ev: Any) -> None:
+    if ev.type == "response.output_item.added" and ev.item.type == "function_call":
+        seen.calls[ev.item.id] = [ev.output_index, ev.item.call_id, ev.item.name, ""]
+    elif ev.type == "response.function_call_arguments.delta":
+        seen.calls[ev.item_id][3] += ev.delta
+    elif ev.type == "response.output_text.delta":
+        seen.text += ev.delta
+    elif ev.type in ("response.completed", "response.incomplete", "response.failed"):
+        seen.finish = ev.type
+
+
+def _anthropic(seen: Seen, ev: Any) -> None:
+    if ev.type == "content_block_start" and ev.content_block.type in (
+            "tool_use", "server_tool_use"):
+        seen.calls[ev.index] = [ev.index, ev.content_block.id, ev.content_block.name, ""]
+    elif ev.type == "content_block_delta" and ev.delta.type == "input_json_delta":
+        seen.calls[ev.index][3] += ev.delta.partial_json
+    elif ev.type == "content_block_delta" and ev.delta.type == "text_delta":
+        seen.text += ev.delta.text
+    elif ev.type == "message_delta":
+        seen.finish = ev.delta.stop_reason
+
+
+def _gemini(seen: Seen, ev: Any) -> None:
+    for cand in ev.candidates or []:
+        for part in (cand.content.parts if cand.content else None) or []:
+            fc = part.function_call
+            seen.text += part.text or ""
+            if fc is None:
+                continue
+            if fc.name:
+                args = json.dumps(fc.args, ensure_ascii=False, separators=(",", ":")) \
+                    if fc.args is not None else ""
+                seen.calls[len(seen.calls)] = [len(seen.calls), fc.id, fc.name, args, {}]
+            for pa in fc.partial_args or []:
+                last = seen.calls[len(seen.calls) - 1][4]
+                last[pa.json_path] = last.get(pa.json_path, "") + (pa.string_value or "")
+        if cand.finish_reason:
+            seen.finish = cand.finish_reason.value
+
+
+_COLLECT = {"openai-chat": _chat, "openai-responses": _responses, "anthropic": _anthropic,
+            "gemini": _gemini}
+
+
 def collect(api: str, events: list[Any]) -> Seen:
+    """What the SDK's events say, read by one short reader per API."""
     seen = Seen()
+    read = _COLLECT[api]
     for ev in events:
-        if api == "openai-chat":
-            for choice in ev.choices:
-                seen.text += choice.delta.content or ""
-                for tc in choice.delta.tool_calls or []:
-                    seen.indexes.append(tc.index)
-                    key = tc.index if tc.index is not None else len(seen.calls) - (
-                        0 if tc.id else 1)
-                    entry = seen.calls.setdefault(key, [key, None, None, ""])
-                    entry[1] = entry[1] or tc.id or None
-                    entry[2] = entry[2] or (tc.function.name if tc.function else None) or None
-                    entry[3] += (tc.function.arguments if tc.function else None) or ""
-                seen.finish = choice.finish_reason or seen.finish
-        elif api == "openai-responses":
-            if ev.type == "response.output_item.added" and ev.item.type == "function_call":
-                seen.calls[ev.item.id] = [ev.output_index, ev.item.call_id, ev.item.name, ""]
-            elif ev.type == "response.function_call_arguments.delta":
-                seen.calls[ev.item_id][3] += ev.delta
-            elif ev.type == "response.output_text.delta":
-                seen.text += ev.delta
-            elif ev.type in ("response.completed", "response.incomplete", "response.failed"):
-                seen.finish = ev.type
-        elif api == "anthropic":
-            if ev.type == "content_block_start" and ev.content_block.type in (
-                    "tool_use", "server_tool_use"):
-                seen.calls[ev.index] = [ev.index, ev.content_block.id, ev.content_block.name, ""]
-            elif ev.type == "content_block_delta" and ev.delta.type == "input_json_delta":
-                seen.calls[ev.index][3] += ev.delta.partial_json
-            elif ev.type == "content_block_delta" and ev.delta.type == "text_delta":
-                seen.text += ev.delta.text
-            elif ev.type == "message_delta":
-                seen.finish = ev.delta.stop_reason
-        elif api == "gemini":
-            for cand in ev.candidates or []:
-                for part in (cand.content.parts if cand.content else None) or []:
-                    fc = part.function_call
-                    seen.text += part.text or ""
-                    if fc is None:
-                        continue
-                    if fc.name:
-                        args = json.dumps(fc.args, ensure_ascii=False, separators=(",", ":")) \
-                            if fc.args is not None else ""
-                        seen.calls[len(seen.calls)] = [len(seen.calls), fc.id, fc.name, args,
-                                                       {}]
-                    for pa in fc.partial_args or []:
-                        last = seen.calls[len(seen.calls) - 1][4]
-                        last[pa.json_path] = last.get(pa.json_path, "") + (pa.string_value or "")
-                if cand.finish_reason:
-                    seen.finish = cand.finish_reason.value
+        read(seen, ev)
     return seen
 
 
@@ -103,13 +116,8 @@ def _gemini_args(entry: list[Any]) -> dict[str, Any]:
     return {path.removeprefix("$."): value for path, value in entry[4].items()}
 
 
-@pytest.mark.parametrize(("api", "name"), CASES, ids=[f"{a}-{n}" for a, n in CASES])
-def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> None:
-    result = stream_sdk(api, base_url=emu.base_url, model=f"scenario:{name}")
-    seen = collect(api, result.events)
-    script = build_script(name, scenario_rng(0, api, name))
-    calls = list(seen.calls.values())
-
+def _check_ending(api: str, script: Any, result: Any, seen: Seen) -> None:
+    """How the stream ended: the SDK's error (or none) and the vendor's finish signal."""
     if script.ending == "drop":
         assert is_dropped_connection(result.error), repr(result.error)
     elif script.ending == "error":
@@ -127,6 +135,15 @@ def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> 
         assert seen.finish == "pause_turn"
     else:
         assert seen.finish is None
+
+
+@pytest.mark.parametrize(("api", "name"), CASES, ids=[f"{a}-{n}" for a, n in CASES])
+def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> None:
+    result = stream_sdk(api, base_url=emu.base_url, model=f"scenario:{name}")
+    seen = collect(api, result.events)
+    script = build_script(name, scenario_rng(0, api, name))
+    calls = list(seen.calls.values())
+    _check_ending(api, script, result, seen)
 
     if name == "pause_turn":  # the vendor's own tool, paused mid-turn: no client call
         assert [(c[1][:11], c[2]) for c in calls] == [("srvtoolu_01", "web_search")]
