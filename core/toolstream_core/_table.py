@@ -234,11 +234,8 @@ class CallTable:
             parts.append(fragment)
             if len(parts) >= _BLOCK:
                 call.seal()
-            if fragment:  # _emit, inline: this runs once per fragment
-                event = ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes)
-                self.events.append(event)
-                if self._on_event is not None:
-                    self._callback(event)
+            if fragment:
+                self._emit(ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes))
             return
         self._append_other(key, fragment)
 
