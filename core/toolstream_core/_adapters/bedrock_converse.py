@@ -91,7 +91,9 @@ class BedrockConverseAdapter:
             return
         handler = self._handlers.get(name)
         if handler is not None:
-            handler(body if body is not None else {})
+            if body is None:  # a known event with its body lost: it may have held a fragment
+                raise Malformed(f"{name} with a null body")
+            handler(body)
         else:
             self._sink.upstream_error(f"{name}: {field(body, 'message') if body is not None else ''}")
 

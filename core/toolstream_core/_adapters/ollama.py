@@ -73,8 +73,8 @@ class OllamaAdapter:
         done = field(chunk, "done")
         if done is not None and done.__class__ is not bool:
             raise Malformed(f"done is a {type(done).__name__}")
-        if message is None and done is None:
-            raise Malformed("a chunk with neither message nor done")
+        if message is None and done is not True:  # a chunk that lost its message may have held calls
+            raise Malformed("a chunk with no message")
         opened = [self._call(record(call, "a tool call"))
                   for call in records(field(message, "tool_calls"), "tool_calls")]
         if done:
