@@ -294,28 +294,38 @@ def _first_error(cls: Any, event: dict[str, Any]) -> str:
 
 
 @cache
+def _sdk_newer() -> dict[str, Any]:
+    """The cohere and botocore pieces, skipped (not failed) where those extras are absent."""
+    from pydantic import TypeAdapter
+
+    parsers = pytest.importorskip("botocore.parsers")
+    session = pytest.importorskip("botocore.session")
+    unchecked = pytest.importorskip("cohere.core.unchecked_base_model")
+    v2 = pytest.importorskip("cohere.v2.types.v2chat_stream_response")
+    union = v2.V2ChatStreamResponse
+    bedrock = session.get_session().get_service_model("bedrock-runtime")
+    return {
+        "cohere": TypeAdapter(union),
+        "cohere_union": union,
+        "cohere_members": _union_members(union),
+        "cohere_construct": unchecked.construct_type,
+        "bedrock_stream_shape": bedrock.operation_model("ConverseStream").output_shape.members["stream"],
+        "bedrock_parser": parsers.EventStreamJSONParser(),
+    }
+
+
+@cache
 def _sdk() -> dict[str, Any]:
-    import botocore.parsers
-    import botocore.session
     from anthropic._models import construct_type as anthropic_construct
     from anthropic.types import RawMessageStreamEvent
     from anthropic.types.beta import BetaRawMessageStreamEvent
-    from cohere.core.unchecked_base_model import construct_type as cohere_construct
-    from cohere.v2.types.v2chat_stream_response import V2ChatStreamResponse
     from google.genai import types as genai_types
     from openai._models import construct_type as openai_construct
     from openai.types.chat import ChatCompletionChunk
     from openai.types.responses import ResponseStreamEvent
     from pydantic import TypeAdapter
 
-    bedrock = botocore.session.get_session().get_service_model("bedrock-runtime")
     return {
-        "cohere": TypeAdapter(V2ChatStreamResponse),
-        "cohere_union": V2ChatStreamResponse,
-        "cohere_members": _union_members(V2ChatStreamResponse),
-        "cohere_construct": cohere_construct,
-        "bedrock_stream_shape": bedrock.operation_model("ConverseStream").output_shape.members["stream"],
-        "bedrock_parser": botocore.parsers.EventStreamJSONParser(),
         "chunk": ChatCompletionChunk,
         "openai_construct": openai_construct,
         "responses": TypeAdapter(ResponseStreamEvent),
@@ -383,6 +393,8 @@ def _to_sdk(api: str, event: Any) -> tuple[Any, str, str, str]:
             except ValidationError as exc2:
                 return event, "dict", etype, " ".join(str(exc2).split("\n")[1:3])
             return built, "sdk-loose", etype, note
+    if api in ("cohere", "bedrock-converse"):
+        sdk = _sdk_newer()
     if api == "cohere":
         try:
             return sdk["cohere"].validate_python(event), "validated", etype, ""
@@ -398,17 +410,17 @@ def _to_sdk(api: str, event: Any) -> tuple[Any, str, str, str]:
 
 def _boto3_events(events: list[tuple[str, Any]]) -> list[Any]:
     """Frames encoded by the test kit, read back by botocore's own ConverseStream parser."""
-    from botocore.eventstream import EventStream
     from toolstream_core.testing._eventstream import encode_stream
 
+    sdk = _sdk_newer()  # skips the test when botocore is absent
+    event_stream = pytest.importorskip("botocore.eventstream").EventStream
     body = encode_stream(events)
 
     class Raw:
         def stream(self) -> Any:
             yield body
 
-    shape = _sdk()["bedrock_stream_shape"]
-    return list(EventStream(Raw(), shape, _sdk()["bedrock_parser"], "ConverseStream"))
+    return list(event_stream(Raw(), sdk["bedrock_stream_shape"], sdk["bedrock_parser"], "ConverseStream"))
 
 
 def to_sdk_events(api: str, events: list[Any]) -> tuple[list[Any], list[Conversion]]:
