@@ -166,7 +166,8 @@ def test_rule5_2_mistyped_input_fails_its_call() -> None:
     assert outcome(run(events, P))[0] == ("get_weather", "failed", "upstream_error")
 
 
-@pytest.mark.parametrize("garbage", [None, [], "x", 7, {}, b"{}", {"contentBlockStop": {"contentBlockIndex": "1"}}])
+@pytest.mark.parametrize("garbage", [None, [], "x", 7, {}, b"{}", {"contentBlockStop": {"contentBlockIndex": "1"}},
+                                     {"contentBlockDelta": None}])
 def test_rule5_2_garbage_never_raises_and_fails_what_it_could_touch(garbage: Any) -> None:
     events = bedrock(TWO)
     events.insert(5, garbage)

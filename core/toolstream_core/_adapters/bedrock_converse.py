@@ -14,8 +14,10 @@ call (§4.11). A block started again at an index already used is a new copy of t
 the same id it is linked to the first, rule 7). Text, ``reasoningContent``, ``toolResult``,
 ``citation`` and image deltas carry no arguments and are ignored.
 Bad input (DESIGN §5): ``toolUse`` input for an index that started no tool block cannot be
-attributed: every live call fails (``upstream_error``). An event body that is not a record, or
-an identity field of the wrong type, is malformed. An event name the project does not know is
+attributed: every live call fails (``upstream_error``), and so does a ``contentBlockStop`` whose
+index is not an integer. ``{}``, an event body that is not a record (or is null) and a
+``toolUse`` start without an integer index are malformed; a mistyped ``toolUseId`` or ``name``
+fails its own call. An event name the project does not know is
 ignored, unless it names an exception.
 Completion: ``messageStop.stopReason`` (``_completion.bedrock_stop``); ``metadata.usage``
 (which arrives after ``messageStop``) feeds the max-token backstop (DESIGN §5.5). An exception
@@ -91,7 +93,9 @@ class BedrockConverseAdapter:
             return
         handler = self._handlers.get(name)
         if handler is not None:
-            handler(body if body is not None else {})
+            if body is None:  # a known event with its body lost: it may have held a fragment
+                raise Malformed(f"{name} with a null body")
+            handler(body)
         else:
             self._sink.upstream_error(f"{name}: {field(body, 'message') if body is not None else ''}")
 

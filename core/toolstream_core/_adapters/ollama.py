@@ -15,8 +15,10 @@ that number every streamed call 0).
 Arguments (rule 3, §5.3): the object is the arguments, taken as is and judged as strictly as
 text (its compact JSON is ``raw_arguments``); a string is argument text, parsed strictly at the
 end like any other vendor's.
-Bad input (DESIGN §5): a chunk, ``message``, ``tool_calls`` or ``function`` of the wrong type
-is malformed (every live call fails); ``done`` that is not a boolean is malformed. A chunk with
+Bad input (DESIGN §5): a chunk, ``message``, ``tool_calls`` or ``function`` of the wrong type,
+a chunk without a ``message`` (other than the done chunk), a mistyped ``id`` or ``index`` (either
+could name any call seen before) and a ``done`` that is not a boolean are malformed (every live
+call fails). A chunk with
 an ``error`` field (the server reports a failure mid-stream) is ``upstream_error``.
 Completion: ``done: true`` with ``done_reason`` (``_completion.ollama_done``: ``stop`` is
 normal, also for a tool-call turn; ``length`` is a cut; anything else is an error). ``done:
@@ -73,8 +75,8 @@ class OllamaAdapter:
         done = field(chunk, "done")
         if done is not None and done.__class__ is not bool:
             raise Malformed(f"done is a {type(done).__name__}")
-        if message is None and done is None:
-            raise Malformed("a chunk with neither message nor done")
+        if message is None and done is not True:  # a chunk that lost its message may have held calls
+            raise Malformed("a chunk with no message")
         opened = [self._call(record(call, "a tool call"))
                   for call in records(field(message, "tool_calls"), "tool_calls")]
         if done:
