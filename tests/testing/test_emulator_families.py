@@ -159,7 +159,7 @@ def test_ollama_model_endpoints(emu: VendorEmulator) -> None:
     show = _post(emu, "/api/show", {"model": "qwen3:8b"}).json()
     assert "tools" in show["capabilities"] and show["details"]["family"]
     tags = httpx.get(emu.base_url + "/api/tags").json()
-    assert tags["models"][0]["name"]
+    assert "qwen3:8b" in [m["model"] for m in tags["models"]]
     assert httpx.get(emu.base_url + "/api/version").json()["version"]
 
 
@@ -278,3 +278,11 @@ async def test_async_streams_reach_the_gate(emu: VendorEmulator, api: str) -> No
         if name == "parallel_calls":
             assert [c.arguments for c in turn.committed] == [{"city": "Paris"},
                                                              {"city": "Tokyo"}]
+
+
+def test_chat_ollama_that_checks_its_model_can_be_built(emu: VendorEmulator) -> None:
+    """``validate_model_on_init`` asks ``/api/tags`` whether the model is pulled."""
+    chat_ollama = pytest.importorskip("langchain_ollama").ChatOllama
+    chat_ollama(model="qwen3:8b", base_url=emu.base_url, validate_model_on_init=True)
+    with pytest.raises(ValueError, match="not found in Ollama"):
+        chat_ollama(model="nope:1b", base_url=emu.base_url, validate_model_on_init=True)

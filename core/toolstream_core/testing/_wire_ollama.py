@@ -133,6 +133,13 @@ def check_history(body: dict[str, Any]) -> Reply | None:
                                 f"{', '.join(keys)}"})
 
 
+#: What ``/api/tags`` lists: common tool-calling models (so a framework class that checks
+#: its model is pulled, ``ChatOllama(validate_model_on_init=True)``, can be built), the
+#: model the request names, and ``emulated-model``.
+LOCAL_MODELS: tuple[str, ...] = ("qwen3:8b", "qwen2.5:7b", "llama3.1:8b", "llama3.2:3b",
+                                 "mistral:7b", "gpt-oss:20b")
+
+
 def model_info(path: str, model: str) -> Reply:
     """The answer to one of the read-only endpoints (``/api/show``, ``/api/tags``, ...)."""
     details = {"parent_model": "", "format": "gguf", "family": "qwen3", "families": ["qwen3"],
@@ -140,9 +147,11 @@ def model_info(path: str, model: str) -> Reply:
     if path == "/api/version":
         return Reply(200, {"version": "0.12.6"})
     if path == "/api/tags":
-        return Reply(200, {"models": [{"name": model, "model": model,
+        names = dict.fromkeys((*LOCAL_MODELS, model))
+        return Reply(200, {"models": [{"name": name, "model": name,
                                        "modified_at": CREATED_AT, "size": 5_225_388_164,
-                                       "digest": "0" * 64, "details": details}]})
+                                       "digest": "0" * 64, "details": details}
+                                      for name in names]})
     return Reply(200, {"modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
                        "details": details, "model_info": {"general.architecture": "qwen3"},
                        "capabilities": ["completion", "tools"], "modified_at": CREATED_AT})
