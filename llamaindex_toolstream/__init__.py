@@ -1,7 +1,8 @@
 """LlamaIndex shim for toolstream: run a streamed tool call only once it is proven complete.
 
 - :class:`ToolstreamLLM` wraps a function-calling LLM (OpenAI chat and Responses, Anthropic,
-  Google GenAI); ``get_tool_calls_from_response`` hands out committed calls only.
+  Google GenAI, Ollama, Bedrock Converse); ``get_tool_calls_from_response`` hands out committed
+  calls only. A ``provider=`` that does not match the LLM raises ``ProviderMismatchError``.
 - :class:`ToolstreamFunctionAgent` is a drop-in ``FunctionAgent`` (standalone or inside
   ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
 - :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's

@@ -1,8 +1,9 @@
 """``ToolstreamLLM``: a ``FunctionCallingLLM`` that hands out committed tool calls only.
 
-It wraps the user's LLM (OpenAI chat, OpenAI Responses, Anthropic, Google GenAI) and passes
-every stream through unchanged, while feeding the vendor events behind each ``ChatResponse``
-to the core ``Assembler``. ``get_tool_calls_from_response`` then answers from the core's
+It wraps the user's LLM (OpenAI chat and its ``OpenAILike`` / ``AzureOpenAI`` subclasses,
+OpenAI Responses, Anthropic, Google GenAI, Ollama, Bedrock Converse) and passes every stream
+through unchanged, while feeding the vendor events behind each ``ChatResponse`` to the core
+``Assembler``. ``get_tool_calls_from_response`` then answers from the core's
 verdict instead of LlamaIndex's ``parse_partial_json`` repair: nothing while the stream is
 open (an O(1) answer, so an agent may ask on every chunk), and after the end only calls that
 are complete, proven finished by the vendor, strictly parsed and valid for the tool.

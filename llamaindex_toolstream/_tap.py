@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from toolstream_core.integration import RawSink, tap_client
+from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
 
 __all__ = ["RawSink", "tap_llm", "tappable"]
 
@@ -41,10 +41,17 @@ def _anthropic_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
 
 
 def _ollama_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
-    # ``client`` / ``async_client`` are properties that build and cache ``_client`` /
-    # ``_async_client`` on first use (on the user's LLM, as its own first call would).
-    return {"_client": tap_client(llm.client, sink, "ollama"),
-            "_async_client": tap_client(llm.async_client, sink, "ollama")}
+    # The ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so
+    # a re-sent call would read as a second one: the copy gets clients of its own, built as
+    # ``Ollama.client`` / ``async_client`` build theirs, plus the hook that tees the server's
+    # ``/api/chat`` lines (``ollama_tap_kwargs``). A client the user handed to ``Ollama`` is
+    # not reused for the gated calls (its settings cannot be read back).
+    import ollama
+
+    kwargs = {"timeout": llm.request_timeout, "headers": llm.headers or {}}
+    return {"_client": ollama.Client(host=llm.base_url, **ollama_tap_kwargs(kwargs, sink)),
+            "_async_client": ollama.AsyncClient(
+                host=llm.base_url, **ollama_tap_kwargs(kwargs, sink, asynchronous=True))}
 
 
 def _bedrock_fields(llm: Any, sink: RawSink) -> dict[str, Any]:

@@ -178,3 +178,13 @@ def test_sync_stream_through_the_llm(family: str, scenario: str, expected: list[
     turn = llm.turn_of(responses[-1])
     assert turn is not None and len(turn.rejected) == (0 if expected else 1)
     assert read_record(responses[-1])["mode"] == "tap"  # type: ignore[index]
+
+
+@families
+async def test_resent_call_runs_once(family: str, toolstream_emulator: VendorEmulator) -> None:
+    """The whole call sent twice (same id; OpenAI chat: same index) runs once. Ollama's client
+    objects drop the id, so the gate reads the server's ``/api/chat`` lines instead."""
+    _, outcome = await _run(family, "resent_duplicate", True, toolstream_emulator)
+    assert outcome.error is None, outcome.error
+    assert outcome.runs == [("get_weather", {"city": "Paris"})]
+    assert unpaired(outcome.memory) == []
