@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
+from collections import defaultdict, deque
+from collections.abc import Mapping
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -53,6 +54,15 @@ class Received(NamedTuple):
     api: str
     path: str
     body: dict[str, Any]
+
+
+class _Body(NamedTuple):
+    """A raw answer queued with :meth:`VendorEmulator.queue_body`."""
+
+    body: bytes
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    drop: bool
 
 
 class _Route(NamedTuple):
@@ -119,6 +129,7 @@ class VendorEmulator:
         self._port = port
         self._lock = threading.Lock()
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
+        self._bodies: defaultdict[str, deque[_Body]] = defaultdict(deque)
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
         self._server: AsyncHTTPServer | None = None
@@ -183,8 +194,39 @@ class VendorEmulator:
             self._headers.clear()
             for q in self._queues.values():
                 q.clear()
+            self._bodies.clear()
+
+    def queue_body(self, api: str, body: bytes, *, status: int = 200,
+                   headers: Mapping[str, str] | None = None, drop: bool = False) -> None:
+        """Answer the next request to ``api`` with ``body``, byte for byte.
+
+        For inputs no scenario makes (a recorded stream, a fault spliced into one, a vendor
+        error page). Queued bodies are played in order, before any scenario, to requests
+        the vendor would accept (a history with an unanswered call still gets the vendor's
+        400). The body goes out chunked; ``drop`` resets the connection after it instead of
+        ending it cleanly. ``headers`` default to an SSE content type.
+        """
+        if api not in _WIRES:
+            raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
+        sent = dict(headers) if headers is not None else {"Content-Type": "text/event-stream; charset=utf-8"}
+        with self._lock:
+            self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
 
     # -- used by the handler -------------------------------------------------------
+    def _next_body(self, api: str) -> Response | None:
+        """The response for the oldest body queued for ``api`` (None: none queued)."""
+        with self._lock:
+            queued = self._bodies.get(api)
+            item = queued.popleft() if queued else None
+        if item is None:
+            return None
+        framed = b"%x\r\n%s\r\n" % (len(item.body), item.body) if item.body else b""
+        headers = [*item.headers, ("Transfer-Encoding", "chunked")]
+        reason = _REASONS.get(item.status, "Error")
+        if item.drop:
+            return Response(item.status, reason, headers, framed, chunked=True, abort=True)
+        return Response(item.status, reason, headers, framed + b"0\r\n\r\n", chunked=True)
+
     def _record(self, item: Received, headers: dict[str, str]) -> None:
         with self._lock:
             self._requests.append(item)
@@ -222,6 +264,9 @@ class VendorEmulator:
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
             return _json(rejected.status, rejected.body)
+        queued = self._next_body(route.api)
+        if queued is not None:
+            return queued
         picked = request.headers.get(SCENARIO_HEADER)
         name, tag = self._next_scenario(route.api, _MODEL_PREFIX + picked if picked
                                         else route.model)
