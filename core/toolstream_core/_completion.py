@@ -11,9 +11,12 @@ import enum
 __all__ = [
     "Verdict",
     "anthropic_stop",
+    "bedrock_stop",
     "chat_finish",
+    "cohere_finish",
     "gemini_finish",
     "is_vendor_error",
+    "ollama_done",
     "responses_status",
 ]
 
@@ -34,6 +37,15 @@ _ANTHROPIC_TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"}
 
 _GEMINI_COMPLETE = frozenset({"STOP"})
 _GEMINI_TRUNCATED = frozenset({"MAX_TOKENS"})
+
+_BEDROCK_COMPLETE = frozenset({"tool_use", "end_turn", "stop_sequence"})
+_BEDROCK_TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+_OLLAMA_COMPLETE = frozenset({"stop"})
+_OLLAMA_TRUNCATED = frozenset({"length"})
+
+_COHERE_COMPLETE = frozenset({"TOOL_CALL", "COMPLETE", "STOP_SEQUENCE"})
+_COHERE_TRUNCATED = frozenset({"MAX_TOKENS"})
 
 
 def chat_finish(reason: str) -> Verdict:
@@ -72,9 +84,41 @@ def gemini_finish(reason: str) -> Verdict:
     return Verdict.error
 
 
-_SDK_MODULES = ("openai", "anthropic", "google.genai")
+def bedrock_stop(reason: str) -> Verdict:
+    """Bedrock ConverseStream ``messageStop.stopReason``; guardrail and content-filter stops,
+    ``malformed_*`` and unknown stops are errors."""
+    return _verdict(reason, _BEDROCK_COMPLETE, _BEDROCK_TRUNCATED)
+
+
+def ollama_done(reason: str) -> Verdict:
+    """Ollama ``done_reason`` on the ``done: true`` chunk: ``stop`` ends a tool-call turn too."""
+    return _verdict(reason, _OLLAMA_COMPLETE, _OLLAMA_TRUNCATED)
+
+
+def cohere_finish(reason: str) -> Verdict:
+    """Cohere v2 ``message-end`` ``finish_reason``; ``ERROR``, ``TIMEOUT`` and unknown are errors."""
+    return _verdict(reason, _COHERE_COMPLETE, _COHERE_TRUNCATED)
+
+
+def _verdict(reason: str, complete: frozenset[str], truncated: frozenset[str]) -> Verdict:
+    if reason in complete:
+        return Verdict.complete
+    if reason in truncated:
+        return Verdict.truncated
+    return Verdict.error
+
+
+_SDK_MODULES = ("openai", "anthropic", "google.genai", "botocore", "ollama", "cohere")
 _TRANSPORT_ERRORS = frozenset({"APIConnectionError", "APITimeoutError"})
-_VENDOR_ERRORS = frozenset({"APIError", "APIStatusError", "ClientError", "ServerError"})
+#: Vendor-reported errors by class name: the openai / anthropic ``APIError`` family, google-genai
+#: ``ClientError`` / ``ServerError``, botocore ``ClientError`` (an error status) and
+#: ``EventStreamError`` (an exception event inside the stream), ollama ``ResponseError`` (an
+#: error status or an ``{"error": ...}`` line) and cohere ``ApiError`` (every status error
+#: derives from it).
+_VENDOR_ERRORS = frozenset(
+    {"APIError", "APIStatusError", "ClientError", "ServerError", "EventStreamError", "ResponseError",
+     "ApiError"}
+)
 
 
 def is_vendor_error(exc: BaseException) -> bool:

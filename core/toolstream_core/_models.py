@@ -24,8 +24,12 @@ __all__ = [
     "Turn",
 ]
 
-Provider = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
-PROVIDERS: tuple[Provider, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
+Provider = Literal[
+    "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama", "cohere"
+]
+PROVIDERS: tuple[Provider, ...] = (
+    "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama", "cohere"
+)
 CallKind = Literal["function", "custom", "server"]
 
 

@@ -7,17 +7,22 @@ bytes: inside a line, between ``\\r`` and ``\\n``, inside a multi-byte UTF-8 cha
 This module is that layer, sans-I/O like the rest of the core: the caller feeds bytes and
 gets back whatever became complete; nothing here reads, sleeps or blocks.
 
-Two wire formats exist among the supported vendors:
+Four wire formats exist among the supported vendors:
 
-* Server-Sent Events (OpenAI, Anthropic, Gemini with ``alt=sse``, most compatible servers),
-  decoded by :class:`SSEDecoder` per the WHATWG HTML "event stream" rules.
+* Server-Sent Events (OpenAI, Anthropic, Gemini with ``alt=sse``, Cohere, most compatible
+  servers), decoded by :class:`SSEDecoder` per the WHATWG HTML "event stream" rules.
 * A JSON array streamed element by element (Gemini ``streamGenerateContent`` without
   ``alt=sse``), decoded by :class:`JSONArrayStreamDecoder`.
+* Newline-delimited JSON (Ollama's ``/api/chat``), decoded by :class:`NDJSONDecoder`.
+* The AWS binary event-stream framing (Bedrock ``converse-stream``), decoded by
+  :class:`AWSEventStreamDecoder` with botocore's own frame parser
+  (``botocore.eventstream.EventStreamBuffer``), imported only when such a body arrives.
 
 :class:`EventDecoder` picks the format and turns payloads into ``dict`` events; it never
 raises on bad bytes, it marks them (``{"toolstream_unparsable": text}``) so the assembler
 can count the anomaly. Every decoder only looks at new bytes on each ``feed`` and keeps
-incomplete input as a list of pieces, so a body cut into tiny chunks costs linear time.
+incomplete input as a list of pieces (or one growing buffer), so a body cut into tiny chunks
+costs linear time.
 """
 
 from __future__ import annotations
@@ -25,25 +30,30 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import struct
+import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "UNPARSABLE_KEY",
+    "AWSEventStreamDecoder",
     "EventDecoder",
     "JSONArrayStreamDecoder",
+    "NDJSONDecoder",
     "SSEDecoder",
     "SSEMessage",
     "StreamFormat",
     "aiter_events",
+    "format_for",
     "iter_events",
 ]
 
 #: Key of the marker event emitted for a payload that is not a JSON object.
 UNPARSABLE_KEY = "toolstream_unparsable"
 
-StreamFormat: TypeAlias = Literal["sse", "json-array", "auto"]
+StreamFormat: TypeAlias = Literal["sse", "json-array", "ndjson", "aws-eventstream", "auto"]
 #: What ``feed`` accepts: anything the incremental UTF-8 decoder can read.
 Bytes: TypeAlias = bytes | bytearray | memoryview
 
@@ -389,12 +399,189 @@ def _parse_value(text: str) -> Any:
         return {UNPARSABLE_KEY: text}
 
 
+class NDJSONDecoder:
+    """Incremental newline-delimited JSON: Ollama's ``/api/chat`` body, one object per line.
+
+    Each line is parsed on its own, so one bad line becomes one marker event and the next
+    line is read normally. A last line without its newline is an event when it parses (the
+    object is self-delimiting); when it does not, the body was cut inside it: it is dropped,
+    never guessed at, and :attr:`truncated` is set.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._closed = False
+        self.truncated = False
+        """Set by :meth:`close` when the body ended inside a line that does not parse."""
+
+    def feed(self, data: Bytes) -> list[dict[str, Any]]:
+        """Decode the next piece of the body; return the lines it completed, parsed."""
+        if self._closed:
+            raise RuntimeError("NDJSONDecoder.feed() called after close()")
+        chunk = bytes(data)
+        out: list[dict[str, Any]] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            piece = chunk[start:end]
+            if self._parts:
+                self._parts.append(piece)
+                piece = b"".join(self._parts)
+                self._parts = []
+            self._line(piece, out)
+            start = end + 1
+        if start < len(chunk):
+            self._parts.append(chunk[start:])
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """Signal the end of the body; return a last line that lacked its newline."""
+        if self._closed:
+            return []
+        self._closed = True
+        rest = b"".join(self._parts)
+        self._parts = []
+        out: list[dict[str, Any]] = []
+        if rest.strip():
+            self._line(rest, out)
+            if UNPARSABLE_KEY in out[-1]:
+                out.pop()
+                self.truncated = True
+        return out
+
+    @staticmethod
+    def _line(raw: bytes, out: list[dict[str, Any]]) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if text.startswith("\ufeff"):
+            text = text[1:].strip()
+        if text:
+            out.append(_parse_object(text))
+
+
+_PRELUDE = struct.Struct(">III")
+_MIN_FRAME = 16  # prelude (12) + message CRC (4)
+_MAX_FRAME = 24 * 1024 * 1024  # botocore: 128 KiB of headers + 16 MiB of payload, and some
+
+
+class AWSEventStreamDecoder:
+    """Incremental AWS event-stream decoder (Bedrock ``converse-stream``), frames read by botocore.
+
+    Events come out in the shape boto3 yields them: ``{":event-type": payload}``, for example
+    ``{"contentBlockDelta": {"contentBlockIndex": 0, "delta": {...}}}``. A modelled exception
+    frame becomes ``{":exception-type": payload}`` (``{"throttlingException": {"message": ...}}``),
+    an unmodelled error frame ``{"error": {"code": ..., "message": ...}}``; the Bedrock adapter
+    fails the turn on both, as boto3 raises ``EventStreamError`` for them.
+
+    Bytes are kept in one buffer and a frame is handed to botocore's
+    ``EventStreamBuffer`` only once all of it has arrived, so tiny chunks cost linear time.
+    Bad bytes never raise: a frame whose message CRC, headers or payload are bad becomes one
+    ``{"toolstream_unparsable": ...}`` marker and the next frame is read; a prelude whose CRC
+    is bad (the frame lengths cannot be trusted) becomes one marker and ends the decoding.
+
+    Needs botocore (``pip install toolstream[bedrock]``); constructing it without botocore
+    raises ``ImportError`` saying so.
+    """
+
+    def __init__(self) -> None:
+        try:
+            from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
+        except ImportError as exc:  # pragma: no cover - botocore is in the bedrock extra
+            raise ImportError(
+                "reading an AWS event-stream body (Bedrock converse-stream) needs botocore: "
+                "pip install 'toolstream[bedrock]' (or boto3)") from exc
+        self._buffer_class = EventStreamBuffer
+        self._parser_error = ParserError
+        self._buf = bytearray()
+        self._broken = False
+        self._closed = False
+        self.truncated = False
+        """Set by :meth:`close` when the body ended inside a frame."""
+
+    def feed(self, data: Bytes) -> list[dict[str, Any]]:
+        """Decode the next piece of the body; return the frames it completed, as events."""
+        if self._closed:
+            raise RuntimeError("AWSEventStreamDecoder.feed() called after close()")
+        if self._broken:
+            return []
+        self._buf += data
+        out: list[dict[str, Any]] = []
+        while len(self._buf) >= _PRELUDE.size and not self._broken:
+            total = self._frame_length()
+            if total is None or len(self._buf) < total:
+                break
+            frame = bytes(self._buf[:total])
+            del self._buf[:total]
+            out.append(self._event(frame))
+        if self._broken:
+            out.append({UNPARSABLE_KEY: "AWS event-stream prelude is corrupt; the rest of the body "
+                                        "cannot be framed"})
+            self._buf = bytearray()
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """Signal the end of the body; a partial frame left over means it was cut."""
+        if self._closed:
+            return []
+        self._closed = True
+        if self._buf and not self._broken:
+            self.truncated = True
+        self._buf = bytearray()
+        return []
+
+    def _frame_length(self) -> int | None:
+        total, headers_length, crc = _PRELUDE.unpack_from(self._buf)
+        if (zlib.crc32(bytes(self._buf[:8])) & 0xFFFFFFFF) != crc or not (
+                _MIN_FRAME <= total <= _MAX_FRAME and headers_length <= total - _MIN_FRAME):
+            self._broken = True
+            return None
+        return int(total)
+
+    def _event(self, frame: bytes) -> dict[str, Any]:
+        parser = self._buffer_class()
+        parser.add_data(frame)
+        try:
+            message = next(parser)
+        except (self._parser_error, ValueError, KeyError, IndexError, struct.error) as exc:
+            return {UNPARSABLE_KEY: f"bad AWS event-stream frame ({type(exc).__name__}: {exc})"}
+        return _frame_event(message.headers, message.payload)
+
+
+def _frame_event(headers: dict[str, Any], payload: bytes) -> dict[str, Any]:
+    """One botocore message as the event boto3 would yield (or the decoder's error shapes)."""
+    kind = headers.get(":message-type")
+    if kind == "error":
+        return {"error": {"code": str(headers.get(":error-code")), "message": str(headers.get(":error-message"))}}
+    name = headers.get(":event-type") if kind == "event" else headers.get(":exception-type")
+    if kind not in ("event", "exception") or not isinstance(name, str) or not name:
+        return {UNPARSABLE_KEY: f"AWS event-stream frame of message type {kind!r} with no name"}
+    text = payload.decode("utf-8", "replace")
+    body = _parse_object(text) if text.strip() else {}
+    if UNPARSABLE_KEY in body:
+        return body
+    return {name: body}
+
+
+def format_for(content_type: str) -> StreamFormat:
+    """The decoder format a response's ``Content-Type`` names (``auto`` when it names none)."""
+    kind = content_type.lower()
+    if "amazon.eventstream" in kind:
+        return "aws-eventstream"
+    if "ndjson" in kind or "jsonl" in kind or "jsonlines" in kind:
+        return "ndjson"
+    if "event-stream" in kind:
+        return "sse"
+    return "auto"
+
+
 class EventDecoder:
     """Raw body bytes in, vendor events (``dict``) out: the decoder callers use.
 
     ``format="auto"`` looks at the first byte that is not a BOM or whitespace: ``[`` or
-    ``{`` means a JSON body (Gemini's streamed array, or a bare JSON error object),
-    anything else means Server-Sent Events. For SSE each message's ``data`` is parsed as
+    ``{`` means a JSON body (Gemini's streamed array, a bare JSON error object, or
+    newline-delimited JSON such as Ollama's, which the array decoder reads value by value),
+    a zero byte as the very first byte means the AWS event-stream framing (a frame's length
+    is a big-endian u32 under 16 MiB), anything else means Server-Sent Events. Pass
+    ``format_for(content_type)`` when the response's ``Content-Type`` is known. Without
+    botocore an AWS body in ``auto`` becomes one marker event saying so. For SSE each message's ``data`` is parsed as
     JSON; ``[DONE]`` is the OpenAI end marker, not an event (:attr:`saw_done` records it);
     a message whose data is empty or whitespace is a keep-alive and yields nothing. The
     SSE ``event:`` name is not copied into the payload: vendor payloads carry their own
@@ -405,14 +592,20 @@ class EventDecoder:
     """
 
     def __init__(self, format: StreamFormat = "auto") -> None:
-        if format not in ("sse", "json-array", "auto"):
-            raise ValueError(f"format must be 'sse', 'json-array' or 'auto', not {format!r}")
+        if format not in ("sse", "json-array", "ndjson", "aws-eventstream", "auto"):
+            raise ValueError("format must be 'sse', 'json-array', 'ndjson', 'aws-eventstream' or "
+                             f"'auto', not {format!r}")
         self._sse: SSEDecoder | None = None
         self._array: JSONArrayStreamDecoder | None = None
+        self._other: NDJSONDecoder | AWSEventStreamDecoder | _Unreadable | None = None
         if format == "sse":
             self._sse = SSEDecoder()
         elif format == "json-array":
             self._array = JSONArrayStreamDecoder()
+        elif format == "ndjson":
+            self._other = NDJSONDecoder()
+        elif format == "aws-eventstream":
+            self._other = AWSEventStreamDecoder()
         self._pending: list[bytes] = []  # auto: bytes seen before the format is known
         self._bom_pos = 0  # auto: how many BOM bytes matched at the start (3 = settled)
         self._closed = False
@@ -420,13 +613,15 @@ class EventDecoder:
         """An SSE ``data: [DONE]`` arrived."""
 
     @property
-    def format(self) -> Literal["sse", "json-array"] | None:
+    def format(self) -> Literal["sse", "json-array", "ndjson", "aws-eventstream"] | None:
         """The format in use; ``None`` while ``auto`` has only seen whitespace."""
         if self._sse is not None:
             return "sse"
         if self._array is not None:
             return "json-array"
-        return None
+        if isinstance(self._other, NDJSONDecoder):
+            return "ndjson"
+        return "aws-eventstream" if self._other is not None else None
 
     @property
     def truncated(self) -> bool:
@@ -438,7 +633,7 @@ class EventDecoder:
             return self._sse.truncated
         if self._array is not None:
             return self._array.truncated
-        return False
+        return self._other.truncated if self._other is not None else False
 
     def feed(self, data: Bytes) -> list[dict[str, Any]]:
         """Decode the next piece of the body; return the events it completed.
@@ -447,7 +642,7 @@ class EventDecoder:
         """
         if self._closed:
             raise RuntimeError("EventDecoder.feed() called after close()")
-        if self._sse is None and self._array is None:
+        if self._sse is None and self._array is None and self._other is None:
             chunk = bytes(data)
             self._pending.append(chunk)
             if not self._detect(chunk):
@@ -456,6 +651,8 @@ class EventDecoder:
             self._pending = []
         if self._sse is not None:
             return self._from_messages(self._sse.feed(data))
+        if self._other is not None:
+            return self._other.feed(data)
         assert self._array is not None
         return self._from_elements(self._array._feed_texts(data))
 
@@ -464,18 +661,23 @@ class EventDecoder:
         if self._closed:
             return []
         self._closed = True
-        if self._sse is None and self._array is None:
+        if self._sse is None and self._array is None and self._other is None:
             # Only whitespace (or part of a BOM) arrived: no event in either format.
             self._pending = []
             return []
         if self._sse is not None:
             return self._from_messages(self._sse.close())
+        if self._other is not None:
+            return self._other.close()
         assert self._array is not None
         return self._from_elements(self._array._close_texts())
 
     def _detect(self, chunk: bytes) -> bool:
         """Look at one more chunk of the body's start; True once the format is chosen."""
         pos = 0
+        if self._bom_pos == 0 and chunk[:1] == b"\x00" and not any(self._pending[:-1]):
+            self._other = _aws_or_unreadable()
+            return True
         while self._bom_pos < 3 and pos < len(chunk):
             if chunk[pos] != _BOM_BYTES[self._bom_pos]:
                 if self._bom_pos:
@@ -510,6 +712,31 @@ class EventDecoder:
     @staticmethod
     def _from_elements(texts: list[str]) -> list[dict[str, Any]]:
         return [_parse_object(text) for text in texts]
+
+
+class _Unreadable:
+    """``auto`` met an AWS event-stream body without botocore: one marker, then nothing."""
+
+    truncated = False
+
+    def __init__(self) -> None:
+        self._said = False
+
+    def feed(self, data: Bytes) -> list[dict[str, Any]]:
+        if self._said:
+            return []
+        self._said = True
+        return [{UNPARSABLE_KEY: "an AWS event-stream body (Bedrock); install botocore to read it"}]
+
+    def close(self) -> list[dict[str, Any]]:
+        return self.feed(b"")
+
+
+def _aws_or_unreadable() -> AWSEventStreamDecoder | _Unreadable:
+    try:
+        return AWSEventStreamDecoder()
+    except ImportError:
+        return _Unreadable()
 
 
 def iter_events(

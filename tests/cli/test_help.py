@@ -42,7 +42,7 @@ def test_no_command_is_a_usage_error(run_cli: RunCli) -> None:
     "args",
     [
         ("replay",),  # PATH is required
-        ("replay", "--provider", "cohere", "x.jsonl"),
+        ("replay", "--provider", "mistral", "x.jsonl"),
         ("record", "--api", "openai-chat"),  # --model/--prompt/--tools/-o missing
         ("demo", "--api", "bedrock"),
         ("frobnicate",),

@@ -2,7 +2,7 @@
 
 The ``*.expected.json`` files beside the streams are *facts* (what the vendor sent); they do
 not say which calls a strict assembler may commit. This table is the policy half: for every
-stream of the four target APIs, the outcome the contract implies in the default config
+stream of the families toolstream reads, the outcome the contract implies in the default config
 (``mode: strict``, no tool registry), with a one-line reason naming the deciding event and
 rule. ``lenient`` is filled only where ``mode: lenient`` changes the outcome (rule 4: a clean
 end of stream without a finish reason counts as complete in lenient mode).
@@ -51,6 +51,7 @@ _ANT_OK = "message_stop + stop_reason tool_use (rule 4)"
 _ANT_TEXT = "message_stop + stop_reason end_turn, text only: nothing to commit (rule 4)"
 _GEM_OK = "finishReason STOP (rule 4)"
 _GEM_TEXT = "finishReason STOP, text only: nothing to commit (rule 4)"
+_COHERE_OK = "message-end finish_reason TOOL_CALL (rule 4)"
 
 # Each key is "<api folder>/<file stem>".
 EXPECTATIONS: dict[str, Outcome] = {
@@ -245,15 +246,24 @@ EXPECTATIONS: dict[str, Outcome] = {
     "gemini/google__native_output_with_function_tools_stream__1": Outcome(0, 0, _GEM_TEXT),
     "gemini/google__response_with_multiple_tool_calls-true__0": Outcome(
         2, 0, f"{_GEM_OK}; two whole calls to the same tool in one chunk stay two calls (rule 1)"),
+    # ------------------------------------------------------------------------- Bedrock Converse
+    "bedrock-converse/aws-bedrock__bedrock_model_iter_stream__0": Outcome(
+        1, 0, "messageStop stopReason tool_use (rule 4); toolUse block at contentBlockIndex 1 after a "
+        "text block, input in one fragment; metadata.usage after messageStop"),
+    "bedrock-converse/aws-bedrock__bedrock_model_iter_stream__1": Outcome(
+        0, 0, "messageStop stopReason end_turn, text only: nothing to commit (rule 4)"),
+    # ----------------------------------------------------------------------------------- Cohere
+    "cohere/cohere__cohere-empty-tool-call__0": Outcome(
+        1, 0, f"{_COHERE_OK}; a no-arg call: tool-call-start with arguments \"\" and no delta is {{}}"),
+    "cohere/cohere__cohere-tool-call__0": Outcome(
+        2, 0, f"{_COHERE_OK}; two calls by index, each closed by tool-call-end (rule 1)"),
+    "cohere/cohere__cohere_v2_chat_legacy_with_tool_calls_and_streaming__0": Outcome(
+        2, 0, f"{_COHERE_OK}; two calls by index; arguments with newlines kept as sent (rule 3)"),
 }
 
 # Bonus folders are not target families: the test only forces the nearest family on them
 # and checks that feeding never raises and nothing commits.
 BONUS_NEAREST_FAMILY: dict[str, str] = {
-    # Cohere v2 tool-call deltas carry OpenAI-shaped tool_calls/function/arguments objects.
-    "cohere": "openai-chat",
-    # Bedrock ConverseStream is content-block-indexed like the Anthropic Messages stream.
-    "bedrock-converse": "anthropic",
     # The Interactions API is Google's; its events are not generateContent chunks.
     "gemini-interactions": "gemini",
 }

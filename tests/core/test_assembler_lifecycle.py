@@ -61,4 +61,4 @@ def test_finalize_order_provider_index_or_arrival() -> None:
 
 def test_unknown_provider_name_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="provider"):
-        Assembler(provider="cohere")  # type: ignore[arg-type]
+        Assembler(provider="mistral")  # type: ignore[arg-type]

@@ -349,7 +349,7 @@ def test_close_is_idempotent_and_feed_after_close_raises() -> None:
 
 def test_unknown_format_is_rejected() -> None:
     with pytest.raises(ValueError, match="format"):
-        EventDecoder("ndjson")  # type: ignore[arg-type]
+        EventDecoder("msgpack")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------

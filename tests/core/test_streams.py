@@ -1,4 +1,4 @@
-"""Every real vendor stream of the four target APIs, through ``toolstream_core.Assembler``.
+"""Every real vendor stream of the families toolstream reads, through ``toolstream_core.Assembler``.
 
 What is checked, per stream (DESIGN §3-§5):
 
@@ -11,6 +11,9 @@ What is checked, per stream (DESIGN §3-§5):
   a seeded random point never changes the Turn;
 * input forms: plain dicts with the provider named and auto-detected, and SDK objects built
   with the vendor SDK's own types (see ``to_sdk_events`` for the tiers and the fallbacks).
+  Bedrock events are fed as boto3 yields them (``{"contentBlockDelta": {...}}``, see
+  ``wire_events``); their "SDK objects" are what botocore's own event-stream parser makes of
+  the frames the test kit encodes.
 
 The streams are the in-repo corpus (``tests/streams``) plus any ``$TOOLSTREAM_STREAMS`` folders.
 """
@@ -50,8 +53,10 @@ def _params(apis: tuple[str, ...]) -> list[Any]:
     return [pytest.param(p, id=stream_id(p)) for p in stream_paths(apis=apis)]
 
 
-MAIN_PARAMS = _params(MAIN_APIS)
-BONUS_PARAMS = _params(BONUS_APIS)
+#: The families toolstream reads whose corpus streams carry a written-down outcome.
+CORPUS_APIS = (*MAIN_APIS, "bedrock-converse", "cohere")
+MAIN_PARAMS = _params(CORPUS_APIS)
+BONUS_PARAMS = _params(tuple(api for api in BONUS_APIS if api not in ("bedrock-converse", "cohere")))
 
 CLIENT_KINDS = {"function": "function", "tool_use": "function", "custom_tool_call": "custom"}
 SERVER_KINDS = {"server_tool_use", "mcp_tool_use"}
@@ -59,7 +64,8 @@ SERVER_KINDS = {"server_tool_use", "mcp_tool_use"}
 # the core's raw_arguments is then its own compact JSON, so compare parsed values.
 STRUCTURED_RAW_MARKERS = ("serialized", "partialArgs")
 NORMAL_END = {"openai-chat": "finish_reason", "openai-responses": "status",
-              "anthropic": "stop_reason", "gemini": "finish_reason"}
+              "anthropic": "stop_reason", "gemini": "finish_reason",
+              "bedrock-converse": "stop_reason", "cohere": "finish_reason"}
 
 
 @cache
@@ -70,6 +76,14 @@ def _load(path: Any) -> StreamCase:
 def _case(path: Any) -> StreamCase:
     """A private deep copy, so a core that mutates what it is fed cannot leak across tests."""
     return copy.deepcopy(_load(path))
+
+
+def wire_events(case: StreamCase) -> list[Any]:
+    """The events a caller feeds: the recorded payloads, and for Bedrock, whose payloads carry
+    no ``type``, each one under its event name, the one-key dict boto3 yields."""
+    if case.api != "bedrock-converse":
+        return case.data_events()
+    return [{name: data} for name, data in zip(case.sse_events, case.events, strict=True)]
 
 
 def _v(value: Any) -> Any:
@@ -164,7 +178,7 @@ def check_facts(turn: Any, case: StreamCase) -> None:
             assert call.index == key["index"], where
         elif api == "openai-responses":
             assert call.index == key["output_index"], where
-        elif api == "anthropic" and "index" in key:
+        elif api in ("anthropic", "bedrock-converse", "cohere") and "index" in key:
             assert call.index == key["index"], where
 
     for s in turn.server_calls:
@@ -280,6 +294,27 @@ def _first_error(cls: Any, event: dict[str, Any]) -> str:
 
 
 @cache
+def _sdk_newer() -> dict[str, Any]:
+    """The cohere and botocore pieces, skipped (not failed) where those extras are absent."""
+    from pydantic import TypeAdapter
+
+    parsers = pytest.importorskip("botocore.parsers")
+    session = pytest.importorskip("botocore.session")
+    unchecked = pytest.importorskip("cohere.core.unchecked_base_model")
+    v2 = pytest.importorskip("cohere.v2.types.v2chat_stream_response")
+    union = v2.V2ChatStreamResponse
+    bedrock = session.get_session().get_service_model("bedrock-runtime")
+    return {
+        "cohere": TypeAdapter(union),
+        "cohere_union": union,
+        "cohere_members": _union_members(union),
+        "cohere_construct": unchecked.construct_type,
+        "bedrock_stream_shape": bedrock.operation_model("ConverseStream").output_shape.members["stream"],
+        "bedrock_parser": parsers.EventStreamJSONParser(),
+    }
+
+
+@cache
 def _sdk() -> dict[str, Any]:
     from anthropic._models import construct_type as anthropic_construct
     from anthropic.types import RawMessageStreamEvent
@@ -358,7 +393,34 @@ def _to_sdk(api: str, event: Any) -> tuple[Any, str, str, str]:
             except ValidationError as exc2:
                 return event, "dict", etype, " ".join(str(exc2).split("\n")[1:3])
             return built, "sdk-loose", etype, note
+    if api in ("cohere", "bedrock-converse"):
+        sdk = _sdk_newer()
+    if api == "cohere":
+        try:
+            return sdk["cohere"].validate_python(event), "validated", etype, ""
+        except ValidationError:
+            loose = sdk["cohere_construct"](type_=sdk["cohere_union"], object_=copy.deepcopy(event))
+            return loose, "sdk-loose", etype, _first_error(sdk["cohere_members"][event.get("type")], event)
+    if api == "bedrock-converse":
+        [(name, payload)] = event.items()
+        [parsed] = _boto3_events([(name, payload)])
+        return parsed, "validated", name, "what botocore's parser yields for the frame"
     raise ValueError(f"no SDK mapping for {api!r}")
+
+
+def _boto3_events(events: list[tuple[str, Any]]) -> list[Any]:
+    """Frames encoded by the test kit, read back by botocore's own ConverseStream parser."""
+    from toolstream_core.testing._eventstream import encode_stream
+
+    sdk = _sdk_newer()  # skips the test when botocore is absent
+    event_stream = pytest.importorskip("botocore.eventstream").EventStream
+    body = encode_stream(events)
+
+    class Raw:
+        def stream(self) -> Any:
+            yield body
+
+    return list(event_stream(Raw(), sdk["bedrock_stream_shape"], sdk["bedrock_parser"], "ConverseStream"))
 
 
 def to_sdk_events(api: str, events: list[Any]) -> tuple[list[Any], list[Conversion]]:
@@ -479,6 +541,24 @@ def _split_gemini(ev: dict[str, Any], rng: random.Random) -> list[dict[str, Any]
     return [head, tail]
 
 
+def _split_bedrock(ev: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    body = ev.get("contentBlockDelta")
+    delta = body.get("delta") if isinstance(body, dict) else None
+    tool = delta.get("toolUse") if isinstance(delta, dict) else None
+    if not isinstance(tool, dict) or not isinstance(body, dict):
+        return [ev]
+    return [{"contentBlockDelta": {**body, "delta": {"toolUse": piece}}}
+            for piece in _split_keyed(tool, "input", rng)]
+
+
+def _split_cohere(ev: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    if ev.get("type") != "tool-call-delta":
+        return [ev]
+    function = ev["delta"]["message"]["tool_calls"]["function"]
+    return [{**ev, "delta": {"message": {"tool_calls": {"function": piece}}}}
+            for piece in _split_keyed(function, "arguments", rng)]
+
+
 SPLITTERS: dict[str, Callable[[dict[str, Any], random.Random], list[dict[str, Any]]]] = {
     "openai-chat": _split_chat,
     "openai-responses": lambda ev, rng: _split_keyed(ev, "delta", rng)
@@ -486,6 +566,8 @@ SPLITTERS: dict[str, Callable[[dict[str, Any], random.Random], list[dict[str, An
                           "response.custom_tool_call_input.delta") else [ev],
     "anthropic": _split_anthropic,
     "gemini": _split_gemini,
+    "bedrock-converse": _split_bedrock,
+    "cohere": _split_cohere,
 }
 
 
@@ -506,7 +588,7 @@ def resplit(api: str, events: list[Any], seed: str) -> tuple[list[Any], int]:
 
 def test_table_covers_the_corpus() -> None:
     """A stream without a written-down outcome, or a stale entry, is a finding."""
-    ids = {stream_id(p) for p in stream_paths(apis=MAIN_APIS)}
+    ids = {stream_id(p) for p in stream_paths(apis=CORPUS_APIS)}
     assert ids == set(EXPECTATIONS), {
         "missing": sorted(ids - set(EXPECTATIONS)), "stale": sorted(set(EXPECTATIONS) - ids)}
     for key, outcome in EXPECTATIONS.items():
@@ -523,7 +605,7 @@ def test_table_covers_the_corpus() -> None:
 @pytest.mark.parametrize("path", MAIN_PARAMS)
 def test_stream_from_dicts(path: Any, provider_mode: str) -> None:
     case = _case(path)
-    turn = run(case.data_events(), case.api if provider_mode == "named" else None)
+    turn = run(wire_events(case), case.api if provider_mode == "named" else None)
     check_invariants(turn)
     check_facts(turn, case)
     check_outcome(turn, case, EXPECTATIONS[case.id])
@@ -535,13 +617,13 @@ def test_stream_from_dicts(path: Any, provider_mode: str) -> None:
 @pytest.mark.parametrize("path", MAIN_PARAMS)
 def test_stream_from_sdk_objects(path: Any, provider_mode: str) -> None:
     case = _case(path)
-    objects, _report = to_sdk_events(case.api, case.data_events())
+    objects, _report = to_sdk_events(case.api, wire_events(case))
     turn = run(objects, case.api if provider_mode == "named" else None)
     check_invariants(turn)
     check_facts(turn, case)
     check_outcome(turn, case, EXPECTATIONS[case.id])
     # Same Turn as from the wire dicts: the input form must not matter.
-    assert signature(turn) == signature(run(case.data_events(), case.api))
+    assert signature(turn) == signature(run(wire_events(case), case.api))
 
 
 def test_sdk_fallbacks_are_few_and_explained() -> None:
@@ -550,9 +632,9 @@ def test_sdk_fallbacks_are_few_and_explained() -> None:
     fallbacks: list[str] = []
     loose: Counter[tuple[str, str]] = Counter()
     unexplained: list[str] = []
-    for path in stream_paths(apis=MAIN_APIS):
+    for path in stream_paths(apis=CORPUS_APIS):
         case = _load(path)
-        _objects, report = to_sdk_events(case.api, copy.deepcopy(case.data_events()))
+        _objects, report = to_sdk_events(case.api, copy.deepcopy(wire_events(case)))
         for conv in report:
             tiers[(case.api, conv.tier)] += 1
             if conv.tier == "sdk-loose":
@@ -577,12 +659,12 @@ def test_stream_lenient(path: Any) -> None:
     case = _case(path)
     outcome = EXPECTATIONS[case.id]
     expected = outcome.lenient or outcome
-    turn = run(case.data_events(), case.api, mode="lenient")
+    turn = run(wire_events(case), case.api, mode="lenient")
     check_invariants(turn)
     check_facts(turn, case)
     check_outcome(turn, case, expected)
     if outcome.lenient is not None:
-        strict = run(case.data_events(), case.api)
+        strict = run(wire_events(case), case.api)
         assert signature(strict) != signature(turn), "lenient mode should change this stream"
 
 
@@ -590,9 +672,9 @@ def test_stream_lenient(path: Any) -> None:
 def test_stream_resplit_gives_same_turn(path: Any) -> None:
     """Re-chunking never changes the result (DESIGN §5), on real streams."""
     case = _case(path)
-    baseline = run(case.data_events(), case.api)
+    baseline = run(wire_events(case), case.api)
     for seed in ("a", "b"):
-        events, _splits = resplit(case.api, case.data_events(), f"{case.id}/{seed}")
+        events, _splits = resplit(case.api, wire_events(case), f"{case.id}/{seed}")
         turn = run(events, case.api)
         check_invariants(turn)
         assert signature(turn) == signature(baseline), f"seed {seed}"
@@ -601,11 +683,12 @@ def test_stream_resplit_gives_same_turn(path: Any) -> None:
 def test_resplit_is_not_vacuous() -> None:
     """The re-split test must actually cut fragments, in every family."""
     per_api: Counter[str] = Counter()
-    for path in stream_paths(apis=MAIN_APIS):
+    for path in stream_paths(apis=CORPUS_APIS):
         case = _load(path)
-        _events, splits = resplit(case.api, copy.deepcopy(case.data_events()), case.id)
+        _events, splits = resplit(case.api, copy.deepcopy(wire_events(case)), case.id)
         per_api[case.api] += splits
-    assert all(per_api[api] >= 5 for api in MAIN_APIS), dict(per_api)
+    # Bedrock's one recorded tool call sends its input in a single fragment.
+    assert all(per_api[api] >= (1 if api == "bedrock-converse" else 5) for api in CORPUS_APIS), dict(per_api)
 
 
 @pytest.mark.parametrize("path", BONUS_PARAMS)
@@ -613,6 +696,6 @@ def test_bonus_stream_is_absorbed(path: Any) -> None:
     """Non-target APIs: feeding never raises, nothing commits, invariants hold."""
     case = _case(path)
     for provider in (BONUS_NEAREST_FAMILY[case.api], None):
-        turn = run(case.data_events(), provider)
+        turn = run(wire_events(case), provider)
         check_invariants(turn)
         assert not turn.committed, f"provider={provider}: committed a call it cannot prove"

@@ -15,11 +15,20 @@ Call keys: each adapter names its calls with hashable keys of its own shape. The
                       ("block", None, n)          a tool block started with no integer index
                       ("start", position)         a complete block inside message_start
     Gemini            ("part", n)                 the n-th functionCall part that opened a call
+    Bedrock Converse  ("block", index)            a tool block by its contentBlockIndex
+                      ("block", index, n)         the block started again at a used index
+    Ollama            ("id", id)                  a whole call that carries an id
+                      ("index", index)            no id, a function.index
+                      ("call", n)                 neither (the ollama client drops both), or a
+                                                  different call at a reused index
+    Cohere            ("index", index)            the tool-call-* index
+                      ("index", index, n)         the call started again at a used index
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._access import field
@@ -59,22 +68,22 @@ class Sink(Protocol):
     def call_id(self, key: Hashable) -> str | None: ...
 
 
+#: provider -> (module, class): imported on first use, so a stream loads only its own adapter.
+_ADAPTERS: dict[str, tuple[str, str]] = {
+    "openai-chat": ("openai_chat", "OpenAIChatAdapter"),
+    "openai-responses": ("openai_responses", "OpenAIResponsesAdapter"),
+    "anthropic": ("anthropic", "AnthropicAdapter"),
+    "gemini": ("gemini", "GeminiAdapter"),
+    "bedrock-converse": ("bedrock_converse", "BedrockConverseAdapter"),
+    "ollama": ("ollama", "OllamaAdapter"),
+    "cohere": ("cohere", "CohereAdapter"),
+}
+
+
 def make_adapter(provider: Provider, sink: Sink) -> Adapter:
-    if provider == "openai-chat":
-        from .openai_chat import OpenAIChatAdapter
-
-        return OpenAIChatAdapter(sink)
-    if provider == "openai-responses":
-        from .openai_responses import OpenAIResponsesAdapter
-
-        return OpenAIResponsesAdapter(sink)
-    if provider == "anthropic":
-        from .anthropic import AnthropicAdapter
-
-        return AnthropicAdapter(sink)
-    from .gemini import GeminiAdapter
-
-    return GeminiAdapter(sink)
+    module, name = _ADAPTERS[provider]
+    adapter_class: Callable[[Sink], Adapter] = getattr(import_module(f"{__name__}.{module}"), name)
+    return adapter_class(sink)
 
 
 _ANTHROPIC_TYPES = frozenset(
@@ -83,34 +92,65 @@ _ANTHROPIC_TYPES = frozenset(
 )
 
 
+_SDK_MODULES: tuple[tuple[str, Provider], ...] = (
+    ("anthropic.", "anthropic"), ("google.genai", "gemini"), ("cohere.", "cohere"), ("ollama.", "ollama"),
+)
+
+
 def detect_provider(event: Any) -> Provider | None:
     """Tell the vendor family from one event, SDK object or wire dict; ``None`` if undecidable."""
     module = type(event).__module__
     if module.startswith("openai."):
         return "openai-responses" if ".responses" in module else "openai-chat"
-    if module.startswith("anthropic."):
-        return "anthropic"
-    if module.startswith("google.genai"):
-        return "gemini"
+    for prefix, provider in _SDK_MODULES:
+        if module.startswith(prefix):
+            return provider
     if field(event, "choices") is not None or field(event, "object") == "chat.completion.chunk":
         return "openai-chat"
     kind = field(event, "type")
     if isinstance(kind, str):
-        if kind.startswith("response."):
-            return "openai-responses"
-        if kind in _ANTHROPIC_TYPES:
-            return "anthropic"
+        return _by_type(kind)
     if field(event, "candidates") is not None or field(event, "usageMetadata") is not None:
         return "gemini"
     if field(event, "promptFeedback") is not None:
         return "gemini"
+    return _by_shape(event)
+
+
+def _by_type(kind: str) -> Provider | None:
+    from .cohere import COHERE_TYPES
+
+    if kind.startswith("response."):
+        return "openai-responses"
+    if kind in _ANTHROPIC_TYPES:
+        return "anthropic"
+    if kind in COHERE_TYPES:
+        return "cohere"
+    return None
+
+
+def _by_shape(event: Any) -> Provider | None:
+    """Families whose events have no ``type``: Bedrock's one-key events, Ollama's chunks."""
+    from .bedrock_converse import BEDROCK_EVENTS, is_bedrock_exception
+
+    if type(event) is not dict:
+        return None
+    if len(event) == 1:
+        name = next(iter(event))
+        if name in BEDROCK_EVENTS or (is_bedrock_exception(name) and name != "error"):
+            return "bedrock-converse"
+    if type(event.get("done")) is bool and ("message" in event or "model" in event):
+        return "ollama"
     return None
 
 
 def unwrap(chunk: Any) -> Any:
     """Accept the recorded-stream envelope too: ``{"event"?, "data"}``, ``{"done": true}``.
 
-    Returns the vendor event, or ``None`` for markers that carry nothing (``[DONE]``).
+    Returns the vendor event, or ``None`` for markers that carry nothing (``[DONE]``). A
+    Bedrock event in the envelope (``{"event": "contentBlockDelta", "data": {...}}``, a raw
+    frame's ``:event-type`` and payload) becomes the shape boto3 yields,
+    ``{"contentBlockDelta": {...}}``: its payload has no ``type``, the name is its only kind.
     ``{"toolstream_unparsable": text}`` (from ``toolstream_core.sse``) raises, so the assembler
     counts it and refuses to prove any open call.
     """
@@ -118,9 +158,19 @@ def unwrap(chunk: Any) -> Any:
         return chunk
     if "data" in chunk and len(chunk) <= 2 and (len(chunk) == 1 or "event" in chunk):
         data = chunk["data"]
+        if len(chunk) == 2 and type(data) is dict and "type" not in data:
+            return _named(chunk["event"], data)
         return data if data is not None else None
     if chunk.get("done") is True and len(chunk) == 1:
         return None
     if "toolstream_unparsable" in chunk or ("raw" in chunk and len(chunk) == 1):
         raise ValueError("an event that is not JSON arrived in the stream")
     return chunk
+
+
+def _named(event: Any, data: dict[str, Any]) -> Any:
+    from .bedrock_converse import BEDROCK_EVENTS, is_bedrock_exception
+
+    if isinstance(event, str) and (event in BEDROCK_EVENTS or (is_bedrock_exception(event) and event != "error")):
+        return {event: data}
+    return data

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Malformed", "accessor", "field", "field2", "is_record", "record", "records", "text_of"]
+from .._completion import Verdict
+
+if TYPE_CHECKING:
+    from . import Sink
+
+__all__ = ["Malformed", "accessor", "field", "field2", "is_record", "record", "records", "report_stop", "text_of"]
 
 _NOT_RECORDS = (str, bytes, bytearray, int, float, list, tuple, set, frozenset)
 
@@ -101,3 +106,18 @@ def text_of(value: Any) -> str | None:
         return value
     inner = getattr(value, "value", None)
     return inner if isinstance(inner, str) else str(value)
+
+
+def report_stop(sink: Sink, reason: Any, judge: Callable[[str], Verdict], what: str) -> bool:
+    """Tell the sink how the vendor ended the turn; ``True`` when it named a reason.
+
+    A stop event that names no reason proves nothing (``truncated``); one whose reason is not
+    a string is malformed.
+    """
+    if reason is None:
+        sink.end_turn(None, Verdict.truncated)
+        return False
+    if not isinstance(reason, str):
+        raise Malformed(f"{what} is a {type(reason).__name__}")
+    sink.end_turn(reason, judge(reason))
+    return True

@@ -481,8 +481,9 @@ def _add_replay(sub: Any, colour: argparse.ArgumentParser) -> None:
     _add_paths(replay)
     _add_json(replay)
     replay.add_argument(
-        "--provider", choices=PROVIDERS,
-        help="vendor wire format (default: the recording's API, else detected from the chunks)")
+        "--provider", choices=PROVIDERS, metavar="PROVIDER",
+        help=f"vendor wire format, one of {', '.join(PROVIDERS)} (default: the recording's API, "
+             "else detected from the chunks)")
     replay.add_argument(
         "--config", metavar="FILE",
         help="YAML file with an 'agent_stream_assemble:' section (AssembleConfig)")
@@ -503,7 +504,8 @@ def _add_record(sub: Any, colour: argparse.ArgumentParser) -> None:
         "ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. Use --base-url to record from an "
         "OpenAI/Anthropic/Gemini-compatible server or the local emulator (`toolstream "
         "emulate`; choose its scenario with --model scenario:<name>).", [colour])
-    record.add_argument("--api", required=True, choices=PROVIDERS, help="vendor API to call")
+    record.add_argument("--api", required=True, choices=PROVIDERS, metavar="API",
+                        help=f"vendor API to call: {', '.join(PROVIDERS)}")
     record.add_argument("--model", required=True, help="model name")
     record.add_argument("--prompt", required=True, help="the user message")
     record.add_argument("--tools", required=True, metavar="FILE",
@@ -530,8 +532,8 @@ def _add_demo(sub: Any, colour: argparse.ArgumentParser) -> None:
         "parsed with json.loads) and toolstream (committed / rejected with a reason). No "
         "network, no API key. A framework that is not installed shows as n/a.", [colour])
     _add_json(demo)
-    demo.add_argument("--api", action="append", choices=PROVIDERS,
-                      help="only this API (repeatable)")
+    demo.add_argument("--api", action="append", choices=PROVIDERS, metavar="API",
+                      help=f"only this API (repeatable): {', '.join(PROVIDERS)}")
     demo.add_argument("--scenario", action="append", metavar="NAME",
                       help="only this scenario (repeatable)")
     demo.add_argument("--all", action="store_true", help="every bundled scenario, not a showcase")

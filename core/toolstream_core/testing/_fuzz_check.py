@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolstream_core._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, CallState
-from toolstream_core.sse import EventDecoder
+from toolstream_core.sse import EventDecoder, format_for
 
 from ._fuzz_mutations import Mutant
 
@@ -85,8 +85,7 @@ def run_mutant(factory: AssemblerFactory, provider: Any, mutant: Mutant) -> Outc
     if mutant.events is not None:
         return run_stream(factory, provider, mutant.events, mutant.transport_complete, mutant.poison)
     assert mutant.body is not None
-    fmt: Any = "sse" if "event-stream" in mutant.content_type else "auto"
-    decoder = EventDecoder(fmt)
+    decoder = EventDecoder(format_for(mutant.content_type))
     events: list[Any] = []
     pos = 0
     try:

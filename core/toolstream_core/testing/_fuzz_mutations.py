@@ -29,7 +29,7 @@ KINDS: tuple[str, ...] = (
     "truncate", "drop", "rechunk", "garbage", "retype", "truncate",
     "duplicate", "swap", "char", "keepalive", "rawcut", "rebyte", "unknown",
 )
-_BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini"})
+_BLIND_APIS = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse", "cohere", "ollama"})
 
 _WRONG_TYPES: tuple[Any, ...] = ("x", 7, 1.5, [], {}, True)
 _ABSENT: Any = object()  # retype to "no such field": a Gemini partialArgs entry with no value
@@ -46,6 +46,8 @@ _COPY: dict[str, dict[str, frozenset[str] | str]] = {
     "anthropic": {"": "*", "delta": "*"},
     "gemini": {"": "*", "candidates": frozenset({"index"}), "content": frozenset({"role"}),
                "partialArgs": frozenset({"jsonPath", "willContinue"})},
+    "bedrock-converse": {"": "*", "contentBlockDelta": "*", "delta": "*", "toolUse": "*"},
+    "cohere": {"": "*", "delta": "*", "message": "*", "tool_calls": "*", "function": "*"},
 }
 _TAIL: dict[str, dict[str, frozenset[str]]] = {
     "openai-chat": {"": frozenset({"usage", "error"}),
@@ -286,7 +288,23 @@ def _scope(api: str, event: Any, path: Path) -> tuple[str, Any]:
                  if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]]
         here = tuple(path[:6])
         return ("nth", named.index(here)) if here in named else ("last", None)
+    scope = _new_family_scope(api, event, path)
+    if scope is not None:
+        return scope
     return ("all+opened", None) if tool_elements(api, event) <= 1 else ("all", None)
+
+
+def _new_family_scope(api: str, event: Any, path: Path) -> tuple[str, Any] | None:
+    """Bedrock and Cohere events name their call by index; an Ollama call by its position."""
+    if api == "bedrock-converse" and len(path) > 2 and path[1] in ("delta", "start"):
+        index = event[path[0]].get("contentBlockIndex")
+        return ("index", index) if _is_int(index) else None
+    if api == "cohere" and path[0] == "delta" and _is_int(event.get("index")):
+        return ("index", event["index"])
+    if api == "ollama" and len(path) > 4 and path[-1] not in ("id", "index"):
+        assert isinstance(path[2], int)
+        return ("nth", path[2])  # a name or the arguments: only the call this entry opens
+    return None
 
 
 def _is_int(value: Any) -> bool:
@@ -359,6 +377,8 @@ def _unknown(shape: StreamShape, rng: random.Random) -> Mutant:
         delta = rng.choice([{"content": ""}, {"reasoning_content": "hm"}])
         new = {"id": "chatcmpl-x", "object": "chat.completion.chunk",
                "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    elif api in _UNKNOWN_EVENTS:
+        new = rng.choice(_UNKNOWN_EVENTS[api])
     else:
         new = rng.choice([{"usageMetadata": {"promptTokenCount": 1}, "modelVersion": "m"},
                           {"candidates": [{"content": {"role": "model",
@@ -366,6 +386,25 @@ def _unknown(shape: StreamShape, rng: random.Random) -> Mutant:
     return _with(shape, Mutant("unknown", f"{new!r:.70} inserted before event {at}",
                                events=[*events[:at], new, *events[at:]], exact=True))
 
+
+#: Well-formed events of kinds (or content) the new families' adapters ignore.
+_UNKNOWN_EVENTS: dict[str, list[dict[str, Any]]] = {
+    "bedrock-converse": [
+        {"newKindOfEvent": {"x": 1}},
+        {"contentBlockDelta": {"contentBlockIndex": 99, "delta": {"reasoningContent": {"text": "hm"}}}},
+        {"contentBlockDelta": {"contentBlockIndex": 98, "delta": {"text": "x"}}},
+    ],
+    "cohere": [
+        {"type": "debug", "prompt": "x"},
+        {"type": "citation-start", "index": 0, "delta": {"message": {"citations": {"start": 0, "end": 1}}}},
+        {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "x"}}}},
+        {"type": "new-kind-of-event"},
+    ],
+    "ollama": [
+        {"model": "m", "created_at": "2025-01-01T00:00:00Z",
+         "message": {"role": "assistant", "content": "", "thinking": "hm"}, "done": False},
+    ],
+}
 
 _BUILDERS = {
     "truncate": _truncate, "drop": _drop, "duplicate": _duplicate, "swap": _swap,

@@ -28,15 +28,22 @@ _FRAGMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
     "anthropic": (("delta", "partial_json"),),
     "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "partialArgs", "*",
                 "stringValue"),),
+    "bedrock-converse": (("contentBlockDelta", "delta", "toolUse", "input"),),
+    "cohere": (("delta", "message", "tool_calls", "function", "arguments"),),
 }
 # Structured arguments (char mutations reach their string leaves too).
 _STRUCTURED: dict[str, tuple[tuple[str, ...], ...]] = {
     "anthropic": (("content_block", "input"), ("message", "content", "*", "input")),
     "gemini": (("candidates", "*", "content", "parts", "*", "functionCall", "args"),),
+    "ollama": (("message", "tool_calls", "*", "function", "arguments"),),
 }
 # Fields each adapter reads to place a tool-call event; retyping one makes the event mistyped.
 TC = ("choices", "*", "delta", "tool_calls")
 PART = ("candidates", "*", "content", "parts", "*")
+_BSTART = ("contentBlockStart", "start", "toolUse")
+_BDELTA = ("contentBlockDelta", "delta", "toolUse")
+_CCALL = ("delta", "message", "tool_calls")
+_OCALL = ("message", "tool_calls", "*")
 _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "openai-chat": (
         ("choices",), ("choices", "*"), ("choices", "*", "delta"), TC, (*TC, "*"),
@@ -57,6 +64,17 @@ _READ_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
         (*PART, "functionCall", "args"), (*PART, "functionCall", "willContinue"),
         (*PART, "functionCall", "id"), (*PART, "functionCall", "name"),
     ),
+    "bedrock-converse": (
+        ("contentBlockStart",), ("contentBlockStart", "contentBlockIndex"), ("contentBlockStart", "start"),
+        _BSTART, (*_BSTART, "toolUseId"), (*_BSTART, "name"), ("contentBlockDelta",),
+        ("contentBlockDelta", "contentBlockIndex"), ("contentBlockDelta", "delta"), _BDELTA,
+        (*_BDELTA, "input"),
+    ),
+    "cohere": (("type",), ("index",), ("delta",), ("delta", "message"), _CCALL, (*_CCALL, "id"),
+               (*_CCALL, "function"), (*_CCALL, "function", "name"), (*_CCALL, "function", "arguments")),
+    "ollama": (("message",), ("message", "tool_calls"), _OCALL, (*_OCALL, "id"), (*_OCALL, "function"),
+               (*_OCALL, "function", "name"), (*_OCALL, "function", "arguments"),
+               (*_OCALL, "function", "index")),
 }
 
 
@@ -167,6 +185,17 @@ def _tool_event(api: str, event: Any) -> bool:
         item = event.get("item")
         item_type = item.get("type") if isinstance(item, dict) else None
         return "call" in kind or item_type in ("function_call", "custom_tool_call")
+    return _new_family_tool_event(api, event)
+
+
+def _new_family_tool_event(api: str, event: dict[str, Any]) -> bool:
+    if api == "bedrock-converse":
+        return any(True for _ in find(event, _BSTART)) or any(True for _ in find(event, _BDELTA))
+    if api == "cohere":
+        kind = event.get("type")
+        return isinstance(kind, str) and kind.startswith("tool-call-")
+    if api == "ollama":
+        return any(True for _ in find(event, _OCALL))
     return False
 
 
@@ -230,6 +259,8 @@ def gemini_interrupted(events: list[Any]) -> list[tuple[int, str]]:
 def tool_elements(api: str, event: Any) -> int:
     if api == "openai-chat":
         return sum(1 for _ in find(event, (*TC, "*")))
+    if api == "ollama":
+        return sum(1 for _ in find(event, _OCALL))
     if api == "gemini":
         return sum(1 for _ in find(event, (*PART, "functionCall")))
     return 1

@@ -20,6 +20,7 @@ import yaml
 from toolstream_core._models import PROVIDERS, Provider
 from toolstream_core.sse import UNPARSABLE_KEY
 
+from ._eventstream import encode_frame
 from ._server import DROPPED_HEADER
 from ._sources import (
     SourceError,
@@ -126,13 +127,41 @@ def synthesize_body(stream: FuzzStream, *, json_array: bool) -> tuple[bytes, str
     JSON array when ``json_array`` (Gemini without ``alt=sse``). Non-ASCII stays raw UTF-8 so
     a cut can land inside a multi-byte character.
     """
+    if stream.api == "bedrock-converse":
+        return _aws_frames(stream.events), "application/vnd.amazon.eventstream"
     texts = [_payload_text(event) for event in stream.events]
+    if stream.api == "ollama":
+        return "".join(f"{text}\n" for text in texts).encode("utf-8", "surrogatepass"), "application/x-ndjson"
     if json_array:
         return ("[" + ",\r\n".join(texts) + "]").encode("utf-8", "surrogatepass"), "application/json"
     lines = [f"data: {text}\n\n" for text in texts]
     if stream.api == "openai-chat":
         lines.append("data: [DONE]\n\n")
     return "".join(lines).encode("utf-8", "surrogatepass"), "text/event-stream"
+
+
+def _aws_frames(events: list[Any]) -> bytes:
+    """Bedrock's body: one AWS event-stream frame per one-key event (exceptions as exception
+    frames); anything else (a marker, a malformed event) as a frame whose payload is its text."""
+    frames = []
+    for event in events:
+        if isinstance(event, dict) and len(event) == 1 and isinstance(event.get(UNPARSABLE_KEY), str):
+            frames.append(encode_frame({":event-type": "contentBlockDelta", ":message-type": "event"},
+                                       event[UNPARSABLE_KEY].encode("utf-8", "surrogatepass")))
+        elif isinstance(event, dict) and len(event) == 1 and isinstance(next(iter(event.values())), dict):
+            name, body = next(iter(event.items()))
+            frames.append(_aws_frame(str(name), body))
+        else:
+            frames.append(encode_frame({":event-type": "unknownEvent", ":message-type": "event"},
+                                       _payload_text(event).encode("utf-8", "surrogatepass")))
+    return b"".join(frames)
+
+
+def _aws_frame(name: str, body: dict[str, Any]) -> bytes:
+    kind = "exception" if name.endswith("Exception") else "event"
+    headers = {":exception-type" if kind == "exception" else ":event-type": name,
+               ":content-type": "application/json", ":message-type": kind}
+    return encode_frame(headers, _payload_text(body).encode("utf-8", "surrogatepass"))
 
 
 def _payload_text(event: Any) -> str:

@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolstream_core.sse import UNPARSABLE_KEY, EventDecoder
+from toolstream_core._adapters import unwrap
+from toolstream_core.sse import UNPARSABLE_KEY, EventDecoder, format_for
 
 from ._server import DROPPED_HEADER
 
@@ -121,7 +122,9 @@ def _load_jsonl(path: Path, data: bytes) -> StreamSource:
         if isinstance(record, dict) and record.get("done") is True:
             continue  # the wire's [DONE] marker: transport framing, not a vendor event
         if isinstance(record, dict) and "data" in record:
-            events.append(record["data"])
+            # A Bedrock event's name is its only kind: kept, in the shape boto3 yields.
+            events.append(unwrap(record) if "event" in record and isinstance(record["data"], dict)
+                          else record["data"])
         elif isinstance(record, dict) and isinstance(record.get("raw"), str):
             # A payload that was not JSON on the wire: fed as the same anomaly marker
             # the byte decoder produces, so the assembler counts it.
@@ -190,7 +193,12 @@ def api_from_uri(uri: str) -> str | None:
         return "anthropic"
     if ":streamGenerateContent" in path or ":generateContent" in path:
         return "gemini"
-    return None
+    return _NEW_FAMILY_PATHS.get(path.rsplit("/", 1)[-1] if "/model/" in path else path)
+
+
+#: Bedrock ``/model/{id}/converse-stream`` (and ``converse``), Ollama, Cohere v2.
+_NEW_FAMILY_PATHS = {"converse-stream": "bedrock-converse", "converse": "bedrock-converse",
+                     "/api/chat": "ollama", "/v2/chat": "cohere"}
 
 
 def header_value(headers: Any, name: str) -> str | None:
@@ -293,8 +301,7 @@ def decode_body(body: bytes, content_type: str = "") -> tuple[list[Any], bool, l
     JSON array, payloads that are not JSON objects passed on as anomaly markers,
     and a body that ends mid-event reported as a cut connection.
     """
-    fmt: Any = "sse" if "event-stream" in content_type else "auto"
-    decoder = EventDecoder(fmt)
+    decoder = EventDecoder(format_for(content_type))
     events = [*decoder.feed(body), *decoder.close()]
     notes: list[str] = []
     odd = sum(1 for e in events if isinstance(e, dict) and UNPARSABLE_KEY in e)
