@@ -384,5 +384,6 @@ def test_queue_body_status_headers_and_drop(emu: VendorEmulator) -> None:
     assert (r.status_code, r.headers["x-extra"], r.content) == (529, "1", b'{"type":"error"}')
     with pytest.raises(httpx.RemoteProtocolError):
         httpx.post(emu.base_url + "/v1/messages", json=request)
+    assert emu.statuses == [529, 200]  # the dropped body's status line went out
     with pytest.raises(ValueError, match="unknown API"):
         emu.queue_body("nope", b"")

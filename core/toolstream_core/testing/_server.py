@@ -132,6 +132,7 @@ class VendorEmulator:
         self._bodies: defaultdict[str, deque[_Body]] = defaultdict(deque)
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
+        self._statuses: list[int] = []
         self._server: AsyncHTTPServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------
@@ -139,7 +140,7 @@ class VendorEmulator:
         """Bind and serve from a background event loop; returns ``self``."""
         if self._server is not None:
             return self
-        self._server = AsyncHTTPServer(self._answer, self._host, self._port, [
+        self._server = AsyncHTTPServer(self._answer_logged, self._host, self._port, [
             ("Server", "toolstream-emulator/1"),
             # a fixed Date: a scenario's response bytes never depend on the clock
             ("Date", "Mon, 16 Jun 2025 00:00:00 GMT")])
@@ -192,6 +193,7 @@ class VendorEmulator:
         with self._lock:
             self._requests.clear()
             self._headers.clear()
+            self._statuses.clear()
             for q in self._queues.values():
                 q.clear()
             self._bodies.clear()
@@ -212,7 +214,24 @@ class VendorEmulator:
         with self._lock:
             self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
 
+    @property
+    def statuses(self) -> list[int]:
+        """The HTTP status answered to each request in :attr:`requests` (same order; 0: the
+        connection was reset before any response)."""
+        with self._lock:
+            return list(self._statuses)
+
     # -- used by the handler -------------------------------------------------------
+    def _answer_logged(self, request: Request) -> Response:
+        """:meth:`_answer`, noting the status of every request it recorded."""
+        with self._lock:
+            before = len(self._requests)
+        response = self._answer(request)
+        with self._lock:
+            if len(self._requests) > before:
+                self._statuses.append(response.status)
+        return response
+
     def _next_body(self, api: str) -> Response | None:
         """The response for the oldest body queued for ``api`` (None: none queued)."""
         with self._lock:
