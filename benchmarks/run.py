@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import e2e, floor, load, report
+from benchmarks import e2e, families, floor, load, report
 from benchmarks.memory import core_peak, memory_workloads
 from benchmarks.peers import BY_KEY, core_available
 from benchmarks.plan import PROFILES, Profile, Series
@@ -38,6 +38,14 @@ VERSIONS = (
     "llama-index-llms-openai",
     "openai",
     "anthropic",
+    "boto3",
+    "ollama",
+    "cohere",
+    "langchain-aws",
+    "langchain-ollama",
+    "langchain-cohere",
+    "llama-index-llms-bedrock-converse",
+    "llama-index-llms-ollama",
     "pydantic",
     "jiter",
 )
@@ -258,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         nargs="+",
         metavar="SECTION",
-        choices=["floor", "series", "parallel", "streams", "memory", "e2e", "load"],
+        choices=["floor", "series", "parallel", "streams", "memory", "e2e", "load", "families"],
         help="run only these sections",
     )
     parser.set_defaults(profile="default")
@@ -269,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     profile = PROFILES[args.profile]()
-    sections = set(args.only or ["floor", "series", "parallel", "streams", "memory", "e2e", "load"])
+    sections = set(args.only or ["floor", "series", "parallel", "streams", "memory", "e2e", "load",
+                                 "families"])
     started = time.perf_counter()
     results: dict[str, Any] = {
         "meta": {
@@ -309,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         ("memory", "memory", lambda: run_memory(profile)),
         ("e2e", "e2e", lambda: e2e.run(profile)),
         ("load", "load", lambda: load.run_for_profile(profile.name)),
+        ("families", "families", lambda: families.run(profile)),
     ]
     for section, key, step in steps:
         if section in sections:
@@ -323,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         text = floor.render(results["floor"]) + "\n\n" + text
     if results.get("e2e"):
         text += "\n\n" + e2e.render(results["e2e"])
+    if results.get("families"):
+        text += "\n\n" + families.render(results["families"])
     if results.get("load"):
         text += "\n\n## Many streams at once (issue 12, target 5)\n\n" + load.render(results["load"])
     (args.out / "results.md").write_text(text)

@@ -137,3 +137,16 @@ def test_workloads_are_exact_and_wire_equals_dicts(bench: Any, api: str, payload
     wire = list(workload.iter_events("wire"))
     assert len(wire) == workload.n_chunks
     assert [json.loads(w) for w in wire] == list(workload.iter_events("dict"))
+
+
+def test_families_section_has_a_ratio_per_family(smoke_run: tuple[Path, dict[str, Any]]) -> None:
+    """Bedrock Converse, Ollama and Cohere: the gate committed the scenario's call each time
+    (the section returns "wrong" otherwise) and LangChain's class was timed beside it."""
+    out, results = smoke_run
+    rows = results["families"]
+    langchain = {r["api"]: r for r in rows if r.get("peer") == "langchain"}
+    assert set(langchain) == {"bedrock-converse", "ollama", "cohere"}
+    for api, row in langchain.items():
+        assert row["status"] in ("ok", "capped"), (api, row)
+        assert row["gate_ms"] > 0
+    assert "## Bedrock Converse, Ollama and Cohere" in (out / "results.md").read_text()

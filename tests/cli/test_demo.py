@@ -11,8 +11,14 @@ import pytest
 from cli_util import ANSI, RunCli
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
-APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama",
+        "cohere")
 PEERS = ("langchain", "llamaindex", "sdk")
+#: Where today's stack gets even a clean call wrong, from its own code:
+#: langchain-cohere 0.6 gives every streamed tool-call chunk a fresh uuid, so ``full +
+#: chunk`` cannot merge them (a named call with ``{}``, nameless fragments); LlamaIndex's
+#: Cohere class streams through the v1 chat API and its ``stream_chat`` reads text only.
+CLEAN_CALL_FAULTS = {("cohere", "langchain"), ("cohere", "llamaindex")}
 # The "latest" env has no LlamaIndex (it pins older SDK majors): its column must say so.
 HAS_LLAMAINDEX = importlib.util.find_spec("llama_index") is not None
 RUNNING = tuple(p for p in PEERS if HAS_LLAMAINDEX or p != "llamaindex")
@@ -73,8 +79,8 @@ def test_toolstream_rejects_the_truncated_call_the_peers_would_run(demo: dict[st
         ("write_file", "run", {"path": "/tmp/a"})
     ]
     assert demo["summary"]["peer_runs_of_rejected_calls"]["langchain"] >= 1
-    assert demo["summary"]["toolstream_rejected"] == 4
-    assert demo["summary"]["toolstream_error_results"] == 4
+    assert demo["summary"]["toolstream_rejected"] == len(APIS)
+    assert demo["summary"]["toolstream_error_results"] == len(APIS)
 
 
 def test_on_a_clean_call_everyone_agrees(demo: dict[str, Any]) -> None:
@@ -87,9 +93,9 @@ def test_on_a_clean_call_everyone_agrees(demo: dict[str, Any]) -> None:
         assert ts["error_results"] == []
         for peer in RUNNING:
             calls = row["engines"][peer]["calls"]
-            assert [(c["name"], c["verdict"], c["arguments"]) for c in calls] == [
-                ("write_file", "run", spec.arguments)
-            ], (api, peer)
+            got = [(c["name"], c["verdict"], c["arguments"]) for c in calls]
+            want = [("write_file", "run", spec.arguments)]
+            assert (got != want) is ((api, peer) in CLEAN_CALL_FAULTS), (api, peer, got)
         assert row["runs_what_toolstream_rejects"] == {p: [] for p in PEERS}
 
 

@@ -156,7 +156,8 @@ def test_truncated_cassette_is_rejected_and_paired(run_cli: RunCli, cassettes: P
     assert not ANSI.search(text.stdout)
 
 
-@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic", "gemini",
+                                 "bedrock-converse", "ollama", "cohere"])
 def test_every_bundled_cassette_replays_to_its_scenario(run_cli: RunCli, cassettes: Path,
                                                         api: str) -> None:
     """Raw cassette bytes -> EventDecoder -> Assembler gives what each scenario promises."""

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from toolstream_core import Assembler, Turn
 from toolstream_core.sse import EventDecoder
-from toolstream_core.testing import API_NAMES, DROPPED_HEADER, SCENARIOS, TOOLS
+from toolstream_core.testing import API_NAMES, DROPPED_HEADER, SCENARIOS, TOOLS, Expectation
 from toolstream_core.testing._clients import followup_sdk, stream_sdk
 from toolstream_core.testing._record_cassettes import MODELS
 from toolstream_core.testing._recording import (
@@ -41,7 +41,16 @@ def _load(text: str) -> Any:
 
 
 VENDOR_HOSTS = {"openai-chat": "api.openai.com", "openai-responses": "api.openai.com",
-                "anthropic": "api.anthropic.com", "gemini": "generativelanguage.googleapis.com"}
+                "anthropic": "api.anthropic.com", "gemini": "generativelanguage.googleapis.com",
+                "bedrock-converse": "bedrock-runtime.us-east-1.amazonaws.com",
+                "ollama": "localhost", "cohere": "api.cohere.com"}
+#: Where replay through an SDK must differ from the scenario's verdict, and why.
+THROUGH_SDK: dict[tuple[str, str], Any] = {
+    # The ollama client drops the id (and index) Ollama puts on each call, so a call
+    # re-sent under its id reaches the core as a second, identical call; the wire
+    # bytes keep the id (test_cassette_body_decoded_without_sdk sees one call).
+    ("ollama", "resent_duplicate"): Expectation(committed=("get_weather", "get_weather")),
+}
 
 
 def _turn(api: str, events: list[Any], error: BaseException | None) -> Turn:
@@ -51,8 +60,8 @@ def _turn(api: str, events: list[Any], error: BaseException | None) -> Turn:
     return assembler.finish(transport_complete=error is None, error=error)
 
 
-def _check(turn: Turn, name: str) -> None:
-    expect = SCENARIOS[name].expect
+def _check(turn: Turn, name: str, expect: Expectation | None = None) -> None:
+    expect = expect or SCENARIOS[name].expect
     assert tuple(c.name for c in turn.committed) == expect.committed
     assert tuple(c.name for c in turn.rejected) == expect.rejected
     assert all(str(c.reason) in expect.reasons for c in turn.rejected), \
@@ -71,10 +80,10 @@ def test_cassette_replays_through_real_sdk(api: str, name: str) -> None:
     with use_cassette(f"{api}/{name}") as cassette:
         first = stream_sdk(api, model=MODELS[api])  # default vendor base URL
         turn = _turn(api, first.events, first.error)
-        _check(turn, name)
+        _check(turn, name, THROUGH_SDK.get((api, name)))
         if name == "dropped_connection":
             assert is_dropped_connection(first.error), repr(first.error)
-        if name == "truncated_length":
+        if name == "truncated_length":  # Ollama's whole call: the object read up to the cut
             assert turn.rejected[0].raw_arguments.startswith('{"path":"/tmp/a')
             assert turn.rejected[0].arguments is None
         if turn.calls:
@@ -112,7 +121,8 @@ def test_cassette_body_decoded_without_sdk(api: str, name: str) -> None:
 def test_cassettes_name_only_vendor_hosts_and_hold_no_secrets() -> None:
     for path in CASSETTE_DIR.glob("*/*.yaml"):
         text = path.read_text(encoding="utf-8")
-        assert "127.0.0.1" not in text and "localhost" not in text, path
+        assert "127.0.0.1" not in text, path
+        assert "localhost" not in text or path.parent.name == "ollama", path  # its own origin
         doc = _load(text)
         for interaction in doc["interactions"]:
             request = interaction["request"]

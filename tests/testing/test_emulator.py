@@ -15,12 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
-from toolstream_core.testing import API_NAMES, SCENARIOS, TOOLS, VendorEmulator
+from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.testing._clients import stream_sdk
 from toolstream_core.testing._recording import is_dropped_connection
 from toolstream_core.testing._scenarios import build_script, scenario_rng, split_text
 
-CASES = [(api, name) for name, sc in SCENARIOS.items() for api in API_NAMES if api in sc.apis]
+#: The SSE APIs this file's collector reads (the other families: test_emulator_families.py).
+SSE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+CASES = [(api, name) for name, sc in SCENARIOS.items() for api in SSE_APIS if api in sc.apis]
 NORMAL_END = {"openai-chat": {"tool_calls", "stop"}, "openai-responses": {"response.completed"},
               "anthropic": {"tool_use", "end_turn"}, "gemini": {"STOP"}}
 LENGTH_END = {"openai-chat": "length", "openai-responses": "response.incomplete",
@@ -230,7 +232,7 @@ def test_queue_rejects_scenarios_an_api_does_not_have(emu: VendorEmulator) -> No
     with pytest.raises(ValueError, match="unknown scenario"):
         emu.queue("gemini", "nope")
     with pytest.raises(ValueError, match="unknown API"):
-        emu.queue("cohere", "text")
+        emu.queue("mistral", "text")
 
 
 def test_soft_drop_ends_cleanly_with_marker() -> None:

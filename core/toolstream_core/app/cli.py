@@ -360,6 +360,8 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
                 f"  openai-chat, openai-responses  {base}/v1\n"
                 f"  anthropic                      {base}\n"
                 f"  gemini                         {base}\n"
+                f"  bedrock-converse (endpoint_url) {base}\n"
+                f"  ollama (host), cohere          {base}\n"
                 "choose a scenario with the model name 'scenario:<name>':\n"
                 f"  {', '.join(sorted(SCENARIOS))}\n"
                 "Ctrl-C to stop\n"

@@ -421,8 +421,9 @@ def render(doc: dict[str, Any], style: Style, total_width: int = 100) -> str:
         "RUNS: handed to the tool runner. invalid: set aside, its id left unanswered. raises: "
         "the stream ends in an exception; nothing runs and no id is answered. SDK helper: "
         "OpenAI chat.completions.stream / responses.stream and get_final_*, Anthropic "
-        "messages.stream and get_final_message, google-genai chunk.function_calls; argument "
-        "text read with json.loads."
+        "messages.stream and get_final_message, google-genai chunk.function_calls, the "
+        "event loops the boto3 (converse_stream) and Cohere (chat_stream) docs show, Ollama's "
+        "chunk.message.tool_calls; argument text read with json.loads."
     )
     out.extend(style.dim(line) for line in textwrap.wrap(legend, total_width))
     return "\n".join(out) + "\n"

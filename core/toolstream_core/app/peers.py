@@ -156,7 +156,7 @@ def make_target(cassette: Path, interaction: Mapping[str, Any], index: int, work
         yaml.safe_dump({"interactions": [dict(interaction)], "version": 1}, allow_unicode=True),
         encoding="utf-8",
     )
-    declared = body.get("tools")
+    declared = _declared_tools(body)
     wire_tools: list[Any] = declared if isinstance(declared, list) else []
     return Target(
         cassette=single,
@@ -171,11 +171,19 @@ def make_target(cassette: Path, interaction: Mapping[str, Any], index: int, work
     )
 
 
+def _declared_tools(body: Mapping[str, Any]) -> Any:
+    """The request's tool list (Bedrock's sits under ``toolConfig``)."""
+    config = body.get("toolConfig")
+    return config.get("tools") if isinstance(config, Mapping) else body.get("tools")
+
+
 def _base_url(api: str, uri: str) -> tuple[str, str | None]:
     """The client base URL that makes the SDK send its request to the recorded path."""
     parts = urlsplit(uri)
     root = f"{parts.scheme}://{parts.netloc}"
     path = parts.path
+    if api in ("bedrock-converse", "ollama", "cohere"):  # their SDKs add the whole path
+        return root, None
     if api == "openai-chat":
         return root + path[: path.rfind("/chat/completions")], None
     if api == "openai-responses":
@@ -244,10 +252,13 @@ def tools_from_request(api: str, wire_tools: list[Any]) -> dict[str, dict[str, A
                     )
                     found[decl["name"]] = _json_schema_types(schema)
             continue
-        inner = tool.get("function")
+        inner = tool.get("function") or tool.get("toolSpec")
         function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
         name = function.get("name")
         schema = function.get("parameters") or function.get("input_schema")
+        spec = function.get("inputSchema")
+        if schema is None and isinstance(spec, Mapping):  # Bedrock: {"json": schema}
+            schema = spec.get("json")
         if isinstance(name, str) and isinstance(schema, Mapping):
             found[name] = dict(schema)
     return found
@@ -300,6 +311,9 @@ _SDK_FOR: dict[str, tuple[str, str]] = {
     "openai-responses": ("openai", "openai"),
     "anthropic": ("anthropic", "anthropic"),
     "gemini": ("google.genai", "google-genai"),
+    "bedrock-converse": ("boto3", "boto3"),
+    "ollama": ("ollama", "ollama"),
+    "cohere": ("cohere", "cohere"),
 }
 
 
@@ -372,21 +386,29 @@ def _label(engine: str, api: str) -> str:
             "openai-responses": "ChatOpenAI(use_responses_api)",
             "anthropic": "ChatAnthropic",
             "gemini": "ChatGoogleGenerativeAI",
+            "bedrock-converse": "ChatBedrockConverse",
+            "ollama": "ChatOllama",
+            "cohere": "ChatCohere",
         },
         "llamaindex": {
             "openai-chat": "OpenAI",
             "openai-responses": "OpenAIResponses",
             "anthropic": "Anthropic",
             "gemini": "GoogleGenAI",
+            "bedrock-converse": "BedrockConverse",
+            "ollama": "Ollama",
+            "cohere": "Cohere",
         },
         "sdk": {
             "openai-chat": "chat.completions.stream",
             "openai-responses": "responses.stream",
             "anthropic": "messages.stream",
             "gemini": "chunk.function_calls",
+            "bedrock-converse": "converse_stream events",
+            "ollama": "chunk.message.tool_calls",
+            "cohere": "chat_stream events",
         },
-        "toolstream": {api: "Assembler" for api in ("openai-chat", "openai-responses",
-                                                     "anthropic", "gemini")},
+        "toolstream": {api: "Assembler" for api in _SDK_FOR},
     }
     return labels[engine][api]
 
@@ -540,6 +562,8 @@ def _langchain_model(target: Target) -> Any:
             max_retries=0,
             max_tokens=_MAX_TOKENS,
         )
+    if target.api in _LANGCHAIN_FAMILIES:
+        return _LANGCHAIN_FAMILIES[target.api](target)
     chat_google = _need(
         extra, lambda: __import__("langchain_google_genai").ChatGoogleGenerativeAI
     )
@@ -550,6 +574,33 @@ def _langchain_model(target: Target) -> Any:
         max_retries=0,
         client_args={"http_options": _gemini_http_options(target)},
     )
+
+
+def _chat_bedrock(target: Target) -> Any:
+    chat = _need("langchain", lambda: __import__("langchain_aws").ChatBedrockConverse)
+    # keys given so the control-plane client it also builds does not look for an AWS
+    # profile (an instance-metadata request the recorded exchange does not hold)
+    return chat(model=target.model, client=_client(target), region_name="us-east-1",
+                aws_access_key_id=_DEMO_KEY, aws_secret_access_key=_DEMO_KEY,
+                max_tokens=_MAX_TOKENS)
+
+
+def _chat_ollama(target: Target) -> Any:
+    chat = _need("langchain", lambda: __import__("langchain_ollama").ChatOllama)
+    return chat(model=target.model, base_url=target.base_url, num_predict=_MAX_TOKENS)
+
+
+def _chat_cohere(target: Target) -> Any:
+    chat = _need("langchain", lambda: __import__("langchain_cohere").ChatCohere)
+    return chat(model=target.model, cohere_api_key=_DEMO_KEY, base_url=target.base_url,
+                max_retries=0, max_tokens=_MAX_TOKENS)
+
+
+_LANGCHAIN_FAMILIES: dict[str, Callable[[Target], Any]] = {
+    "bedrock-converse": _chat_bedrock,
+    "ollama": _chat_ollama,
+    "cohere": _chat_cohere,
+}
 
 
 def _llamaindex(target: Target, label: str) -> Outcome:
@@ -589,8 +640,27 @@ def _llamaindex_model(api: str, model: str) -> str:
     return model
 
 
+def _llamaindex_family(target: Target) -> Any:
+    """LlamaIndex's Bedrock Converse, Ollama and Cohere classes, on the replayed exchange."""
+    extra = "llamaindex"
+    if target.api == "bedrock-converse":
+        llm = _need(extra, lambda: __import__("llama_index.llms.bedrock_converse",
+                                              fromlist=["x"]).BedrockConverse)
+        return llm(model=target.model, client=_client(target), region_name="us-east-1",
+                   max_tokens=_MAX_TOKENS, max_retries=1)
+    if target.api == "ollama":
+        llm = _need(extra, lambda: __import__("llama_index.llms.ollama",
+                                              fromlist=["x"]).Ollama)
+        return llm(model=target.model, base_url=target.base_url, context_window=32_768)
+    llm = _need(extra, lambda: __import__("llama_index.llms.cohere", fromlist=["x"]).Cohere)
+    return llm(model=target.model, api_key=_DEMO_KEY, base_url=target.base_url,
+               max_retries=0, max_tokens=_MAX_TOKENS)
+
+
 def _llamaindex_llm(target: Target) -> Any:
     extra = "llamaindex"
+    if target.api in _LANGCHAIN_FAMILIES:
+        return _llamaindex_family(target)
     if target.api == "gemini":
         google_llm = _need(extra, lambda: __import__("llama_index.llms.google_genai",
                                                      fromlist=["x"]).GoogleGenAI)
@@ -617,6 +687,11 @@ def _llamaindex_llm(target: Target) -> Any:
 
 
 def _sdk(target: Target, label: str) -> Outcome:
+    loop = _EVENT_LOOPS.get(target.api)
+    if loop is not None:  # no accumulating helper: the loop their docs show
+        events, error = sdk_chunks(target)
+        return Outcome("sdk", label, "ok", calls=loop(events),
+                       error=None if error is None else _exc_text(error))
     if target.api == "openai-chat":
         client = _client(target)
         with client.chat.completions.stream(
@@ -670,6 +745,59 @@ def _sdk(target: Target, label: str) -> Outcome:
         for fc in chunk.function_calls or []:
             calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
     return Outcome("sdk", label, "ok", calls=calls)
+
+
+def _bedrock_calls(events: list[Any]) -> list[CallView]:
+    """``toolUse`` input text gathered per block, ``json.loads`` at ``contentBlockStop``."""
+    open_calls: dict[Any, list[Any]] = {}
+    calls: list[CallView] = []
+    for event in events:
+        if "contentBlockStart" in event:
+            block = event["contentBlockStart"]
+            use = block.get("start", {}).get("toolUse")
+            if use:
+                open_calls[block.get("contentBlockIndex")] = [use.get("name"),
+                                                              use.get("toolUseId"), ""]
+        elif "contentBlockDelta" in event:
+            block = event["contentBlockDelta"]
+            entry = open_calls.get(block.get("contentBlockIndex"))
+            if entry is not None:
+                entry[2] += block.get("delta", {}).get("toolUse", {}).get("input", "")
+        elif "contentBlockStop" in event:
+            entry = open_calls.pop(event["contentBlockStop"].get("contentBlockIndex"), None)
+            if entry is not None:
+                calls.append(_loaded(entry[0], entry[1], entry[2], None))
+    return calls
+
+
+def _ollama_calls(events: list[Any]) -> list[CallView]:
+    """Ollama's calls arrive whole: each chunk's ``message.tool_calls``."""
+    return [CallView(tc.function.name, None, RUN, dict(tc.function.arguments))
+            for chunk in events for tc in chunk.message.tool_calls or []]
+
+
+def _cohere_calls(events: list[Any]) -> list[CallView]:
+    """``tool-call-delta`` text gathered by index, ``json.loads`` at ``tool-call-end``."""
+    open_calls: dict[Any, list[Any]] = {}
+    calls: list[CallView] = []
+    for event in events:
+        kind = getattr(event, "type", None)
+        if kind == "tool-call-start":
+            tc = event.delta.message.tool_calls
+            open_calls[event.index] = [tc.function.name, tc.id, tc.function.arguments or ""]
+        elif kind == "tool-call-delta" and event.index in open_calls:
+            open_calls[event.index][2] += event.delta.message.tool_calls.function.arguments
+        elif kind == "tool-call-end" and event.index in open_calls:
+            name, call_id, text = open_calls.pop(event.index)
+            calls.append(_loaded(name, call_id, text, None))
+    return calls
+
+
+_EVENT_LOOPS: dict[str, Callable[[list[Any]], list[CallView]]] = {
+    "bedrock-converse": _bedrock_calls,
+    "ollama": _ollama_calls,
+    "cohere": _cohere_calls,
+}
 
 
 def _text(value: Any) -> Any:

@@ -24,8 +24,12 @@ API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "openai-responses": ("OPENAI_API_KEY",),
     "anthropic": ("ANTHROPIC_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    # boto3 signs with its own credential chain; one of these says there is one to use
+    "bedrock-converse": ("AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE"),
+    "ollama": (),  # a local server takes no key
+    "cohere": ("CO_API_KEY", "COHERE_API_KEY"),
 }
-"""Where each API's key is read from, in order of preference."""
+"""Where each API's key is read from, in order of preference (none: no key needed)."""
 
 
 class RecordUsageError(Exception):
@@ -77,6 +81,8 @@ def load_tools(path: str) -> dict[str, dict[str, Any]]:
 def api_key(api: str, environ: Mapping[str, str] | None = None) -> str:
     """The key for ``api`` from the environment; a clear error naming the variables if absent."""
     env = os.environ if environ is None else environ
+    if not API_KEY_ENV[api]:
+        return ""
     for name in API_KEY_ENV[api]:
         value = env.get(name)
         if value:

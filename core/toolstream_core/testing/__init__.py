@@ -19,11 +19,21 @@ Point the real SDKs at it:
 - Anthropic: ``anthropic.Anthropic(base_url=emu.base_url, api_key="test")``
 - Gemini: ``google.genai.Client(api_key="test",
   http_options=types.HttpOptions(base_url=emu.base_url))``
+- Bedrock: ``boto3.client("bedrock-runtime", region_name="us-east-1",
+  endpoint_url=emu.base_url, aws_access_key_id="x", aws_secret_access_key="x")``
+- Ollama: ``ollama.Client(host=emu.base_url)``
+- Cohere: ``cohere.ClientV2(api_key="test", base_url=emu.base_url)``
+
+(`toolstream_core.vendors.make_client` builds each of them.)
 
 APIs: ``"openai-chat"`` (``POST /v1/chat/completions``), ``"openai-responses"``
 (``POST /v1/responses``), ``"anthropic"`` (``POST /v1/messages``), ``"gemini"``
 (``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` and
-``:generateContent``).
+``:generateContent``), ``"bedrock-converse"`` (``POST /model/{modelId}/converse-stream``
+as AWS event-stream frames, and ``/converse``), ``"ollama"`` (``POST /api/chat``, NDJSON
+unless ``"stream": false``; ``/api/show``, ``/api/tags``, ``/api/version`` too) and
+``"cohere"`` (``POST /v2/chat``). Bedrock's model is in the URL path, so
+``modelId="scenario:<name>"`` picks the scenario there.
 
 Which scenario a request plays: a model named ``scenario:<name>`` picks it for
 that request; otherwise the next name queued for the API; otherwise ``text`` (a

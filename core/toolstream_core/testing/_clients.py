@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolstream_core.vendors import declare_tools, make_client, open_stream
 
@@ -96,25 +96,35 @@ def stream_sdk(api: str, *, model: str, base_url: str | None = None, api_key: st
                     max_tokens=max_tokens)
 
 
-def _result_texts(turn: Any) -> dict[str, tuple[str, bool]]:
-    """Tool result text per call id: the paired error for rejected calls, a stub otherwise."""
-    texts: dict[str, tuple[str, bool]] = {}
-    for call in turn.calls:
-        if call.id:
-            texts[call.id] = (f"{call.name}: done (emulated tool result)", False)
-    for result in turn.error_results():
-        texts[result.tool_call_id] = (result.content, True)
-    return texts
+class _Answer(NamedTuple):
+    """One call of the turn and the result the agent sends for it."""
+
+    call: Any
+    text: str
+    is_error: bool
 
 
-def _unique_calls(turn: Any) -> list[Any]:
+def _answers(turn: Any) -> list[_Answer]:
+    """Each call once (a re-sent id is one call), with its result text.
+
+    Committed calls get a stub result, rejected ones their ``ErrorResult`` text
+    (``error_results()`` is in the order of ``rejected``). A call without an id
+    (the ``ollama`` client drops them) is its own call, answered by position.
+    """
+    errors = {id(c): r.content for c, r in zip(turn.rejected, turn.error_results(),
+                                                strict=True)}
     seen: set[str] = set()
-    calls = []
+    answers: list[_Answer] = []
     for call in turn.calls:
-        if call.id and call.id not in seen:
+        if call.id and call.id in seen:
+            continue
+        if call.id:
             seen.add(call.id)
-            calls.append(call)
-    return calls
+        error = errors.get(id(call))
+        answers.append(_Answer(call, error if error is not None
+                               else f"{call.name}: done (emulated tool result)",
+                               error is not None))
+    return answers
 
 
 def followup_sdk(api: str, turn: Any, *, model: str, base_url: str | None = None,
@@ -126,15 +136,9 @@ def followup_sdk(api: str, turn: Any, *, model: str, base_url: str | None = None
     so the history is legal for the vendor (the emulator checks it like the
     real APIs do). Arguments of calls that did not commit are sent as ``{}``.
     """
-    calls = _unique_calls(turn)
-    texts = _result_texts(turn)
     result = StreamResult()
-
-    def args_of(call: Any) -> dict[str, Any]:
-        return dict(call.arguments) if call.arguments is not None else {}
-
     try:
-        history = _history(api, prompt, calls, texts, args_of)
+        history = _history(api, prompt, _answers(turn))
     except ImportError as exc:
         result.error = exc
         return result
@@ -142,45 +146,102 @@ def followup_sdk(api: str, turn: Any, *, model: str, base_url: str | None = None
                     contents=history, tools=tools)
 
 
-def _history(api: str, prompt: str, calls: list[Any], texts: dict[str, tuple[str, bool]],
-             args_of: Any) -> list[Any]:
-    """The user prompt, the assistant's calls and one result each, in ``api``'s shape."""
-    if api == "openai-chat":
-        return [{"role": "user", "content": prompt},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(args_of(c))}}
-                    for c in calls]},
-                *({"role": "tool", "tool_call_id": c.id, "content": texts[c.id][0]}
-                  for c in calls)]
-    if api == "openai-responses":
-        return [{"role": "user", "content": prompt},
-                *({"type": "function_call", "call_id": c.id, "name": c.name,
-                   "arguments": json.dumps(args_of(c))} for c in calls),
-                *({"type": "function_call_output", "call_id": c.id,
-                   "output": texts[c.id][0]} for c in calls)]
-    if api == "anthropic":
-        return [
-            {"role": "user", "content": prompt},
-            {"role": "assistant", "content": [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": args_of(c)}
-                for c in calls]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": c.id, "content": texts[c.id][0],
-                 "is_error": texts[c.id][1]} for c in calls]},
-        ]
-    if api == "gemini":
-        from google.genai import types
+def _args(call: Any) -> dict[str, Any]:
+    """The arguments sent back for a call (``{}`` for one that did not commit)."""
+    return dict(call.arguments) if call.arguments is not None else {}
 
-        return [
-            types.Content(role="user", parts=[types.Part(text=prompt)]),
-            types.Content(role="model", parts=[
-                types.Part(function_call=types.FunctionCall(
-                    name=c.name, args=args_of(c), id=c.id)) for c in calls]),
-            types.Content(role="user", parts=[
-                types.Part(function_response=types.FunctionResponse(
-                    name=c.name, id=c.id,
-                    response={"error" if texts[c.id][1] else "output": texts[c.id][0]}))
-                for c in calls]),
-        ]
-    raise ValueError(f"unknown API {api!r}")
+
+def _history(api: str, prompt: str, answers: list[_Answer]) -> list[Any]:
+    """The user prompt, the assistant's calls and one result each, in ``api``'s shape."""
+    build = _HISTORY.get(api)
+    if build is None:
+        raise ValueError(f"unknown API {api!r}")
+    return build(prompt, answers)
+
+
+def _openai_chat(prompt: str, answers: list[_Answer]) -> list[Any]:
+    return [{"role": "user", "content": prompt},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": a.call.id, "type": "function",
+                 "function": {"name": a.call.name, "arguments": json.dumps(_args(a.call))}}
+                for a in answers]},
+            *({"role": "tool", "tool_call_id": a.call.id, "content": a.text} for a in answers)]
+
+
+def _openai_responses(prompt: str, answers: list[_Answer]) -> list[Any]:
+    return [{"role": "user", "content": prompt},
+            *({"type": "function_call", "call_id": a.call.id, "name": a.call.name,
+               "arguments": json.dumps(_args(a.call))} for a in answers),
+            *({"type": "function_call_output", "call_id": a.call.id, "output": a.text}
+              for a in answers)]
+
+
+def _anthropic(prompt: str, answers: list[_Answer]) -> list[Any]:
+    return [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": a.call.id, "name": a.call.name, "input": _args(a.call)}
+            for a in answers]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": a.call.id, "content": a.text,
+             "is_error": a.is_error} for a in answers]},
+    ]
+
+
+def _gemini(prompt: str, answers: list[_Answer]) -> list[Any]:
+    from google.genai import types
+
+    return [
+        types.Content(role="user", parts=[types.Part(text=prompt)]),
+        types.Content(role="model", parts=[
+            types.Part(function_call=types.FunctionCall(
+                name=a.call.name, args=_args(a.call), id=a.call.id)) for a in answers]),
+        types.Content(role="user", parts=[
+            types.Part(function_response=types.FunctionResponse(
+                name=a.call.name, id=a.call.id,
+                response={"error" if a.is_error else "output": a.text}))
+            for a in answers]),
+    ]
+
+
+def _bedrock(prompt: str, answers: list[_Answer]) -> list[Any]:
+    return [
+        {"role": "user", "content": [{"text": prompt}]},
+        {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": a.call.id, "name": a.call.name, "input": _args(a.call)}}
+            for a in answers]},
+        {"role": "user", "content": [
+            {"toolResult": {"toolUseId": a.call.id, "content": [{"text": a.text}],
+                            "status": "error" if a.is_error else "success"}}
+            for a in answers]},
+    ]
+
+
+def _ollama(prompt: str, answers: list[_Answer]) -> list[Any]:
+    """Ollama pairs a ``tool`` message with its call by position (and ``tool_name``)."""
+    return [{"role": "user", "content": prompt},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"function": {"name": a.call.name, "arguments": _args(a.call)}}
+                for a in answers]},
+            *({"role": "tool", "content": a.text, "tool_name": a.call.name} for a in answers)]
+
+
+def _cohere(prompt: str, answers: list[_Answer]) -> list[Any]:
+    return [{"role": "user", "content": prompt},
+            {"role": "assistant", "tool_plan": "I will call the tools.", "tool_calls": [
+                {"id": a.call.id, "type": "function",
+                 "function": {"name": a.call.name, "arguments": json.dumps(_args(a.call))}}
+                for a in answers]},
+            *({"role": "tool", "tool_call_id": a.call.id, "content": a.text}
+              for a in answers)]
+
+
+_HISTORY: dict[str, Callable[[str, list[_Answer]], list[Any]]] = {
+    "openai-chat": _openai_chat,
+    "openai-responses": _openai_responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "bedrock-converse": _bedrock,
+    "ollama": _ollama,
+    "cohere": _cohere,
+}

@@ -20,6 +20,7 @@ import logging
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ._clients import followup_sdk, stream_sdk
 from ._profiles import PROFILES
@@ -38,7 +39,26 @@ MODELS: dict[str, str] = {
     "openai-responses": "gpt-4.1-mini",
     "anthropic": "claude-sonnet-4-5",
     "gemini": "gemini-2.5-flash",
+    "bedrock-converse": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "ollama": "qwen3:8b",
+    "cohere": "command-a-03-2025",
 }
+
+#: Request headers whose values change with every call (boto3's signing time and
+#: invocation id), fixed in the bundled cassettes so that re-recording gives the same
+#: bytes. Not secrets (those are scrubbed by ``recording_vcr``), so not its business.
+def _stable_user_agent(key: str, value: str | bytes, request: Any) -> str:
+    """botocore's user agent with its ``m/`` feature list sorted (it comes out in set order)."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return " ".join("m/" + ",".join(sorted(part[2:].split(","))) if part.startswith("m/")
+                    else part for part in text.split(" "))
+
+
+VOLATILE_HEADERS: tuple[tuple[str, Any], ...] = (
+    ("x-amz-date", "20250616T000000Z"),
+    ("amz-sdk-invocation-id", "00000000-0000-4000-8000-000000000000"),
+    ("user-agent", _stable_user_agent),
+)
 
 #: Where the profiles' cassettes go, under the cassette directory.
 PROFILE_DIR = "profiles"
@@ -59,7 +79,9 @@ def record_one(emu: VendorEmulator, api: str, scenario: str, out: Path,
         out.unlink()
     model = MODELS[api]
     emu.queue(api, scenario)
-    with recording_vcr().use_cassette(str(out), record_mode="all"):
+    recorder = recording_vcr()
+    with recorder.use_cassette(str(out), record_mode="all",
+                               filter_headers=[*recorder.filter_headers, *VOLATILE_HEADERS]):
         first = stream_sdk(api, base_url=emu.base_url, model=model, api_key=api_key,
                            max_tokens=max_tokens)
         assembler = Assembler(tools=TOOLS, provider=api,  # type: ignore[arg-type]

@@ -117,6 +117,12 @@ def vendor_host_for_path(path: str) -> str:
     """The vendor origin that serves ``path`` (for rewriting emulator URLs)."""
     if path.startswith("/v1/messages"):
         return "https://api.anthropic.com"
+    if path.startswith("/model/"):
+        return "https://bedrock-runtime.us-east-1.amazonaws.com"
+    if path.startswith("/api/"):
+        return "http://localhost:11434"  # Ollama's own origin is the local server
+    if path.startswith("/v2/chat"):
+        return "https://api.cohere.com"
     if path.startswith(("/v1beta/", "/v1alpha/")) or ":streamGenerateContent" in path \
             or ":generateContent" in path:
         return "https://generativelanguage.googleapis.com"
@@ -136,9 +142,12 @@ class Scrubber:
         self._lock = threading.Lock()
 
     # -- vcrpy callables ---------------------------------------------------------------
-    def header_replacement(self, key: str, value: str, request: Any) -> str:
-        """``filter_headers`` replacement: remember the value, write ``REDACTED``."""
-        self._remember(value)
+    def header_replacement(self, key: str, value: str | bytes, request: Any) -> str:
+        """``filter_headers`` replacement: remember the value, write ``REDACTED``.
+
+        botocore signs into ``bytes`` header values (its ``Authorization``).
+        """
+        self._remember(value.decode("latin-1") if isinstance(value, bytes) else value)
         return REDACTED
 
     def query_replacement(self, key: str, value: str, request: Any) -> None:
@@ -353,8 +362,8 @@ def _dropping_stream(body: bytes, httpx: Any) -> Any:
 
 
 #: Exception classes (by name, in these modules) that mean the connection broke mid-body.
-_TRANSPORT_CLASSES = frozenset({"TransportError", "ClientPayloadError"})
-_TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "aiohttp")
+_TRANSPORT_CLASSES = frozenset({"TransportError", "ClientPayloadError", "ProtocolError"})
+_TRANSPORT_MODULES = ("httpx", "httpx2", "httpcore", "aiohttp", "urllib3")
 
 
 def is_dropped_connection(exc: BaseException | None) -> bool:
@@ -363,7 +372,8 @@ def is_dropped_connection(exc: BaseException | None) -> bool:
     The same cut body surfaces differently by SDK major and HTTP stack: httpx's
     (or httpx2's) ``RemoteProtocolError`` from anthropic 2.x, google-genai and
     openai 2.x, openai 3.x's ``APIConnectionError`` wrapping it, aiohttp's
-    ``ClientPayloadError`` on google-genai's async path. Tests that mean "the
+    ``ClientPayloadError`` on google-genai's async path, urllib3's
+    ``ProtocolError`` under boto3. Tests that mean "the
     transport broke" ask this instead of naming one of those classes.
     """
     seen: set[int] = set()
@@ -382,11 +392,47 @@ def replaying_drops() -> Iterator[None]:
 
     Wraps vcrpy's httpx response builder (a private function; if a vcrpy
     release renames it, replay degrades to a clean end of body and the
-    ``x-toolstream-transport`` header stays available to the caller).
+    ``x-toolstream-transport`` header stays available to the caller), and the
+    urllib3 response's ``stream`` (boto3), which raises urllib3's
+    ``ProtocolError`` there instead.
     """
+    with _urllib3_drops(), _httpx_drops():
+        yield
+
+
+@contextlib.contextmanager
+def _urllib3_drops() -> Iterator[None]:
+    """Marked bodies read through vcrpy's urllib3 stub (boto3's path) end in ``ProtocolError``."""
+    try:
+        from urllib3.exceptions import ProtocolError
+        from vcr.stubs import VCRHTTPResponse  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - no urllib3 stub: replay ends cleanly
+        yield
+        return
+    original = VCRHTTPResponse.stream
+
+    def stream(self: Any, amt: int = 65536, decode_content: Any = None) -> Iterator[bytes]:
+        yield from original(self, amt, decode_content)
+        if _marked_dropped(self.recorded_response):
+            raise ProtocolError("Response ended prematurely (replayed from a cassette "
+                                "recorded as a dropped connection)")
+
+    with _drop_lock:
+        if VCRHTTPResponse.stream is original and _drop_depth == 0:
+            VCRHTTPResponse.stream = stream
+    try:
+        yield
+    finally:
+        with _drop_lock:
+            if _drop_depth == 0 and VCRHTTPResponse.stream is stream:
+                VCRHTTPResponse.stream = original
+
+
+@contextlib.contextmanager
+def _httpx_drops() -> Iterator[None]:
     global _drop_depth, _drop_original
     try:
-        from vcr.stubs import httpx_stubs  # type: ignore[import-untyped]
+        from vcr.stubs import httpx_stubs
     except ImportError:  # pragma: no cover - vcrpy without httpx support
         yield
         return

@@ -29,7 +29,8 @@ __all__ = [
     "split_text",
 ]
 
-API_NAMES: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
+API_NAMES: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini",
+                              "bedrock-converse", "ollama", "cohere")
 _ALL = frozenset(API_NAMES)
 _CHAT = frozenset({"openai-chat"})
 _GEMINI = frozenset({"gemini"})

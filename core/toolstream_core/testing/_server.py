@@ -20,7 +20,15 @@ from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from . import _wire_anthropic, _wire_gemini, _wire_openai_chat, _wire_openai_responses
+from . import (
+    _wire_anthropic,
+    _wire_bedrock,
+    _wire_cohere,
+    _wire_gemini,
+    _wire_ollama,
+    _wire_openai_chat,
+    _wire_openai_responses,
+)
 from ._http import BACKLOG, AsyncHTTPServer, Request, Response
 from ._profiles import PROFILES, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
@@ -39,7 +47,15 @@ _WIRES: dict[str, ModuleType] = {
     "openai-responses": _wire_openai_responses,
     "anthropic": _wire_anthropic,
     "gemini": _wire_gemini,
+    "bedrock-converse": _wire_bedrock,
+    "ollama": _wire_ollama,
+    "cohere": _wire_cohere,
 }
+
+#: Ollama's read-only endpoints a framework class may call before it chats.
+_OLLAMA_INFO = frozenset({"/api/show", "/api/tags", "/api/version"})
+#: Bedrock's Converse endpoints: ``/model/{modelId}/converse-stream`` and ``.../converse``.
+_BEDROCK_ACTIONS = {"converse-stream": True, "converse": False}
 
 _MODEL_PREFIX = "scenario:"
 #: Request header naming the scenario (``name`` or ``name@tag``), for clients whose
@@ -84,6 +100,18 @@ def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
         return _Route("openai-responses", bool(body.get("stream")), model)
     if path == "/v1/messages":
         return _Route("anthropic", bool(body.get("stream")), model)
+    if path == "/api/chat":
+        return _Route("ollama", body.get("stream", True) is not False, model)
+    if path == "/v2/chat":
+        return _Route("cohere", bool(body.get("stream")), model)
+    if path.startswith("/model/"):
+        target, _, action = path[len("/model/"):].rpartition("/")
+        if action in _BEDROCK_ACTIONS:
+            return _Route("bedrock-converse", _BEDROCK_ACTIONS[action], target)
+    return _gemini_route(path)
+
+
+def _gemini_route(path: str) -> _Route | None:
     for prefix in ("/v1beta/models/", "/v1/models/", "/v1beta/", "/v1/"):
         if path.startswith(prefix) and ":" in path:
             target, _, method_name = path[len(prefix):].rpartition(":")
@@ -96,7 +124,7 @@ def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
 
 
 class VendorEmulator:
-    """A local server speaking the streaming wire formats of four LLM APIs.
+    """A local server speaking the streaming wire formats of seven LLM APIs.
 
     Use as a context manager (or ``start()``/``stop()``). Each request plays one
     scenario: the one named by a model ``scenario:<name>``, else the next one
@@ -264,6 +292,9 @@ class VendorEmulator:
     # -- the application ------------------------------------------------------------
     def _answer(self, request: Request) -> Response:
         """One HTTP request to one response (runs on the server's loop: quick, no I/O)."""
+        path = urlsplit(request.target).path.rstrip("/")
+        if path in _OLLAMA_INFO:
+            return self._ollama_info(request, path)
         if request.method != "POST":
             return _json(404, {"error": {"message": "not found",
                                          "type": "invalid_request_error"}})
@@ -282,7 +313,7 @@ class VendorEmulator:
         wire = _WIRES[route.api]
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
-            return _json(rejected.status, rejected.body)
+            return _reply(rejected)
         queued = self._next_body(route.api)
         if queued is not None:
             return queued
@@ -292,7 +323,7 @@ class VendorEmulator:
         try:
             _check_applies(route.api, name)
         except ValueError as exc:
-            return _json(400, _bad_request(route.api, str(exc)))
+            return _reply(_bad_request(route.api, str(exc)))
         seed = f"{self.seed}{_TAG_SEP}{tag}" if tag else self.seed
         script = build_script(name, scenario_rng(seed, route.api, name))
         rng = scenario_rng(seed, route.api, name + "/wire")
@@ -306,11 +337,21 @@ class VendorEmulator:
         reply: Reply = wire.render_complete(script, rng, model, body)
         if reply.body is None:  # a dropped connection: no response at all
             return Response(0, "", [], b"", abort=True)
-        return _json(reply.status, reply.body)
+        return _reply(reply)
+
+    def _ollama_info(self, request: Request, path: str) -> Response:
+        """``/api/show``, ``/api/tags``, ``/api/version``: details of the one emulated model."""
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = {}
+        model = str(body.get("model") or "emulated-model") if isinstance(body, dict) \
+            else "emulated-model"
+        return _reply(_wire_ollama.model_info(path, model))
 
     def _stream(self, rendered: Rendered, scenario: str) -> Response:
         soft = rendered.drop and self.soft_drop
-        headers = [("Content-Type", "text/event-stream; charset=utf-8"),
+        headers = [("Content-Type", rendered.content_type),
                    ("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked"),
                    ("x-toolstream-scenario", scenario)]
         if soft:
@@ -336,15 +377,30 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Serv
             529: "Site Overloaded"}
 
 
-def _json(status: int, body: dict[str, Any] | None) -> Response:
+def _json(status: int, body: dict[str, Any] | None,
+          headers: dict[str, str] | None = None) -> Response:
     return Response(status, _REASONS.get(status, "Error"),
-                    [("Content-Type", "application/json")], dumps(body).encode())
+                    [("Content-Type", "application/json"), *(headers or {}).items()],
+                    dumps(body).encode())
 
 
-def _bad_request(api: str, message: str) -> dict[str, Any]:
+def _reply(reply: Reply) -> Response:
+    return _json(reply.status, reply.body, reply.headers)
+
+
+def _bad_request(api: str, message: str) -> Reply:
+    """A 400 for a request the emulator cannot play, in ``api``'s own error shape."""
     if api == "anthropic":
-        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        return Reply(400, {"type": "error",
+                           "error": {"type": "invalid_request_error", "message": message}})
     if api == "gemini":
-        return {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
-    return {"error": {"message": message, "type": "invalid_request_error", "param": "model",
-                      "code": None}}
+        return Reply(400, {"error": {"code": 400, "message": message,
+                                     "status": "INVALID_ARGUMENT"}})
+    if api == "bedrock-converse":
+        return Reply(400, {"message": message}, {"x-amzn-ErrorType": "ValidationException"})
+    if api == "ollama":
+        return Reply(400, {"error": message})
+    if api == "cohere":
+        return Reply(400, {"id": "toolstream-emulator", "message": message})
+    return Reply(400, {"error": {"message": message, "type": "invalid_request_error",
+                                 "param": "model", "code": None}})

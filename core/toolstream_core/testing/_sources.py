@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -240,6 +240,8 @@ def request_model(request: Mapping[str, Any]) -> str | None:
     path = urlsplit(uri).path
     if "/models/" in path and ":" in path.rsplit("/models/", 1)[1]:
         return path.rsplit("/models/", 1)[1].rsplit(":", 1)[0]
+    if path.startswith("/model/"):  # Bedrock: /model/{modelId}/converse-stream
+        return unquote(path[len("/model/"):].rsplit("/", 1)[0])
     body = request.get("body")
     if isinstance(body, Mapping):
         body = body.get("string")

@@ -5,15 +5,23 @@ from __future__ import annotations
 import json
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CREATED", "Rendered", "Reply", "dumps", "rand_id", "sse"]
+if TYPE_CHECKING:
+    from ._scenarios import CallSpec, Script
+
+__all__ = ["CREATED", "SSE", "Rendered", "Reply", "dumps", "rand_id", "sse", "unanswered_calls",
+           "wire_calls"]
 
 #: A fixed timestamp so a scenario's bytes do not depend on the clock.
 CREATED = 1_750_000_000
 
 _ALNUM = string.ascii_letters + string.digits
+
+#: The content type of a streamed answer framed as Server-Sent Events.
+SSE = "text/event-stream; charset=utf-8"
 
 
 def dumps(obj: Any) -> str:
@@ -36,15 +44,18 @@ def rand_id(rng: random.Random, prefix: str, length: int) -> str:
 
 @dataclass
 class Rendered:
-    """A streamed answer: SSE frames, and whether the socket drops after them.
+    """A streamed answer: its frames, and whether the socket drops after them.
 
     ``drop`` means the server closes the connection without finishing the
-    chunked body, which the SDKs surface as a transport error.
+    chunked body, which the SDKs surface as a transport error. Frames are SSE
+    unless ``content_type`` says otherwise (Ollama's NDJSON lines, Bedrock's
+    binary AWS event-stream messages).
     """
 
     frames: list[bytes]
     drop: bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = SSE
 
 
 @dataclass
@@ -54,3 +65,56 @@ class Reply:
     status: int
     body: dict[str, Any] | None
     headers: dict[str, str] = field(default_factory=dict)
+
+
+def _call_key(call: Any) -> str:
+    """A call's id, else its function name (Ollama's older servers send no id)."""
+    if not isinstance(call, dict):
+        return ""
+    fn = call.get("function")
+    name = fn.get("name") if isinstance(fn, dict) else None
+    return str(call.get("id") or name or "")
+
+
+def unanswered_calls(messages: Any) -> tuple[int, list[str]] | None:
+    """The first assistant ``tool_calls`` turn whose calls lack ``tool`` messages after it.
+
+    For the chat shapes that answer a call with ``{"role": "tool", ...}`` messages
+    (Cohere v2, Ollama): a tool message answers its ``tool_call_id`` when it names
+    one, else the oldest call still open. Returns the index where a result was due
+    and the keys (id, else name) left unanswered; ``None`` when every call is paired.
+    """
+    if not isinstance(messages, list):
+        return None
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") != "assistant" \
+                or not msg.get("tool_calls"):
+            continue
+        pending = [_call_key(c) for c in msg["tool_calls"]]
+        j = i + 1
+        while j < len(messages) and isinstance(messages[j], dict) \
+                and messages[j].get("role") == "tool" and pending:
+            answered = messages[j].get("tool_call_id")
+            pending.remove(answered if answered in pending else pending[0])
+            j += 1
+        if pending:
+            return j, pending
+    return None
+
+
+def wire_calls(script: Script, make_id: Callable[[CallSpec], str]
+               ) -> list[tuple[str, CallSpec, str]]:
+    """``(id, call, argument text sent)`` per call of a wire that streams argument text.
+
+    The last call is cut at ``script.cut_at`` (a max-token stop or an error
+    mid-arguments); ``resent_duplicate`` sends each call twice under one id.
+    """
+    calls: list[tuple[str, CallSpec, str]] = []
+    for i, call in enumerate(script.calls):
+        args = call.args_text
+        if script.cut_at is not None and i == len(script.calls) - 1:
+            args = args[: script.cut_at]
+        calls.append((make_id(call), call, args))
+        if script.scenario == "resent_duplicate":
+            calls.append(calls[-1])
+    return calls

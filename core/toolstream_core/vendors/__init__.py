@@ -3,12 +3,15 @@
 The core never imports an SDK (it reads whatever objects the caller's SDK yields); the
 test kit and the ``toolstream`` command both have to *make* requests, and they make
 them through here so there is one spelling of each SDK's streaming call. Each API's
-quirks live in one private module (`_openai`, `_anthropic`, `_gemini`); the SDKs are
+quirks live in one private module (`_openai`, `_anthropic`, `_gemini`, `_bedrock`,
+`_ollama`, `_cohere`); the SDKs are
 optional extras, imported only when a client is built or a stream opened, so
 ``import toolstream_core.vendors`` costs nothing.
 
 Both majors of each SDK are supported (openai 2/3, anthropic 0.12x/2, google-genai
-2/3): only calls whose shape is the same in both are used.
+2/3): only calls whose shape is the same in both are used. Bedrock goes through
+boto3's ``bedrock-runtime`` client, Ollama through ``ollama.Client(host=)``, Cohere
+through ``cohere.ClientV2``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
-from . import _anthropic, _gemini, _openai
+from . import _anthropic, _bedrock, _cohere, _gemini, _ollama, _openai
 
 __all__ = [
     "SDK_EXTRA",
@@ -33,6 +36,9 @@ SDK_EXTRA: dict[str, str] = {
     "openai-responses": "openai",
     "anthropic": "anthropic",
     "gemini": "gemini",
+    "bedrock-converse": "bedrock",
+    "ollama": "ollama",
+    "cohere": "cohere",
 }
 """The ``toolstream-gate[...]`` extra that installs each API's SDK (for error messages)."""
 
@@ -46,14 +52,22 @@ def schema_description(name: str, schema: Mapping[str, Any]) -> str:
     return text if isinstance(text, str) and text else f"The {name} tool."
 
 
+_MODULES: dict[str, Any] = {
+    "openai-chat": _openai,
+    "openai-responses": _openai,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "bedrock-converse": _bedrock,
+    "ollama": _ollama,
+    "cohere": _cohere,
+}
+
+
 def _module(api: str) -> Any:
-    if api in ("openai-chat", "openai-responses"):
-        return _openai
-    if api == "anthropic":
-        return _anthropic
-    if api == "gemini":
-        return _gemini
-    raise ValueError(f"unknown API {api!r}")
+    try:
+        return _MODULES[api]
+    except KeyError:
+        raise ValueError(f"unknown API {api!r}") from None
 
 
 def make_client(api: str, *, api_key: str, base_url: str | None = None,

@@ -14,14 +14,20 @@ def client(*, api_key: str, base_url: str | None, api_version: str | None,
     return cls(api_key=api_key, base_url=base_url, max_retries=0)
 
 
+def function_tools(tools: Mapping[str, Mapping[str, Any]],
+                   describe: Callable[[str, Mapping[str, Any]], str]) -> list[Any]:
+    """Chat Completions' ``{"type": "function", "function": {...}}`` tools (Ollama, Cohere too)."""
+    return [{"type": "function", "function": {"name": name,
+                                              "description": describe(name, schema),
+                                              "parameters": dict(schema)}}
+            for name, schema in tools.items()]
+
+
 def declare(api: str, tools: Mapping[str, Mapping[str, Any]], *,
             describe: Callable[[str, Mapping[str, Any]], str],
             strict: bool | None) -> list[Any]:
     if api == "openai-chat":
-        return [{"type": "function", "function": {"name": name,
-                                                  "description": describe(name, schema),
-                                                  "parameters": dict(schema)}}
-                for name, schema in tools.items()]
+        return function_tools(tools, describe)
     declared: list[Any] = []
     for name, schema in tools.items():
         tool: dict[str, Any] = {"type": "function", "name": name,
