@@ -167,14 +167,9 @@ class SSEDecoder:
 
     def _feed_text(self, text: str) -> list[SSEMessage]:
         out: list[SSEMessage] = []
+        text, self._started = _body_text(text, self._started), self._started or bool(text)
         if not text:
             return out
-        if not self._started:
-            self._started = True
-            if text[0] == "\ufeff":
-                text = text[1:]
-                if not text:
-                    return out
         if self._skip_lf:
             self._skip_lf = False
             if text[0] == "\n":
@@ -298,13 +293,10 @@ class JSONArrayStreamDecoder:
 
     def _scan(self, text: str) -> list[str]:
         """The elements ``text`` completes; the state machine's one loop, one step per state."""
-        out: list[str] = []
+        text, self._started = _body_text(text, self._started), self._started or bool(text)
         if not text:
-            return out
-        if not self._started:
-            self._started = True
-            if text[0] == "\ufeff":
-                text = text[1:]
+            return []
+        out: list[str] = []
         self._elem_start = 0  # where the current element starts within ``text``
         n = len(text)
         i = 0
@@ -400,6 +392,11 @@ class JSONArrayStreamDecoder:
             piece = "".join(self._parts)
             self._parts = []
         return piece
+
+
+def _body_text(text: str, started: bool) -> str:
+    """``text`` without the byte-order mark a body's first text may start with."""
+    return text[1:] if not started and text[:1] == "\ufeff" else text
 
 
 def _find(pattern: re.Pattern[str], text: str, i: int) -> int:
