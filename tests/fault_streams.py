@@ -1,12 +1,14 @@
-"""Mutated vendor streams on 127.0.0.1, for the shim fault tests (LangChain and LlamaIndex).
+"""Mutated vendor streams from the vendor emulator, for the shim fault tests (LangChain and
+LlamaIndex).
 
-A ``FaultServer`` answers the FIRST request with a recorded corpus stream that a test has
-mutated (a Gemini keep-alive part inserted, an orphan fragment, a garbage event), in the
-vendor's SSE wire format, so the real SDK parses it exactly as it would parse the vendor.
-Every later request (the agent's follow-up, carrying the tool results) is forwarded to the
-project's ``VendorEmulator``: like the vendors, it answers a history holding an unpaired tool
-call with its 400, and otherwise with a short text answer that ends the agent loop. The
-server keeps every request body, so a test can also read the follow-up request itself.
+``fault_server`` has the project's ``VendorEmulator`` answer the FIRST request with a recorded
+corpus stream that a test has mutated (a Gemini keep-alive part inserted, an orphan fragment,
+a garbage event), in the vendor's SSE wire format (``queue_body``), so the real SDK parses it
+exactly as it would parse the vendor. Every later request (the agent's follow-up, carrying the
+tool results) gets the emulator's own answer: like the vendors, it answers a history holding
+an unpaired tool call with its 400, and otherwise with a short text answer that ends the agent
+loop. The ``FaultServer`` keeps every request body, so a test can also read the follow-up
+request itself.
 
 What the shim tests check on every fault: a tool runs only on a call the fault could not have
 touched, with the recorded arguments (the tools record what they were really called with, and
@@ -17,18 +19,15 @@ validate and run without the gate); and the next request pairs every call id.
 from __future__ import annotations
 
 import json
-import threading
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from streams_util import DONE, REPO_STREAMS, load_stream
+from toolstream_core.testing import VendorEmulator
 
 __all__ = [
     "ADD",
@@ -94,88 +93,38 @@ def sse_frames(api: str, events: list[WireEvent]) -> list[bytes]:
 class FaultServer:
     """The base URL to point an SDK at, and the JSON bodies of the requests it received."""
 
-    def __init__(self, base_url: str, bodies: list[dict[str, Any]]) -> None:
-        self.base_url = base_url
-        self.bodies = bodies
+    def __init__(self, emulator: VendorEmulator) -> None:
+        self.base_url = emulator.base_url
+        self._emulator = emulator
+        self._kept: list[dict[str, Any]] | None = None
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        """Every request body, oldest first (kept when the server is left)."""
+        if self._kept is not None:
+            return self._kept
+        return [request.body for request in self._emulator.requests]
 
     @property
     def follow_up(self) -> dict[str, Any] | None:
         """The second request (the one carrying the tool results), if it was made."""
         return self.bodies[1] if len(self.bodies) > 1 else None
 
-
-class _QuietServer(ThreadingHTTPServer):
-    """Clients hang up on purpose here (the SDK raised on a frame). The default handler prints
-    a traceback from the server thread, and Python 3.11 formats it with ``ast.parse``, which
-    races with pytest's own ``ast.parse`` in the main thread ("AST constructor recursion depth
-    mismatch"); so connection errors are dropped without formatting anything."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
+    def _leave(self) -> None:
+        self._kept = self.bodies
+        self._emulator.clear()  # a body the SDK never asked for must not answer the next test
 
 
 @contextmanager
-def fault_server(api: str, events: list[WireEvent], upstream: str) -> Iterator[FaultServer]:
-    """Serve ``events`` to the first POST; forward later POSTs to ``upstream`` (an emulator)."""
-    frames = sse_frames(api, events)
-    bodies: list[dict[str, Any]] = []
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            with lock:
-                first = not bodies
-                bodies.append(json.loads(raw or b"{}"))
-            if first:
-                self._stream()
-            else:
-                self._forward(raw)
-
-        def _stream(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            try:
-                for frame in frames:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True  # the SDK raised on a frame and hung up
-
-        def _forward(self, raw: bytes) -> None:
-            request = urllib.request.Request(upstream + self.path, data=raw, method="POST",
-                                             headers={"content-type": "application/json"})
-            try:
-                with urllib.request.urlopen(request, timeout=30) as reply:
-                    status, kind, body = reply.status, reply.headers["content-type"], reply.read()
-            except urllib.error.HTTPError as error:
-                status, kind, body = error.code, error.headers["content-type"], error.read()
-            self.send_response(status)
-            self.send_header("content-type", kind or "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            self.wfile.flush()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = _QuietServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
+def fault_server(api: str, events: list[WireEvent], emulator: VendorEmulator) -> Iterator[FaultServer]:
+    """Serve ``events`` to the first POST to ``api``; the emulator answers the later ones."""
+    emulator.clear()
+    emulator.queue_body(api, b"".join(sse_frames(api, events)))
+    server = FaultServer(emulator)
     try:
-        yield FaultServer(f"http://127.0.0.1:{server.server_port}", bodies)
+        yield server
     finally:
-        server.shutdown()
-        server.server_close()
+        server._leave()
 
 
 # -- the faults ----------------------------------------------------------------------------------

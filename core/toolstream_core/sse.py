@@ -167,14 +167,9 @@ class SSEDecoder:
 
     def _feed_text(self, text: str) -> list[SSEMessage]:
         out: list[SSEMessage] = []
+        text, self._started = _body_text(text, self._started), self._started or bool(text)
         if not text:
             return out
-        if not self._started:
-            self._started = True
-            if text[0] == "\ufeff":
-                text = text[1:]
-                if not text:
-                    return out
         if self._skip_lf:
             self._skip_lf = False
             if text[0] == "\n":
@@ -259,6 +254,7 @@ class JSONArrayStreamDecoder:
         self._in_string = False
         self._escape = False  # the previous text ended on a backslash inside a string
         self._parts: list[str] = []
+        self._elem_start = 0  # within the text being scanned
         self._closed = False
         self.truncated = False
         """Set by :meth:`close` when the body ended inside the array or an element."""
@@ -296,88 +292,95 @@ class JSONArrayStreamDecoder:
         return out
 
     def _scan(self, text: str) -> list[str]:
-        out: list[str] = []
+        """The elements ``text`` completes; the state machine's one loop, one step per state."""
+        text, self._started = _body_text(text, self._started), self._started or bool(text)
         if not text:
-            return out
-        if not self._started:
-            self._started = True
-            if text[0] == "\ufeff":
-                text = text[1:]
+            return []
+        out: list[str] = []
+        self._elem_start = 0  # where the current element starts within ``text``
         n = len(text)
         i = 0
-        elem_start = 0  # where the current element starts within ``text``
-        while i < n:
+        while 0 <= i < n:
             if self._escape:
                 self._escape = False
                 i += 1
-                continue
-            base = 1 if self._in_array else 0
-            if self._in_string:
-                m = _IN_STRING_STOP.search(text, i)
-                if m is None:
-                    break
-                j = m.start()
-                i = j + 1
-                if text[j] == "\\":
-                    self._escape = True
-                    continue
-                self._in_string = False
-                if self._in_elem and self._depth == base:  # a string element ended
-                    out.append(self._take(text, elem_start, i))
-                continue
-            if self._in_elem and self._elem_is_scalar:
-                m = _SCALAR_STOP.search(text, i)
-                if m is None:
-                    break
-                out.append(self._take(text, elem_start, m.start()))
-                i = m.start()  # the delimiter is handled as between-elements input
-                continue
-            if self._in_elem:
-                m = _IN_CONTAINER_STOP.search(text, i)
-                if m is None:
-                    break
-                j = m.start()
-                i = j + 1
-                c = text[j]
-                if c == '"':
-                    self._in_string = True
-                elif c in "[{":
-                    self._depth += 1
-                else:
-                    self._depth -= 1
-                    if self._depth == base:
-                        out.append(self._take(text, elem_start, i))
-                continue
-            # Between elements.
-            m = _NON_WS.search(text, i)
-            if m is None:
-                break
-            j = m.start()
-            i = j + 1
-            c = text[j]
-            if c == "[" and not self._in_array:
-                self._in_array = True
-                self._depth = 1
-            elif c == "," and self._in_array:
-                pass
-            elif c == "]" and self._in_array:
-                self._in_array = False
-                self._depth = 0
-            elif c in "]},":
-                out.append(c)  # stray delimiter: surfaces as one unparsable element
+            elif self._in_string:
+                i = self._in_string_step(text, i, out)
+            elif self._in_elem and self._elem_is_scalar:
+                i = self._scalar_step(text, i, out)
+            elif self._in_elem:
+                i = self._container_step(text, i, out)
             else:
-                self._in_elem = True
-                self._parts = []
-                elem_start = j
-                if c in "[{":
-                    self._depth += 1
-                elif c == '"':
-                    self._in_string = True
-                else:
-                    self._elem_is_scalar = True
+                i = self._between_step(text, i, out)
         if self._in_elem:
-            self._parts.append(text[elem_start:])
+            self._parts.append(text[self._elem_start:])
         return out
+
+    # Each step reads ``text`` from ``i`` and returns where the scan goes on, or -1 when the
+    # rest of ``text`` holds nothing for its state (the next ``feed`` resumes there).
+
+    def _in_string_step(self, text: str, i: int, out: list[str]) -> int:
+        j = _find(_IN_STRING_STOP, text, i)
+        if j < 0:
+            return -1
+        if text[j] == "\\":
+            self._escape = True
+            return j + 1
+        self._in_string = False
+        if self._in_elem and self._depth == (1 if self._in_array else 0):  # a string element ended
+            out.append(self._take(text, self._elem_start, j + 1))
+        return j + 1
+
+    def _scalar_step(self, text: str, i: int, out: list[str]) -> int:
+        j = _find(_SCALAR_STOP, text, i)
+        if j >= 0:
+            out.append(self._take(text, self._elem_start, j))
+        return j  # the delimiter is handled as between-elements input
+
+    def _container_step(self, text: str, i: int, out: list[str]) -> int:
+        j = _find(_IN_CONTAINER_STOP, text, i)
+        if j < 0:
+            return -1
+        c = text[j]
+        if c == '"':
+            self._in_string = True
+        elif c in "[{":
+            self._depth += 1
+        else:
+            self._depth -= 1
+            if self._depth == (1 if self._in_array else 0):
+                out.append(self._take(text, self._elem_start, j + 1))
+        return j + 1
+
+    def _between_step(self, text: str, i: int, out: list[str]) -> int:
+        j = _find(_NON_WS, text, i)
+        if j < 0:
+            return -1
+        c = text[j]
+        if c == "[" and not self._in_array:
+            self._in_array = True
+            self._depth = 1
+        elif c == "]" and self._in_array:
+            self._in_array = False
+            self._depth = 0
+        elif c == "," and self._in_array:
+            pass
+        elif c in "]},":
+            out.append(c)  # stray delimiter: surfaces as one unparsable element
+        else:
+            self._start_element(c, j)
+        return j + 1
+
+    def _start_element(self, c: str, j: int) -> None:
+        self._in_elem = True
+        self._parts = []
+        self._elem_start = j
+        if c in "[{":
+            self._depth += 1
+        elif c == '"':
+            self._in_string = True
+        else:
+            self._elem_is_scalar = True
 
     def _take(self, text: str, start: int, end: int) -> str:
         """End the current element at ``text[end]`` and return its whole text."""
@@ -389,6 +392,17 @@ class JSONArrayStreamDecoder:
             piece = "".join(self._parts)
             self._parts = []
         return piece
+
+
+def _body_text(text: str, started: bool) -> str:
+    """``text`` without the byte-order mark a body's first text may start with."""
+    return text[1:] if not started and text[:1] == "\ufeff" else text
+
+
+def _find(pattern: re.Pattern[str], text: str, i: int) -> int:
+    """Where ``pattern`` next matches in ``text`` from ``i``; -1 when it does not."""
+    m = pattern.search(text, i)
+    return -1 if m is None else m.start()
 
 
 def _parse_value(text: str) -> Any:

@@ -1,9 +1,9 @@
 """DESIGN §3 ``assemble`` / ``aassemble``: drive a stream to the end and always return the Turn.
 
 Plain iterators of wire dicts cover the edge cases (an exception from the stream, an idle gap,
-task cancellation); the real vendor SDK clients, talking HTTP to a local 127.0.0.1 server that
-replays built streams as SSE, show the drivers take the SDKs' own stream objects, including a
-connection the server drops mid-body.
+task cancellation); the real vendor SDK clients, talking HTTP to the vendor emulator replaying
+built streams as SSE (``queue_body``), show the drivers take the SDKs' own stream objects,
+including a connection the server drops mid-body.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import builders as b
@@ -187,52 +186,11 @@ async def test_aassemble_passes_its_keywords() -> None:
 # ============================================================================================
 
 
-class _Replay(BaseHTTPRequestHandler):
-    """Answers any POST with the server's current script as an SSE body."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
-        return
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        server: Any = self.server
-        self.server_seen_paths.append(self.path)  # type: ignore[attr-defined]
-        body = "".join(
-            (f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in server.script
-        ).encode()
-        if server.done_marker:
-            body += b"data: [DONE]\n\n"
-        cut = len(body) // 2 if server.drop else len(body)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(body)))  # promised in full, even when dropped
-        self.end_headers()
-        self.wfile.write(body[:cut])
-        self.wfile.flush()
-        if server.drop:
-            self.close_connection = True
-
-    @property
-    def server_seen_paths(self) -> list[str]:
-        return self.server.seen_paths  # type: ignore[attr-defined,no-any-return]
-
-
-@pytest.fixture
-def sse_server() -> Iterator[Any]:
-    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Replay)
-    server.script, server.drop, server.done_marker, server.seen_paths = [], False, False, []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-def _script(provider: str, events: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
+def _sse_body(provider: str, events: list[dict[str, Any]], *, done_marker: bool = False) -> bytes:
+    """``events`` as the SSE body ``provider``'s server sends (named events where it names them)."""
     named = provider in ("openai-responses", "anthropic")
-    return [(e["type"] if named else None, e) for e in events]
+    body = "".join((f"event: {e['type']}\n" if named else "") + f"data: {json.dumps(e)}\n\n" for e in events)
+    return body.encode() + (b"data: [DONE]\n\n" if done_marker else b"")
 
 
 def _sdk_stream(provider: str, base: str) -> Any:
@@ -264,24 +222,21 @@ def _sdk_stream(provider: str, base: str) -> Any:
 
 
 @pytest.mark.parametrize("provider", b.PROVIDERS)
-def test_assemble_over_the_real_sdk_client_stream(provider: str, sse_server: Any) -> None:
+def test_assemble_over_the_real_sdk_client_stream(provider: str, toolstream_emulator: Any) -> None:
     events = b.build(provider, CALLS, **({"with_ids": True} if provider == "gemini" else {}))
-    sse_server.script = _script(provider, events)
-    sse_server.done_marker = provider == "openai-chat"
-    base = f"http://127.0.0.1:{sse_server.server_address[1]}"
-    turn = assemble(_sdk_stream(provider, base))
-    assert sse_server.seen_paths, "the SDK never reached the local server"
+    toolstream_emulator.queue_body(provider, _sse_body(provider, events, done_marker=provider == "openai-chat"))
+    turn = assemble(_sdk_stream(provider, toolstream_emulator.base_url))
+    assert toolstream_emulator.requests, "the SDK never reached the local server"
     assert turn.provider == provider
     assert summary(turn) == COMMITTED
     assert turn.complete is True
 
 
 @pytest.mark.parametrize("provider", ["openai-chat", "anthropic"])
-def test_assemble_over_a_connection_dropped_mid_body(provider: str, sse_server: Any) -> None:
-    sse_server.script = _script(provider, b.build(provider, CALLS))
-    sse_server.drop = True
-    base = f"http://127.0.0.1:{sse_server.server_address[1]}"
-    turn = assemble(_sdk_stream(provider, base))
+def test_assemble_over_a_connection_dropped_mid_body(provider: str, toolstream_emulator: Any) -> None:
+    body = _sse_body(provider, b.build(provider, CALLS))
+    toolstream_emulator.queue_body(provider, body[: len(body) // 2], drop=True)
+    turn = assemble(_sdk_stream(provider, toolstream_emulator.base_url))
     assert turn.error is not None, "the SDK's transport error is kept in Turn.error"
     assert turn.complete is False
     assert turn.committed == ()

@@ -60,7 +60,7 @@ def _check_first_turn(fault: Fault, first: AIMessage) -> None:
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_through_create_agent(fault: Fault, emu: VendorEmulator) -> None:
     recorder = Recorder()
-    with fault_server(fault.api, fault.events, emu.base_url) as server:
+    with fault_server(fault.api, fault.events, emu) as server:
         agent = create_agent(make_model(fault.api, server), tools=corpus_tools(recorder),
                              middleware=[ToolstreamMiddleware(max_retries=1)])
         messages: list[BaseMessage] = agent.invoke({"messages": [HumanMessage("go")]})["messages"]
@@ -77,7 +77,7 @@ def test_fault_through_create_agent(fault: Fault, emu: VendorEmulator) -> None:
 async def test_fault_through_the_wrapper(fault: Fault, emu: VendorEmulator) -> None:
     recorder = Recorder()
     tools = {t.name: t for t in corpus_tools(recorder)}
-    with fault_server(fault.api, fault.events, emu.base_url) as server:
+    with fault_server(fault.api, fault.events, emu) as server:
         model = with_toolstream(make_model(fault.api, server),
                                 on_stream_error="pair").bind_tools(list(tools.values()))
         history: list[Any] = [HumanMessage("go")]
@@ -119,7 +119,7 @@ async def test_output_limit_through_the_wrapper(api: str, how: str, headroom: in
     model_settings, call_settings = LIMIT_SETTINGS[api, how](limit)
     recorder = Recorder()
     tools = {t.name: t for t in corpus_tools(recorder)}
-    with fault_server(api, events, emu.base_url) as server:
+    with fault_server(api, events, emu) as server:
         model = with_toolstream(make_model(api, server, **model_settings)).bind_tools(
             list(tools.values())).bind(**call_settings)
         first = await model.ainvoke([HumanMessage("go")])
@@ -148,7 +148,7 @@ def test_output_limit_through_create_agent(api: str, headroom: int, emu: VendorE
     events, limit = limited_stream(api, headroom)
     field = "max_output_tokens" if api == "gemini" else "max_tokens"
     recorder = Recorder()
-    with fault_server(api, events, emu.base_url) as server:
+    with fault_server(api, events, emu) as server:
         agent = create_agent(make_model(api, server, **{field: limit}),
                              tools=corpus_tools(recorder),
                              middleware=[ToolstreamMiddleware(max_retries=1)])

@@ -12,8 +12,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from li_chat_server import scripted_chat
 from li_helpers import APIS, Outcome, Recorder, make_llm, run_agent, unpaired
+from li_scripted import scripted_chat
 from llama_index.core.agent.workflow import FunctionAgent, ToolCall
 from llama_index.llms.openai import OpenAI
 from toolstream_core.testing import VendorEmulator
@@ -178,12 +178,13 @@ async def test_missing_index_keeps_calls_apart(toolstream_emulator: VendorEmulat
     ],
 )
 async def test_invalid_arguments_are_answered_not_run(
-    name: str, fragments: list[str], stock_runs: list[Any], reason: str
+    name: str, fragments: list[str], stock_runs: list[Any], reason: str,
+    toolstream_emulator: VendorEmulator,
 ) -> None:
     outcomes = []
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         recorder = Recorder()
-        with scripted_chat([("call_bad", name, fragments)]) as server:
+        with scripted_chat(toolstream_emulator, [("call_bad", name, fragments)]) as server:
             llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base=server.base_url + "/v1",
                          max_retries=0)
             outcome = await run_agent(cls(tools=recorder.tools(), llm=llm), recorder)

@@ -10,15 +10,16 @@ agent (server_tool_use blocks are skipped by its Anthropic class, a TODO in its 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from li_helpers import make_llm
-from li_replay_server import replay_server
 from llama_index.core.llms import ChatMessage
-from streams_util import DONE, RawPayload, load_stream, stream_paths
+from streams_util import DONE, RawPayload, StreamCase, load_stream, stream_paths
 from toolstream_core import Assembler, Turn
+from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import ToolstreamLLM
 
@@ -38,6 +39,20 @@ def _verdict(turn: Turn) -> dict[str, Any]:
     }
 
 
+def _sse_body(case: StreamCase) -> bytes:
+    """The recorded events as the SSE body of ``case.api`` (``event:`` lines where it names them)."""
+    frames: list[str] = []
+    for event, name in zip(case.events, case.sse_events, strict=True):
+        if event is DONE:
+            frames.append("data: [DONE]\n\n")
+            continue
+        data = event.text if isinstance(event, RawPayload) else json.dumps(event)
+        kind = name or (event.get("type") if isinstance(event, dict) else None)
+        named = case.api in ("anthropic", "openai-responses") and kind
+        frames.append((f"event: {kind}\n" if named else "") + f"data: {data}\n\n")
+    return "".join(frames).encode()
+
+
 def _direct(events: list[Any], api: str) -> Turn:
     assembler = Assembler(provider=api)  # type: ignore[arg-type]
     for event in events:
@@ -47,21 +62,21 @@ def _direct(events: list[Any], api: str) -> Turn:
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-async def test_shim_verdict_equals_direct_verdict(path: Path) -> None:
+async def test_shim_verdict_equals_direct_verdict(path: Path, toolstream_emulator: VendorEmulator) -> None:
     case = load_stream(path)
     if any(isinstance(e, RawPayload) for e in case.events):
         pytest.skip("non-JSON payloads: the SDK refuses them before LlamaIndex sees anything")
     expected = _verdict(_direct(case.events, case.api))
-    with replay_server(case) as base_url:
-        llm = ToolstreamLLM(make_llm(case.api, base_url))
-        last = None
-        error: BaseException | None = None
-        try:
-            gen = await llm.astream_chat([ChatMessage(role="user", content="replay")])
-            async for chunk in gen:
-                last = chunk
-        except Exception as exc:  # the integration's own reaction to the stream, kept below
-            error = exc
+    toolstream_emulator.queue_body(case.api, _sse_body(case))
+    llm = ToolstreamLLM(make_llm(case.api, toolstream_emulator.base_url))
+    last = None
+    error: BaseException | None = None
+    try:
+        gen = await llm.astream_chat([ChatMessage(role="user", content="replay")])
+        async for chunk in gen:
+            last = chunk
+    except Exception as exc:  # the integration's own reaction to the stream, kept below
+        error = exc
     assert last is not None, f"no chunk reached the caller ({error!r})"
     turn = llm.turn_of(last)
     assert turn is not None

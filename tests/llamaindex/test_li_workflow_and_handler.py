@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 import pytest
-from li_chat_server import scripted_chat
 from li_helpers import APIS, Recorder, make_llm, run_agent, unpaired
+from li_scripted import scripted_chat
 from llama_index.core.agent.workflow import AgentStream, AgentWorkflow, FunctionAgent
 from llama_index.llms.openai import OpenAI
 from toolstream_core.testing import VendorEmulator
@@ -79,7 +79,8 @@ async def test_agent_workflow_happy_path(api: str, toolstream_emulator: VendorEm
     assert outcome.requests == 2 and unpaired(outcome.memory) == []
 
 
-async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad() -> None:
+async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
+        toolstream_emulator: VendorEmulator) -> None:
     # One valid and one invalid call in the same turn. Stock runs get_weather twice: once
     # with Paris, once with {} (its parse_partial_json fallback) which fails on the missing
     # argument; the shim runs Paris once and answers the other id with invalid_json.
@@ -88,7 +89,7 @@ async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
     for cls, expected_runs in ((FunctionAgent, [("get_weather", {"city": "Paris"})]),
                                (ToolstreamFunctionAgent, [("get_weather", {"city": "Paris"})])):
         recorder = Recorder()
-        with scripted_chat(calls) as server:
+        with scripted_chat(toolstream_emulator, calls) as server:
             llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base=server.base_url + "/v1",
                          max_retries=0)
             outcome = await run_agent(_workflow(cls, recorder, llm), recorder)

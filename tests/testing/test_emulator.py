@@ -382,3 +382,36 @@ def test_unknown_path_and_scenario_on_wrong_api(emu: VendorEmulator) -> None:
     wrong = _post(emu, "/v1/messages", {"model": "scenario:missing_index", "max_tokens": 5,
                                         "messages": [{"role": "user", "content": "x"}]})
     assert wrong.status_code == 400 and wrong.json()["type"] == "error"
+
+
+def test_queue_body_serves_the_bytes_then_scenarios_resume(emu: VendorEmulator) -> None:
+    import openai
+
+    emu.clear()
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+             "choices": [{"index": 0, "delta": {"content": "raw body"}, "finish_reason": "stop"}]}
+    raw = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+    emu.queue_body("openai-chat", raw)
+    client = openai.OpenAI(base_url=emu.base_url + "/v1", api_key="t", max_retries=0)
+    messages: Any = [{"role": "user", "content": "x"}]
+    first = list(client.chat.completions.create(model="m", messages=messages, stream=True))
+    assert [c.choices[0].delta.content for c in first] == ["raw body"]
+    second = collect("openai-chat", stream_sdk("openai-chat", base_url=emu.base_url, model="m").events)
+    assert second.text and second.text != "raw body"  # the default scenario again
+    assert [r.api for r in emu.requests] == ["openai-chat", "openai-chat"]
+
+
+def test_queue_body_status_headers_and_drop(emu: VendorEmulator) -> None:
+    emu.clear()
+    emu.queue_body("anthropic", b'{"type":"error"}', status=529,
+                   headers={"Content-Type": "application/json", "x-extra": "1"})
+    emu.queue_body("anthropic", b"event: ping\ndata: {}\n\n", drop=True)
+    request = {"model": "claude", "stream": True, "max_tokens": 5,
+               "messages": [{"role": "user", "content": "hi"}]}
+    r = httpx.post(emu.base_url + "/v1/messages", json=request)
+    assert (r.status_code, r.headers["x-extra"], r.content) == (529, "1", b'{"type":"error"}')
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.post(emu.base_url + "/v1/messages", json=request)
+    assert emu.statuses == [529, 200]  # the dropped body's status line went out
+    with pytest.raises(ValueError, match="unknown API"):
+        emu.queue_body("nope", b"")

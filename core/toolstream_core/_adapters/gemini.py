@@ -166,6 +166,17 @@ _CHUNK_FIELDS = frozenset({
 _SDK_CHUNK_FIELDS = ("usage_metadata", "prompt_feedback", "error", "model_version", "response_id", "create_time")
 
 
+def _check_chunk(chunk: Any) -> None:
+    """``Malformed`` for a chunk that is no Gemini response at all."""
+    if chunk.__class__ is dict:
+        if _CHUNK_FIELDS.isdisjoint(chunk):
+            raise Malformed("a dict with no Gemini response field")
+    elif field2(chunk, "candidates", "candidates") is None and all(
+            field2(chunk, name, name) is None for name in _SDK_CHUNK_FIELDS):
+        # The SDK's parse of ``data: {}``: every field None (usage-only chunks have one).
+        raise Malformed(f"a {type(chunk).__name__} with no field set")
+
+
 class GeminiAdapter:
     __slots__ = ("_builders", "_calls", "_candidate", "_open", "_settle", "_sink")
 
@@ -178,14 +189,19 @@ class GeminiAdapter:
         self._calls = 0
 
     def feed(self, chunk: Any) -> None:
+        _check_chunk(chunk)
+        self._chunk_signals(chunk)
+        for candidate in records(field2(chunk, "candidates", "candidates"), "candidates"):
+            self._read_candidate(record(candidate, "a candidate"))
+        # Rule 10 after the chunk's own finish reason: a call ended in the same chunk as a
+        # SAFETY stop must not be pipelined.
+        settle, self._settle = self._settle, []
+        for key in settle:
+            self._sink.settle(key)
+
+    def _chunk_signals(self, chunk: Any) -> None:
+        """What a chunk says beside its candidates: an error, usage, a blocked prompt."""
         sink = self._sink
-        if chunk.__class__ is dict:
-            if _CHUNK_FIELDS.isdisjoint(chunk):
-                raise Malformed("a dict with no Gemini response field")
-        elif field2(chunk, "candidates", "candidates") is None and all(
-                field2(chunk, name, name) is None for name in _SDK_CHUNK_FIELDS):
-            # The SDK's parse of ``data: {}``: every field None (usage-only chunks have one).
-            raise Malformed(f"a {type(chunk).__name__} with no field set")
         error = field2(chunk, "error", "error")
         if error:
             sink.upstream_error(str(field2(error, "message", "message") or error))
@@ -196,27 +212,22 @@ class GeminiAdapter:
         block = text_of(field2(feedback, "blockReason", "block_reason"))
         if block:
             sink.end_turn(block, Verdict.error)
-        for candidate in records(field2(chunk, "candidates", "candidates"), "candidates"):
-            record(candidate, "a candidate")
-            ci = field2(candidate, "index", "index")
-            if ci is None:
-                ci = 0
-            elif ci.__class__ is not int:
-                raise Malformed(f"candidate index is a {type(ci).__name__}")
-            content = record(field2(candidate, "content", "content"), "candidate content")
-            for part in records(field2(content, "parts", "parts"), "content parts"):
-                call = field2(record(part, "a part"), "functionCall", "function_call")
-                if call is not None:
-                    self._function_call(ci, record(call, "functionCall"))
-            reason = text_of(field2(candidate, "finishReason", "finish_reason"))
-            if reason:
-                self._unfinished(ci)
-                sink.end_turn(reason, gemini_finish(reason))
-        # Rule 10 after the chunk's own finish reason: a call ended in the same chunk as a
-        # SAFETY stop must not be pipelined.
-        settle, self._settle = self._settle, []
-        for key in settle:
-            sink.settle(key)
+
+    def _read_candidate(self, candidate: Any) -> None:
+        ci = field2(candidate, "index", "index")
+        if ci is None:
+            ci = 0
+        elif ci.__class__ is not int:
+            raise Malformed(f"candidate index is a {type(ci).__name__}")
+        content = record(field2(candidate, "content", "content"), "candidate content")
+        for part in records(field2(content, "parts", "parts"), "content parts"):
+            call = field2(record(part, "a part"), "functionCall", "function_call")
+            if call is not None:
+                self._function_call(ci, record(call, "functionCall"))
+        reason = text_of(field2(candidate, "finishReason", "finish_reason"))
+        if reason:
+            self._unfinished(ci)
+            self._sink.end_turn(reason, gemini_finish(reason))
 
     def end_of_stream(self) -> None:
         """Called by ``Assembler.finish``: calls still declared to continue never ended."""

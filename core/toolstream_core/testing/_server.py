@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
+from collections import defaultdict, deque
+from collections.abc import Mapping
 from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
@@ -71,6 +72,15 @@ class Received(NamedTuple):
     api: str
     path: str
     body: dict[str, Any]
+
+
+class _Body(NamedTuple):
+    """A raw answer queued with :meth:`VendorEmulator.queue_body`."""
+
+    body: bytes
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    drop: bool
 
 
 class _Route(NamedTuple):
@@ -149,8 +159,10 @@ class VendorEmulator:
         self._port = port
         self._lock = threading.Lock()
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
+        self._bodies: defaultdict[str, deque[_Body]] = defaultdict(deque)
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
+        self._statuses: list[int] = []
         self._server: AsyncHTTPServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------
@@ -158,7 +170,7 @@ class VendorEmulator:
         """Bind and serve from a background event loop; returns ``self``."""
         if self._server is not None:
             return self
-        self._server = AsyncHTTPServer(self._answer, self._host, self._port, [
+        self._server = AsyncHTTPServer(self._answer_logged, self._host, self._port, [
             ("Server", "toolstream-emulator/1"),
             # a fixed Date: a scenario's response bytes never depend on the clock
             ("Date", "Mon, 16 Jun 2025 00:00:00 GMT")])
@@ -211,10 +223,59 @@ class VendorEmulator:
         with self._lock:
             self._requests.clear()
             self._headers.clear()
+            self._statuses.clear()
             for q in self._queues.values():
                 q.clear()
+            self._bodies.clear()
+
+    def queue_body(self, api: str, body: bytes, *, status: int = 200,
+                   headers: Mapping[str, str] | None = None, drop: bool = False) -> None:
+        """Answer the next request to ``api`` with ``body``, byte for byte.
+
+        For inputs no scenario makes (a recorded stream, a fault spliced into one, a vendor
+        error page). Queued bodies are played in order, before any scenario, to requests
+        the vendor would accept (a history with an unanswered call still gets the vendor's
+        400). The body goes out chunked; ``drop`` resets the connection after it instead of
+        ending it cleanly. ``headers`` default to an SSE content type.
+        """
+        if api not in _WIRES:
+            raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
+        sent = dict(headers) if headers is not None else {"Content-Type": "text/event-stream; charset=utf-8"}
+        with self._lock:
+            self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
+
+    @property
+    def statuses(self) -> list[int]:
+        """The HTTP status answered to each request in :attr:`requests` (same order; 0: the
+        connection was reset before any response)."""
+        with self._lock:
+            return list(self._statuses)
 
     # -- used by the handler -------------------------------------------------------
+    def _answer_logged(self, request: Request) -> Response:
+        """:meth:`_answer`, noting the status of every request it recorded."""
+        with self._lock:
+            before = len(self._requests)
+        response = self._answer(request)
+        with self._lock:
+            if len(self._requests) > before:
+                self._statuses.append(response.status)
+        return response
+
+    def _next_body(self, api: str) -> Response | None:
+        """The response for the oldest body queued for ``api`` (None: none queued)."""
+        with self._lock:
+            queued = self._bodies.get(api)
+            item = queued.popleft() if queued else None
+        if item is None:
+            return None
+        framed = b"%x\r\n%s\r\n" % (len(item.body), item.body) if item.body else b""
+        headers = [*item.headers, ("Transfer-Encoding", "chunked")]
+        reason = _REASONS.get(item.status, "Error")
+        if item.drop:
+            return Response(item.status, reason, headers, framed, chunked=True, abort=True)
+        return Response(item.status, reason, headers, framed + b"0\r\n\r\n", chunked=True)
+
     def _record(self, item: Received, headers: dict[str, str]) -> None:
         with self._lock:
             self._requests.append(item)
@@ -271,6 +332,9 @@ class VendorEmulator:
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
             return _reply(rejected)
+        queued = self._next_body(route.api)
+        if queued is not None:
+            return queued
         picked = request.headers.get(SCENARIO_HEADER)
         results = trailing_results(route.api, body)
         name, tag = self._next_scenario(route.api, _MODEL_PREFIX + picked if picked
