@@ -21,16 +21,13 @@ from toolstream_core.testing import SCENARIOS
 from langchain_toolstream import ToolstreamMiddleware
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
-#: The APIs ``lc_util.make_model`` builds a chat class for (the Bedrock Converse, Ollama and
-#: Cohere cassettes join when it builds ChatBedrockConverse / ChatOllama / ChatCohere).
-MODEL_APIS = frozenset({"openai-chat", "openai-responses", "anthropic", "gemini"})
 
 
 def _cases() -> list[Any]:
     cases = []
     for path in sorted(CASSETTES.glob("*/*.yaml")):
         api, scenario = path.parent.name, path.stem
-        if scenario not in SCENARIOS or api not in MODEL_APIS:
+        if scenario not in SCENARIOS:
             continue
         cases.append(pytest.param(api, scenario, id=f"{api}/{scenario}",
                                   marks=pytest.mark.toolstream_cassette(f"{api}/{scenario}")))

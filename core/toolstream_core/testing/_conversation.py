@@ -120,19 +120,48 @@ def _gemini_results(body: Mapping[str, Any]) -> list[ToolResult]:
     return out
 
 
+def _bedrock_results(body: Mapping[str, Any]) -> list[ToolResult]:
+    """Converse: ``toolResult`` blocks in the last user message (``status: "error"`` flags a
+    failure), named by the assistant's ``toolUse`` blocks."""
+    messages = _dicts(body.get("messages"))
+    if not messages or messages[-1].get("role") != "user":
+        return []
+    uses = [b.get("toolUse") for m in messages for b in _dicts(m.get("content"))]
+    names = {u.get("toolUseId"): str(u.get("name") or "?") for u in uses if isinstance(u, dict)}
+    out: list[ToolResult] = []
+    for block in _dicts(messages[-1].get("content")):
+        result = block.get("toolResult")
+        if isinstance(result, dict):
+            text = _text_of(result.get("content"))
+            out.append(ToolResult(names.get(result.get("toolUseId"), "?"), text,
+                                  result.get("status") == "error" or _looks_failed(text)))
+    return out
+
+
+def _ollama_results(body: Mapping[str, Any]) -> list[ToolResult]:
+    """``role: "tool"`` messages at the end, named by ``tool_name`` (Ollama has no call ids
+    on the client side), else by the chat reader's id lookup."""
+    named = _chat_results(body)
+    tools = [m for m in _dicts(body.get("messages"))][-len(named):] if named else []
+    return [r._replace(name=str(m.get("tool_name") or m.get("name") or r.name))
+            for r, m in zip(named, tools, strict=True)]
+
+
 _READERS: dict[str, Callable[[Mapping[str, Any]], list[ToolResult]]] = {
     "openai-chat": _chat_results,
     "openai-responses": _responses_results,
     "anthropic": _anthropic_results,
     "gemini": _gemini_results,
+    "bedrock-converse": _bedrock_results,
+    "ollama": _ollama_results,
+    "cohere": _chat_results,  # v2 tool messages carry tool_call_id, calls function.name
 }
 
 
 def trailing_results(api: str, body: Mapping[str, Any]) -> list[ToolResult]:
     """The tool results that end the request's history (``[]``: it ends otherwise).
 
-    An API this module does not read yet answers ``[]``, so its requests play their
-    scenario as before.
+    An API this module does not read answers ``[]``, so its requests play their scenario.
     """
     reader = _READERS.get(api)
     return reader(body) if reader is not None else []
