@@ -120,7 +120,19 @@ def rebuild_message(message: ChatMessage, turn: Turn, *, text: str = "",
     additional = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
     if aligned:
         additional["thought_signatures"] = sigs
+    if turn.provider == "cohere" and ours:
+        additional["tool_calls"] = _cohere_tool_calls(ours)
     return ChatMessage(role=message.role, blocks=blocks, additional_kwargs=additional)
+
+
+def _cohere_tool_calls(blocks: list[ToolCallBlock]) -> list[Any]:
+    """LlamaIndex's ``Cohere`` reads a turn's calls from ``additional_kwargs["tool_calls"]``
+    (``cohere.ToolCall`` objects: v1 calls have no ids) to pair its tool results with them;
+    the kept calls go there, in block order."""
+    from cohere import ToolCall as CohereToolCall
+
+    return [CohereToolCall(name=b.tool_name, parameters=b.tool_kwargs
+                           if isinstance(b.tool_kwargs, dict) else {}) for b in blocks]
 
 
 # -- public: the decision record and the history ------------------------------------------------

@@ -65,6 +65,13 @@ def _bedrock_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
     return {"_client": tap_client(llm._client, sink, "bedrock")}
 
 
+def _cohere_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+    # ``Cohere`` holds a v1 ``cohere.Client`` / ``AsyncClient``; note that its
+    # ``astream_chat`` streams from the sync ``_client`` too.
+    return {"_client": tap_client(llm._client, sink, "cohere"),
+            "_aclient": tap_client(llm._aclient, sink, "cohere")}
+
+
 _Fields = Callable[[Any, RawSink], "dict[str, Any]"]
 
 #: provider -> how a class speaking it holds its SDK clients.
@@ -73,6 +80,7 @@ _FIELDS: dict[str, _Fields] = {
     "anthropic": _anthropic_fields,
     "ollama": _ollama_fields,
     "bedrock-converse": _bedrock_fields,
+    "cohere": _cohere_fields,
 }
 
 _WARNED: set[str] = set()

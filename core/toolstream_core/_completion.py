@@ -96,7 +96,8 @@ def ollama_done(reason: str) -> Verdict:
 
 
 def cohere_finish(reason: str) -> Verdict:
-    """Cohere v2 ``message-end`` ``finish_reason``; ``ERROR``, ``TIMEOUT`` and unknown are errors."""
+    """Cohere ``finish_reason`` (v2 ``message-end``, v1 ``stream-end``); ``ERROR``, ``TIMEOUT``,
+    v1's ``ERROR_TOXIC`` / ``ERROR_LIMIT`` / ``USER_CANCEL`` and unknown are errors."""
     return _verdict(reason, _COHERE_COMPLETE, _COHERE_TRUNCATED)
 
 

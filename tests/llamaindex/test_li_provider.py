@@ -125,16 +125,13 @@ async def test_text_only_turn_is_not_refused(
     assert response.message.content
 
 
-@pytest.mark.parametrize("provider", [None, "cohere"])
-def test_cohere_v1_class_is_refused_with_the_reason(provider: str | None) -> None:
-    """LlamaIndex's ``Cohere`` speaks Cohere's v1 chat; the gate reads the v2 stream. Read as
-    v2 its calls would vanish, so it is refused, ``provider="cohere"`` included."""
+def test_cohere_v1_class_reads_as_cohere_and_refuses_another_wire() -> None:
+    """LlamaIndex's ``Cohere`` speaks Cohere's v1 chat, which the "cohere" adapter reads."""
     cohere = pytest.importorskip("llama_index.llms.cohere")
     llm = cohere.Cohere(api_key="test", model="command-r-plus")
-    with pytest.raises(ProviderMismatchError, match="v1 chat API"):
-        ToolstreamLLM(llm, provider=provider)  # type: ignore[arg-type]
-    with pytest.raises(ProviderMismatchError, match="cannot gate Cohere"):
-        ToolstreamFunctionAgent(tools=Recorder().tools(), llm=llm)
+    assert ToolstreamLLM(llm).provider == "cohere"
+    with pytest.raises(ProviderMismatchError, match="Cohere speaks the cohere wire"):
+        ToolstreamLLM(llm, provider="openai-chat")
 
 
 @pytest.mark.parametrize("wrong", ["openai-chat", "anthropic"])

@@ -22,7 +22,8 @@ Call keys: each adapter names its calls with hashable keys of its own shape. The
                       ("index", index)            no id, a function.index
                       ("call", n)                 neither (the ollama client drops both), or a
                                                   different call at a reused index
-    Cohere            ("index", index)            the tool-call-* index
+    Cohere            ("index", index)            the tool-call-* index (v1: tool_call_delta.index,
+                                                  or the position in tool-calls-generation)
                       ("index", index, n)         the call started again at a used index
 """
 
@@ -112,6 +113,8 @@ def detect_provider(event: Any) -> Provider | None:
     kind = field(event, "type")
     if isinstance(kind, str):
         return _by_type(kind)
+    if _is_cohere_v1(field(event, "event_type")):
+        return "cohere"
     if field(event, "candidates") is not None or field(event, "usageMetadata") is not None:
         return "gemini"
     if field(event, "promptFeedback") is not None:
@@ -129,6 +132,12 @@ def _by_type(kind: str) -> Provider | None:
     if kind in COHERE_TYPES:
         return "cohere"
     return None
+
+
+def _is_cohere_v1(kind: Any) -> bool:
+    from .cohere import COHERE_V1_TYPES
+
+    return isinstance(kind, str) and kind in COHERE_V1_TYPES
 
 
 def _by_shape(event: Any) -> Provider | None:

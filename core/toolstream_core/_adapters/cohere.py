@@ -20,6 +20,20 @@ unknown are errors); a non-empty ``delta.error`` is ``upstream_error``. ``delta.
 .output_tokens`` (else ``billed_units.output_tokens``) feeds the max-token backstop.
 Pipelining (rule 10): a call is settled when the next call starts or ``finish_reason`` is
 ``TOOL_CALL`` — not at its own ``tool-call-end``, as for Anthropic.
+
+The v1 chat stream (``/v1/chat``, ``cohere.Client.chat_stream``, which LlamaIndex's ``Cohere``
+speaks) names its kind ``event_type``, not ``type``; ``_kind`` reads either, so one table
+serves both wires (their kinds do not overlap). v1 calls have no ids: the core synthesizes
+them (``anonymous``, DESIGN §4.5). ``tool-calls-chunk`` ``tool_call_delta`` with a ``name``
+opens the call at its ``index`` (a float in the SDK's types: an integral float counts);
+one with ``parameters`` appends that text. ``tool-calls-generation`` carries the complete
+``tool_calls`` (``name``, ``parameters`` object) in index order: it closes the streamed call
+at each position, or gives one that streamed no text its ``parameters`` whole; at
+``stream-end`` a streamed call it did not name (left out, re-started, or streamed after it) is
+``upstream_error``. ``stream-end`` ``finish_reason`` is the proof
+(``cohere_finish``: ``COMPLETE`` is normal, ``MAX_TOKENS`` a cut, ``ERROR``, ``ERROR_TOXIC``,
+``ERROR_LIMIT``, ``USER_CANCEL`` errors); ``response.meta`` ``billed_units.output_tokens``
+(else ``tokens.output_tokens``) feeds the backstop, and a normal end settles the closed calls.
 """
 
 from __future__ import annotations
@@ -28,12 +42,13 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import cohere_finish
+from .._models import Reason
 from ._access import Malformed, field, record, report_stop
 
 if TYPE_CHECKING:
     from . import Sink
 
-__all__ = ["COHERE_TYPES", "CohereAdapter"]
+__all__ = ["COHERE_TYPES", "COHERE_V1_TYPES", "CohereAdapter"]
 
 #: The v2 stream's event types (``type`` of ``StreamedChatResponseV2``).
 COHERE_TYPES = frozenset(
@@ -43,8 +58,17 @@ COHERE_TYPES = frozenset(
 )
 
 
+#: The v1 stream's event types (``event_type`` of ``StreamedChatResponse``).
+COHERE_V1_TYPES = frozenset(
+    {"stream-start", "search-queries-generation", "search-results", "text-generation",
+     "citation-generation", "tool-calls-chunk", "tool-calls-generation", "stream-end"}
+)
+
+
 def _kind(event: Any) -> str:
     kind = field(event, "type")
+    if kind is None:  # a v1 event
+        kind = field(event, "event_type")
     if not isinstance(kind, str):
         raise Malformed(f"event type is a {type(kind).__name__}")
     return kind
@@ -58,18 +82,24 @@ def _tool_call(event: Any) -> Any:
 
 
 class CohereAdapter:
-    __slots__ = ("_calls", "_closed", "_copies", "_handlers", "_sink")
+    __slots__ = ("_calls", "_closed", "_confirmed", "_copies", "_generated", "_handlers", "_opened", "_sink")
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._calls: dict[int, Hashable] = {}  # index -> key
         self._closed: list[Hashable] = []  # ended calls not yet settled
         self._copies = 0  # starts at an index already used
+        self._opened: list[Hashable] = []  # v1: every call, in order
+        self._confirmed: set[Hashable] = set()  # v1: the calls tool-calls-generation named
+        self._generated = False  # v1: tool-calls-generation was seen
         self._handlers: dict[str, Callable[[Any], None]] = {
             "tool-call-delta": self._delta,
             "tool-call-start": self._start,
             "tool-call-end": self._end,
             "message-end": self._message_end,
+            "tool-calls-chunk": self._v1_chunk,
+            "tool-calls-generation": self._v1_generation,
+            "stream-end": self._v1_end,
         }
 
     def feed(self, event: Any) -> None:
@@ -135,6 +165,64 @@ class CohereAdapter:
         if isinstance(count, float) and count.is_integer():
             count = int(count)  # the SDK types token counts as float
         self._sink.usage(count)
+
+    def _v1_open(self, index: int, name: Any) -> Hashable:
+        key: Hashable = ("index", index)
+        if index in self._calls:  # a name again at a used index: a new call
+            key = ("index", index, self._copies)
+            self._copies += 1
+        self._calls[index] = key
+        self._opened.append(key)
+        self._sink.open(key, index=index, name=name, anonymous=True)
+        if self._generated:  # after the complete calls were named
+            self._sink.taint(key, Reason.upstream_error, "a call streamed after tool-calls-generation")
+        return key
+
+    def _v1_chunk(self, event: Any) -> None:
+        delta = record(field(event, "tool_call_delta"), "tool-calls-chunk tool_call_delta")
+        raw = field(delta, "index")
+        index = int(raw) if raw.__class__ is float and raw.is_integer() else raw
+        name, parameters = field(delta, "name"), field(delta, "parameters")
+        if index is None and name is None and parameters is None:
+            return  # a tool-plan text chunk
+        if index.__class__ is not int:
+            self._sink.fail_live(f"tool-calls-chunk with a {type(raw).__name__} index")
+            return
+        key = self._v1_open(index, name) if name is not None else self._calls.get(index)
+        if key is None:
+            self._sink.fail_live(f"tool-calls-chunk parameters for index {index}, which started no call")
+        elif parameters is not None and parameters != "":
+            self._sink.append(key, parameters)
+
+    def _v1_generation(self, event: Any) -> None:
+        calls = field(event, "tool_calls")
+        if not isinstance(calls, list):
+            raise Malformed(f"tool-calls-generation tool_calls is a {type(calls).__name__}")
+        for index, call in enumerate(calls):
+            key = self._calls.get(index)
+            name = field(record(call, "tool_calls item"), "name")
+            if key is None:
+                key = self._v1_open(index, name)
+            if not self._sink.has_fragments(key):
+                self._sink.set_value(key, field(call, "parameters"))
+            self._sink.close_arguments(key)
+            self._closed.append(key)
+            self._confirmed.add(key)
+        self._generated = True
+
+    def _v1_end(self, event: Any) -> None:
+        meta = record(field(record(field(event, "response"), "stream-end response"), "meta"), "response meta")
+        count = field(record(field(meta, "billed_units"), "meta billed_units"), "output_tokens")
+        if count is None:
+            count = field(record(field(meta, "tokens"), "meta tokens"), "output_tokens")
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
+        self._sink.usage(count)
+        for key in self._opened:
+            if key not in self._confirmed:
+                self._sink.taint(key, Reason.upstream_error, "a streamed call tool-calls-generation did not name")
+        if report_stop(self._sink, field(event, "finish_reason"), cohere_finish, "finish_reason"):
+            self._settle_closed()
 
     def _settle_closed(self) -> None:
         closed, self._closed = self._closed, []

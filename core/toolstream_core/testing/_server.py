@@ -25,6 +25,7 @@ from . import (
     _wire_anthropic,
     _wire_bedrock,
     _wire_cohere,
+    _wire_cohere_v1,
     _wire_gemini,
     _wire_ollama,
     _wire_openai_chat,
@@ -87,6 +88,7 @@ class _Route(NamedTuple):
     api: str
     stream: bool
     model: str
+    wire: ModuleType | None = None  # an older wire of ``api`` (Cohere's ``/v1/chat``)
 
 
 def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
@@ -106,6 +108,8 @@ def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
         return _Route("ollama", body.get("stream", True) is not False, model)
     if path == "/v2/chat":
         return _Route("cohere", bool(body.get("stream")), model)
+    if path == "/v1/chat":  # Cohere v1: plays the cohere scenarios in the v1 shape
+        return _Route("cohere", bool(body.get("stream")), model, _wire_cohere_v1)
     if path.startswith("/model/"):
         target, _, action = path[len("/model/"):].rpartition("/")
         if action in _BEDROCK_ACTIONS:
@@ -328,7 +332,7 @@ class VendorEmulator:
             return _json(404, {"error": {"message": f"no endpoint {request.target}",
                                          "type": "invalid_request_error"}})
         self._record(Received(route.api, request.target, body), dict(request.headers))
-        wire = _WIRES[route.api]
+        wire = route.wire or _WIRES[route.api]
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
             return _reply(rejected)

@@ -124,8 +124,22 @@ def _cohere_call(i: int, call: Mapping[str, Any]) -> list[dict[str, Any]]:
             {"type": "tool-call-end", "index": i}]
 
 
+def _cohere_v1(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """A v1 ``chat`` answer (``tool_calls`` of name + parameters, ``finish_reason``, ``meta``)
+    as its v1 stream's ending: the complete calls, then ``stream-end``."""
+    events: list[dict[str, Any]] = [{"event_type": "stream-start"}]
+    if raw.get("tool_calls"):
+        events.append({"event_type": "tool-calls-generation", "tool_calls": raw["tool_calls"]})
+    events.append({"event_type": "stream-end", "finish_reason": raw.get("finish_reason"),
+                   "response": {"meta": raw.get("meta")}})
+    return events
+
+
 def _cohere(raw: dict[str, Any]) -> list[dict[str, Any]]:
-    """A v2 ``chat`` answer (``message.tool_calls``, ``finish_reason``) as its v2 stream."""
+    """A v2 ``chat`` answer (``message.tool_calls``, ``finish_reason``) as its v2 stream;
+    an answer without ``message`` is v1's (`_cohere_v1`)."""
+    if "message" not in raw:
+        return _cohere_v1(raw)
     message = raw.get("message") or {}
     events: list[dict[str, Any]] = [{"type": "message-start", "id": raw.get("id"),
                                      "delta": {"message": {"role": "assistant"}}}]

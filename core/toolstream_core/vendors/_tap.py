@@ -83,8 +83,18 @@ def _ollama_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -
 
 
 def _cohere_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
-    """The v2 chat only (``ClientV2`` or ``Client.v2``); the v1 ``chat`` has another shape."""
+    """The v2 chat (``ClientV2`` or ``Client.v2``), else the v1 one (`_cohere_v1_call`)."""
     if not any(c.__module__.startswith("cohere.v2") for c in type(owner).__mro__):
+        return _cohere_v1_call(owner, path)
+    return "cohere", path[-1] == "chat"
+
+
+def _cohere_v1_call(owner: Any, path: tuple[str, ...]) -> Call | None:
+    """``cohere.Client`` / ``AsyncClient`` ``chat`` and ``chat_stream`` (the v1 chat, which
+    LlamaIndex's ``Cohere`` calls): the same provider reads its ``event_type`` events."""
+    if path != ("chat",) and path != ("chat_stream",):
+        return None
+    if not any(c.__name__ in ("BaseCohere", "AsyncBaseCohere") for c in type(owner).__mro__):
         return None
     return "cohere", path[-1] == "chat"
 
@@ -171,10 +181,28 @@ class _NamespaceTap:
                 return _feed_whole(result, sink, provider)
             # Chat chunks reach the integration with object arguments as text (see
             # ``with_string_arguments``); the sink has already seen the original.
-            reshape = with_string_arguments if provider == "openai-chat" else None
-            return _wrap_result(result, sink, reshape)
+            wrapped = _wrap_result(result, sink, _RESHAPES.get(provider))
+            if provider == "cohere" and type(wrapped) is _SyncStreamTap:
+                return _SyncCohereStreamTap(result, sink, _RESHAPES[provider])
+            return wrapped
 
         return call
+
+
+def _cohere_v1_text(event: Any) -> Any:
+    """A v1 ``tool-calls-chunk`` without ``text`` (an argument fragment) as one with ``""``.
+
+    LlamaIndex's ``Cohere.stream_chat`` adds every event's declared ``text`` to its content
+    and fails on ``None`` with a ``TypeError``, ending any streamed tool turn; the sink has
+    already seen the event as sent. Every other event is handed on as it is.
+    """
+    if type(event).__name__ != "ToolCallsChunkStreamedChatResponse" or event.text is not None:
+        return event
+    return event.model_copy(update={"text": ""})
+
+
+#: provider -> what the integration gets instead of each wire event the sink has seen.
+_RESHAPES: dict[str, Reshape] = {"openai-chat": with_string_arguments, "cohere": _cohere_v1_text}
 
 
 def _feed_whole(result: Any, sink: RawSink, provider: str) -> Any:
@@ -336,6 +364,22 @@ class _SyncStreamTap(_Passthrough):
     def __exit__(self, *exc: Any) -> Any:
         leave = getattr(self._target, "__exit__", None)
         return leave(*exc) if leave is not None else None
+
+
+class _SyncCohereStreamTap(_SyncStreamTap):
+    """A sync cohere stream that ``async for`` can read too.
+
+    LlamaIndex's ``Cohere.astream_chat`` streams from its sync ``cohere.Client`` and reads
+    the result with ``async for``, a ``TypeError`` on the SDK's generator: every async
+    streamed turn of that class fails, gated or not. The gated copy's stream answers both;
+    each event is still read (blocking, as LlamaIndex's sync client does) in wire order.
+    """
+
+    __slots__ = ()
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        for item in self:
+            yield item
 
 
 class _AsyncStreamTap(_Passthrough):

@@ -1,0 +1,90 @@
+"""LlamaIndex's ``Cohere`` (Cohere's v1 chat, ``cohere.Client``) gated from its own wire:
+the real class and the real cohere SDK against the emulator's ``/v1/chat``.
+
+Complete parallel calls run exactly once with the vendor's arguments; a call cut by the
+max-token stop, or by a stream without its ``stream-end``, never runs, and the follow-up the
+agent sends answers it (the emulator refuses an unanswered call with a 400).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from li_helpers import Recorder, run_agent
+from toolstream_core.testing import VendorEmulator
+
+from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM, read_record
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+cohere_llms = pytest.importorskip("llama_index.llms.cohere")
+
+PARALLEL = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
+
+
+def _cohere(base_url: str) -> Any:
+    return cohere_llms.Cohere(model="command-r", api_key="test", base_url=base_url, max_retries=0)
+
+
+def _v1_requests(emu: VendorEmulator) -> list[Any]:
+    return [r for r in emu.requests if r.path == "/v1/chat"]
+
+
+async def _run(scenario: str, streaming: bool, emu: VendorEmulator) -> Any:
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=_cohere(emu.base_url),
+                                    streaming=streaming)
+    emu.queue("cohere", scenario)
+    return await run_agent(agent, recorder, emu)
+
+
+def test_the_class_is_read_as_cohere() -> None:
+    assert ToolstreamLLM(_cohere("http://127.0.0.1:9")).provider == "cohere"
+
+
+@pytest.mark.parametrize(("scenario", "expected"), [("parallel_calls", PARALLEL),
+                                                    ("truncated_length", []),
+                                                    ("no_finish", [])])
+def test_sync_stream_through_the_llm(scenario: str, expected: list[Any],
+                                     toolstream_emulator: VendorEmulator) -> None:
+    """The sync twin, through ``ToolstreamLLM`` alone: LlamaIndex's stream yields text only,
+    the calls come from the tapped v1 events."""
+    emu = toolstream_emulator
+    gated = ToolstreamLLM(_cohere(emu.base_url))
+    emu.queue("cohere", scenario)
+    *_, last = gated.stream_chat_with_tools(Recorder().tools(), user_msg="go")
+    selections = gated.get_tool_calls_from_response(last, error_on_no_tool_call=False)
+    turn = gated.turn_of(last)
+    assert turn is not None and read_record(last)["mode"] == "tap"  # type: ignore[index]
+    assert ([(s.tool_name, s.tool_kwargs) for s in selections], len(turn.rejected)) == (
+        expected, 0 if expected else 1)
+    assert len(_v1_requests(toolstream_emulator)) == 1
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])
+async def test_complete_parallel_calls_run_once(streaming: bool,
+                                                toolstream_emulator: VendorEmulator) -> None:
+    outcome = await _run("parallel_calls", streaming, toolstream_emulator)
+    assert outcome.error is None, outcome.error
+    assert outcome.runs == PARALLEL
+    assert len(_v1_requests(toolstream_emulator)) == 2
+
+
+@pytest.mark.parametrize("scenario", ["truncated_length", "no_finish"])
+async def test_unproven_call_never_runs_and_is_answered(
+        scenario: str, toolstream_emulator: VendorEmulator) -> None:
+    outcome = await _run(scenario, True, toolstream_emulator)
+    assert outcome.error is None, outcome.error
+    assert outcome.runs == []
+    [message] = outcome.tool_messages
+    assert "[stream_truncated]" in str(message.content)
+    requests = _v1_requests(toolstream_emulator)
+    assert len(requests) == 2  # the follow-up was sent, and accepted (answered)
+    results = requests[-1].body.get("tool_results") or []
+    assert [r["call"]["name"] for r in results] == ["write_file"]  # the cut call, answered
+
+
+async def test_whole_cut_answer_runs_nothing(toolstream_emulator: VendorEmulator) -> None:
+    outcome = await _run("truncated_length", False, toolstream_emulator)
+    assert outcome.error is None, outcome.error
+    assert outcome.runs == [] and outcome.tool_messages == []
