@@ -262,13 +262,8 @@ class StreamSession:
         return self.turn.error_results() if self.turn is not None else []
 
     def result_for(self, call: ToolCall) -> ErrorResult | None:
-        """The error result paired with a rejected ``call`` (same order as ``rejected``)."""
-        if self.turn is None:
-            return None
-        for rejected, result in zip(self.turn.rejected, self.turn.error_results(), strict=False):
-            if rejected.key == call.key:
-                return result
-        return None
+        """The error result that answers a rejected ``call`` (``Turn.result_for``)."""
+        return self.turn.result_for(call) if self.turn is not None else None
 
     def final_message(self, message: ChatMessage, *, keep_rejected: bool = False) -> ChatMessage:
         """``message`` with the core's calls: committed only, or every call when the caller
