@@ -166,7 +166,7 @@ class GateRun:
         # would be thrown away, so it is done only where it is read.
         if self.mode == "chunks":
             for event in self._converter.events(chunk):
-                self._core().feed(event)
+                self._session.feed(event)
         elif self._session.state == "none":
             self._shadow.extend(self._converter.events(chunk))
         return self._sanitize(chunk)
@@ -178,7 +178,7 @@ class GateRun:
             self.mode = "message"
             self._session.provider = "openai-chat"
             for event in message_to_events(message, self._declared):
-                self._core().feed(event)
+                self._session.feed(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
             content=message.content,
@@ -247,7 +247,7 @@ class GateRun:
             _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
             session.provider = "openai-chat"
             for event in self._shadow:
-                self._core().feed(event)
+                self._session.feed(event)
         if self.mode == "chunks" and self._converter.finish_reason is not None:
             note_readable(self._model_class)
         elif self.mode == "chunks" and error is None:

@@ -155,7 +155,7 @@ class StreamSession:
         if self.turn is not None:
             return
         if not self.tapped and response.raw is not None:
-            self.tap.assembler.feed(self._normalise(response.raw))
+            self.tap.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
         _SESSIONS.attach(response, self)
@@ -169,7 +169,7 @@ class StreamSession:
                            self.provider)
         else:
             for event in events:
-                self.tap.assembler.feed(event)
+                self.tap.feed(event)
         _SESSIONS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
@@ -198,7 +198,7 @@ class StreamSession:
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self.tap.assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                self.tap.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
         # A tapped stream the SDK ended with an error is no clean end, even if LlamaIndex

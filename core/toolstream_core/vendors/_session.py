@@ -78,8 +78,8 @@ class TapSession:
     def raw_event(self, event: Any) -> None:
         if self._buffer is not None:
             self._buffer.append(event)
-        elif self.turn is None:
-            self.assembler.feed(event)
+        else:
+            self.feed(event)
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":
@@ -87,13 +87,19 @@ class TapSession:
 
     # -- the shim's side ---------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Feed the held events (``buffered``), in wire order."""
+    def feed(self, event: Any) -> list[AssemblerEvent]:
+        """Feed one vendor event unless the turn is decided; the UI events it caused (what
+        ``Assembler.feed`` returned; ``on_event`` has seen each of them too)."""
+        return self.assembler.feed(event) if self.turn is None else []
+
+    def flush(self) -> list[AssemblerEvent]:
+        """Feed the held events (``buffered``), in wire order; the UI events they caused."""
+        caused: list[AssemblerEvent] = []
         if self._buffer:
             held, self._buffer[:] = list(self._buffer), []
-            if self.turn is None:
-                for event in held:
-                    self.assembler.feed(event)
+            for event in held:
+                caused.extend(self.feed(event))
+        return caused
 
     def transport_complete(self, error: BaseException | None) -> bool:
         """Whether the transport ended cleanly: the framework raised nothing and, if the tap
