@@ -42,7 +42,7 @@ from ._tools import ConfigArg, registry_from_tools
 
 __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 EventCallback = Callable[[UUID, AssemblerEvent], None]
 

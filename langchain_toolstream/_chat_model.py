@@ -47,7 +47,7 @@ from ._tools import (
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 
 class ToolstreamChatModel(BaseChatModel):

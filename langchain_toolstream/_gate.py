@@ -49,7 +49,7 @@ from ._tap import static_provider, tap_model
 
 __all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 OnStreamError = Literal["raise", "pair"]
 

@@ -24,7 +24,7 @@ from toolstream_core.integration import ProgressEncoder, trace_parent, tracing_a
 __all__ = ["GraphProgress", "current_run_manager", "finish_traced", "graph_progress", "model_run",
            "run_span"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 _run_manager: ContextVar[Any] = ContextVar("toolstream_lc_run_manager", default=None)
 
 

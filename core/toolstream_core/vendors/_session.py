@@ -21,7 +21,7 @@ from ._limits import request_limit
 
 __all__ = ["TapSession", "TapState"]
 
-_log = logging.getLogger("toolstream_core.vendors")
+_log = logging.getLogger(__name__)
 
 TapState = Literal["none", "open", "ok", "error"]
 """The tapped stream: never opened, open, ended cleanly, ended by an error."""

@@ -27,7 +27,7 @@ from ._convert import events_for_response
 
 __all__ = ["RawSink", "Reshape", "sdk_of", "tap_client"]
 
-_log = logging.getLogger("toolstream_core.vendors")
+_log = logging.getLogger(__name__)
 
 # Resource / namespace objects of the vendor SDKs: the only things the proxy wraps.
 _NAMESPACE_MODULES = (
