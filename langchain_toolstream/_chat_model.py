@@ -207,17 +207,13 @@ class ToolstreamChatModel(BaseChatModel):
                     run.cancel(link.cancel_reason)
                     break
         except GeneratorExit:
-            run.cancel("the consumer stopped reading the stream")
-            self._report(run)
+            self._cancelled(run)
             raise
         except Exception as exc:
             error = exc
         finally:
             _close(source)
-        run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
-            raise error
+        self._end(run, error)
         yield from _emit_sync(run.final_chunk(), run, run_manager)
 
     async def _astream(
@@ -242,29 +238,26 @@ class ToolstreamChatModel(BaseChatModel):
         source = run.model._astream(messages, stop=stop, **kwargs)
         error: Exception | None = None
         try:
+            link = run.link
             async for chunk in source:
                 out = run.observe(chunk)
-                register(out, run.link)
+                register(out, link)
                 try:
                     await _anotify(out, run_manager)
                     yield out
                 finally:
                     unregister(out)
-                if run.cancel_reason is not None:
-                    run.cancel(run.cancel_reason)
+                if link.cancel_reason is not None:
+                    run.cancel(link.cancel_reason)
                     break
         except (GeneratorExit, asyncio.CancelledError):
-            run.cancel("the model call was cancelled mid-stream")
-            self._report(run)
-            await _aclose(source)
+            self._cancelled(run)
             raise
         except Exception as exc:
             error = exc
-        await _aclose(source)
-        run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
-            raise error
+        finally:
+            await _aclose(source)
+        self._end(run, error)
         out = run.final_chunk()
         register(out, run.link)
         try:
@@ -272,6 +265,19 @@ class ToolstreamChatModel(BaseChatModel):
             yield out
         finally:
             unregister(out)
+
+    def _cancelled(self, run: GateRun) -> None:
+        """The consumer stopped reading (or cancelled the task): no open call may commit."""
+        run.cancel("the model call was cancelled mid-stream")
+        self._report(run)
+
+    def _end(self, run: GateRun, error: Exception | None) -> None:
+        """Decide the turn once the stream is over; re-raise ``error`` unless the turn's calls
+        can be answered instead (``on_stream_error``)."""
+        run.finish(error)
+        self._report(run)
+        if error is not None and self._give_up(run):
+            raise error
 
     def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
