@@ -27,6 +27,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core.integration import call_observer
 
 from ._gate import GateRun, OnStreamError
 from ._history import HistoryPolicy, prepare_history
@@ -165,11 +166,8 @@ class ToolstreamChatModel(BaseChatModel):
         return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
 
     def _report(self, run: GateRun) -> None:
-        if self.on_turn is not None and run.turn is not None:
-            try:
-                self.on_turn(run.turn)
-            except Exception:  # an observer must never change the result
-                _log.exception("toolstream: on_turn callback failed")
+        if run.turn is not None:
+            call_observer(self.on_turn, run.turn, log=_log, what="on_turn")
 
     def _give_up(self, run: GateRun) -> bool:
         """Whether the stream's error must propagate rather than end the turn with paired calls."""

@@ -40,7 +40,7 @@ from toolstream_core import (
     history_args,
     turn_record,
 )
-from toolstream_core.integration import TapSession
+from toolstream_core.integration import TapSession, call_observer
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._link import GateLink
@@ -144,11 +144,7 @@ class GateRun:
         if self._graph is not None:
             self._graph.write(event)
         self.link.publish_one(event)
-        if self._on_event is not None:
-            try:
-                self._on_event(event)
-            except Exception:  # a UI callback must never break the stream
-                _log.exception("toolstream: on_event callback failed")
+        call_observer(self._on_event, event, log=_log, what="on_event")
 
     def _core(self) -> Assembler:
         return self._session.assembler

@@ -29,7 +29,7 @@ from toolstream_core import (
     Turn,
     turn_record,
 )
-from toolstream_core.integration import TapSession
+from toolstream_core.integration import TapSession, call_observer
 
 from ._messages import rebuild_message
 
@@ -131,11 +131,7 @@ class StreamSession:
     def _on_event(self, event: AssemblerEvent) -> None:
         with self._pending_lock:
             self._pending.append(event)
-        if self._forward is not None:
-            try:
-                self._forward(event)
-            except Exception:  # a UI callback must never break the stream
-                logger.exception("toolstream: on_event callback failed")
+        call_observer(self._forward, event, log=logger, what="on_event")
 
     def drain_events(self) -> list[AssemblerEvent]:
         """UI events since the last call (opened, argument bytes, committed, rejected)."""
@@ -215,11 +211,7 @@ class StreamSession:
         return self.turn
 
     def _report(self, turn: Turn) -> None:
-        if self._on_turn is not None:
-            try:
-                self._on_turn(turn)
-            except Exception:  # an observer must never change the result
-                logger.exception("toolstream: on_turn callback failed")
+        call_observer(self._on_turn, turn, log=logger, what="on_turn")
 
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""

@@ -19,7 +19,7 @@ from .._config import AssembleConfig
 from .._models import AssemblerEvent, ToolSpec, Turn
 from ._limits import request_limit
 
-__all__ = ["TapSession", "TapState"]
+__all__ = ["TapSession", "TapState", "call_observer"]
 
 _log = logging.getLogger(__name__)
 
@@ -105,3 +105,16 @@ class TapSession:
         """Whether the transport ended cleanly: the framework raised nothing and, if the tap
         saw the stream, the stream itself ended without an error."""
         return error is None and self.state in ("none", "ok")
+
+
+def call_observer(callback: Callable[..., object] | None, *args: Any, log: logging.Logger,
+                  what: str) -> None:
+    """Call a user's observer (``on_event``, ``on_turn``) if there is one. An observer must
+    never break the stream or change the result: its failure is logged, each time, through
+    the caller's logger with ``exception`` (DESIGN 6)."""
+    if callback is None:
+        return
+    try:
+        callback(*args)
+    except Exception:
+        log.exception("toolstream: %s callback failed", what)
