@@ -34,7 +34,7 @@ from toolstream_core import (
     CallOpened,
     CallRejected,
 )
-from toolstream_core.integration import untraced
+from toolstream_core.integration import call_observer, untraced
 
 from ._convert import ChunkConverter
 from ._link import GateLink, link_of
@@ -42,7 +42,7 @@ from ._tools import ConfigArg, registry_from_tools
 
 __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 EventCallback = Callable[[UUID, AssemblerEvent], None]
 
@@ -210,8 +210,4 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             stats.rejected += 1
             reason = str(event.call.reason) if event.call.reason else "unknown"
             stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
-        if self.on_event is not None:
-            try:
-                self.on_event(run_id, event)
-            except Exception:  # a UI bug must not break the model call
-                _log.exception("toolstream: on_event callback failed")
+        call_observer(self.on_event, run_id, event, log=_log, what="on_event")

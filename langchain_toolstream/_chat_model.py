@@ -27,6 +27,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core.integration import call_observer
 
 from ._gate import GateRun, OnStreamError
 from ._history import HistoryPolicy, prepare_history
@@ -47,7 +48,7 @@ from ._tools import (
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 
 class ToolstreamChatModel(BaseChatModel):
@@ -165,11 +166,8 @@ class ToolstreamChatModel(BaseChatModel):
         return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
 
     def _report(self, run: GateRun) -> None:
-        if self.on_turn is not None and run.turn is not None:
-            try:
-                self.on_turn(run.turn)
-            except Exception:  # an observer must never change the result
-                _log.exception("toolstream: on_turn callback failed")
+        if run.turn is not None:
+            call_observer(self.on_turn, run.turn, log=_log, what="on_turn")
 
     def _give_up(self, run: GateRun) -> bool:
         """Whether the stream's error must propagate rather than end the turn with paired calls."""
@@ -207,17 +205,13 @@ class ToolstreamChatModel(BaseChatModel):
                     run.cancel(link.cancel_reason)
                     break
         except GeneratorExit:
-            run.cancel("the consumer stopped reading the stream")
-            self._report(run)
+            self._cancelled(run)
             raise
         except Exception as exc:
             error = exc
         finally:
             _close(source)
-        run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
-            raise error
+        self._end(run, error)
         yield from _emit_sync(run.final_chunk(), run, run_manager)
 
     async def _astream(
@@ -242,29 +236,26 @@ class ToolstreamChatModel(BaseChatModel):
         source = run.model._astream(messages, stop=stop, **kwargs)
         error: Exception | None = None
         try:
+            link = run.link
             async for chunk in source:
                 out = run.observe(chunk)
-                register(out, run.link)
+                register(out, link)
                 try:
                     await _anotify(out, run_manager)
                     yield out
                 finally:
                     unregister(out)
-                if run.cancel_reason is not None:
-                    run.cancel(run.cancel_reason)
+                if link.cancel_reason is not None:
+                    run.cancel(link.cancel_reason)
                     break
         except (GeneratorExit, asyncio.CancelledError):
-            run.cancel("the model call was cancelled mid-stream")
-            self._report(run)
-            await _aclose(source)
+            self._cancelled(run)
             raise
         except Exception as exc:
             error = exc
-        await _aclose(source)
-        run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
-            raise error
+        finally:
+            await _aclose(source)
+        self._end(run, error)
         out = run.final_chunk()
         register(out, run.link)
         try:
@@ -272,6 +263,19 @@ class ToolstreamChatModel(BaseChatModel):
             yield out
         finally:
             unregister(out)
+
+    def _cancelled(self, run: GateRun) -> None:
+        """The consumer stopped reading (or cancelled the task): no open call may commit."""
+        run.cancel("the model call was cancelled mid-stream")
+        self._report(run)
+
+    def _end(self, run: GateRun, error: Exception | None) -> None:
+        """Decide the turn once the stream is over; re-raise ``error`` unless the turn's calls
+        can be answered instead (``on_stream_error``)."""
+        run.finish(error)
+        self._report(run)
+        if error is not None and self._give_up(run):
+            raise error
 
     def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""

@@ -40,7 +40,7 @@ from toolstream_core import (
     history_args,
     turn_record,
 )
-from toolstream_core.integration import TapSession
+from toolstream_core.integration import TapSession, call_observer
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._link import GateLink
@@ -49,7 +49,7 @@ from ._tap import static_provider, tap_model
 
 __all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 OnStreamError = Literal["raise", "pair"]
 
@@ -144,11 +144,7 @@ class GateRun:
         if self._graph is not None:
             self._graph.write(event)
         self.link.publish_one(event)
-        if self._on_event is not None:
-            try:
-                self._on_event(event)
-            except Exception:  # a UI callback must never break the stream
-                _log.exception("toolstream: on_event callback failed")
+        call_observer(self._on_event, event, log=_log, what="on_event")
 
     def _core(self) -> Assembler:
         return self._session.assembler
@@ -166,7 +162,7 @@ class GateRun:
         # would be thrown away, so it is done only where it is read.
         if self.mode == "chunks":
             for event in self._converter.events(chunk):
-                self._core().feed(event)
+                self._session.feed(event)
         elif self._session.state == "none":
             self._shadow.extend(self._converter.events(chunk))
         return self._sanitize(chunk)
@@ -178,7 +174,7 @@ class GateRun:
             self.mode = "message"
             self._session.provider = "openai-chat"
             for event in message_to_events(message, self._declared):
-                self._core().feed(event)
+                self._session.feed(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
             content=message.content,
@@ -247,7 +243,7 @@ class GateRun:
             _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
             session.provider = "openai-chat"
             for event in self._shadow:
-                self._core().feed(event)
+                self._session.feed(event)
         if self.mode == "chunks" and self._converter.finish_reason is not None:
             note_readable(self._model_class)
         elif self.mode == "chunks" and error is None:

@@ -20,7 +20,7 @@ from ._messages import call_order, request_view
 
 __all__ = ["HistoryPolicy", "check_history", "history_entries", "prepare_history"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 #: What the gated model does with the history before each request: ``"repair"`` answers
 #: every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what only

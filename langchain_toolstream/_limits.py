@@ -11,12 +11,15 @@ sees its keyword arguments, whatever set them: the model's field, ``model_kwargs
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from toolstream_core.integration import assembler_limit, request_limit, settings_limit
 
 __all__ = ["assembler_limit", "output_limit", "request_limit"]
+
+_log = logging.getLogger(__name__)
 
 
 def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
@@ -29,5 +32,7 @@ def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
             if found is not None:
                 return found
     except Exception:  # a model class with odd attributes: no backstop rather than a failure
+        _log.debug("toolstream: cannot read %s's output limit", type(model).__name__,
+                   exc_info=True)
         return None
     return None

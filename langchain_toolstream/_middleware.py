@@ -40,7 +40,7 @@ from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 #: What a model-call hook may return (``AgentMiddleware.wrap_model_call``'s own type).
 ModelCallResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]

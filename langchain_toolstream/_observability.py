@@ -24,7 +24,7 @@ from toolstream_core.integration import ProgressEncoder, trace_parent, tracing_a
 __all__ = ["GraphProgress", "current_run_manager", "finish_traced", "graph_progress", "model_run",
            "run_span"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 _run_manager: ContextVar[Any] = ContextVar("toolstream_lc_run_manager", default=None)
 
 
@@ -69,6 +69,7 @@ def graph_progress(config: AssembleConfig) -> GraphProgress | None:
 
         writer = get_stream_writer()
     except Exception:  # no runnable context, not a graph, or no langgraph: nothing to write to
+        _log.debug("toolstream: no LangGraph stream writer here", exc_info=True)
         return None
     return GraphProgress(writer, config) if callable(writer) else None
 
@@ -85,7 +86,8 @@ def run_span(run_manager: Any) -> Any:
             continue
         try:
             span = get_span(run_id)
-        except Exception:
+        except Exception:  # a handler's own bookkeeping: its span is simply not ours to nest under
+            _log.debug("toolstream: %s.get_span failed", type(handler).__name__, exc_info=True)
             continue
         if span is not None and callable(getattr(span, "get_span_context", None)):
             return span

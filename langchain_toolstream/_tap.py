@@ -21,7 +21,7 @@ from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
 
 __all__ = ["RawSink", "tap_model", "tappable"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 
 # -- which integrations can be tapped, and how -------------------------------------------------

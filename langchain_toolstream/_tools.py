@@ -19,7 +19,7 @@ from toolstream_core import AssembleConfig, ToolSpec
 __all__ = ["SENSITIVE_KEY", "ConfigArg", "Registry", "ToolsArg", "merge_registries", "registry_from_bound_tools",
            "registry_from_tools"]
 
-_log = logging.getLogger("langchain_toolstream")
+_log = logging.getLogger(__name__)
 
 #: ``BaseTool(metadata={SENSITIVE_KEY: True | [paths]})`` marks a tool sensitive (DESIGN §3).
 SENSITIVE_KEY = "toolstream_sensitive"

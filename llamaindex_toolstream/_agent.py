@@ -240,9 +240,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return []
         selections: list[ToolSelection] = []
         seen: set[str] = set()
-        for call, result in zip(session.turn.rejected, session.turn.error_results(),
-                                strict=False):
-            if result.tool_call_id in seen:
+        for call in session.turn.rejected:
+            result = session.turn.result_for(call)
+            if result is None or result.tool_call_id in seen:
                 continue
             seen.add(result.tool_call_id)
             selections.append(ToolSelection(

@@ -178,15 +178,12 @@ class ToolstreamLLM(FunctionCallingLLM):
                     session.absorb(response)
                     yield response
             except GeneratorExit:
-                session.cancel("the consumer closed the stream before it ended")
+                session.cancel(_CANCELLED)
                 raise
             except Exception as exc:
-                session.finish(transport_complete=False, error=exc)
-                if session.should_raise():
+                if _failed(session, exc):
                     raise
-            session.finish(transport_complete=True)
-            self._check_read(session)
-            closing = session.closing_response()
+            closing = self._closing(session)
             if closing is not None:
                 yield closing
 
@@ -198,20 +195,24 @@ class ToolstreamLLM(FunctionCallingLLM):
                 async for response in gen:
                     session.absorb(response)
                     yield response
-            except (asyncio.CancelledError, GeneratorExit):
-                session.cancel("the run was cancelled before the response ended")
+            except (GeneratorExit, asyncio.CancelledError):
+                session.cancel(_CANCELLED)
                 raise
             except Exception as exc:
-                session.finish(transport_complete=False, error=exc)
-                if session.should_raise():
+                if _failed(session, exc):
                     raise
-            session.finish(transport_complete=True)
-            self._check_read(session)
-            closing = session.closing_response()
+            closing = self._closing(session)
             if closing is not None:
                 yield closing
 
         return wrapped()
+
+    def _closing(self, session: StreamSession) -> ChatResponse | None:
+        """The stream ended cleanly (or its error was absorbed): decide the turn, and the last
+        response to yield if the stream yielded none."""
+        session.finish(transport_complete=True)
+        self._check_read(session)
+        return session.closing_response()
 
     # -- chat --------------------------------------------------------------------------------
 
@@ -355,3 +356,13 @@ class ToolstreamLLM(FunctionCallingLLM):
     async def astream_complete(self, prompt: str, formatted: bool = False,
                                **kwargs: Any) -> CompletionResponseAsyncGen:
         return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)
+
+
+#: Why a stream's open calls were cancelled: the consumer closed it or cancelled the task.
+_CANCELLED = "the consumer closed the stream before the response ended"
+
+
+def _failed(session: StreamSession, exc: Exception) -> bool:
+    """The stream raised: decide the turn on a broken transport; whether to re-raise."""
+    session.finish(transport_complete=False, error=exc)
+    return session.should_raise()

@@ -49,9 +49,9 @@ def call_id(call: ToolCall, turn: Turn) -> str:
     """The id the history uses for ``call``: the vendor's, else the core's synthesized one."""
     if call.id:
         return call.id
-    for rejected, result in zip(turn.rejected, turn.error_results(), strict=False):
-        if rejected.key == call.key:
-            return result.tool_call_id
+    result = turn.result_for(call)
+    if result is not None:
+        return result.tool_call_id
     return f"toolstream_{call.index if call.index is not None else 0}"
 
 

@@ -29,7 +29,7 @@ from toolstream_core import (
     Turn,
     turn_record,
 )
-from toolstream_core.integration import TapSession
+from toolstream_core.integration import TapSession, call_observer
 
 from ._messages import rebuild_message
 
@@ -131,11 +131,7 @@ class StreamSession:
     def _on_event(self, event: AssemblerEvent) -> None:
         with self._pending_lock:
             self._pending.append(event)
-        if self._forward is not None:
-            try:
-                self._forward(event)
-            except Exception:  # a UI callback must never break the stream
-                logger.exception("toolstream: on_event callback failed")
+        call_observer(self._forward, event, log=logger, what="on_event")
 
     def drain_events(self) -> list[AssemblerEvent]:
         """UI events since the last call (opened, argument bytes, committed, rejected)."""
@@ -155,7 +151,7 @@ class StreamSession:
         if self.turn is not None:
             return
         if not self.tapped and response.raw is not None:
-            self.tap.assembler.feed(self._normalise(response.raw))
+            self.tap.feed(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
         _SESSIONS.attach(response, self)
@@ -169,7 +165,7 @@ class StreamSession:
                            self.provider)
         else:
             for event in events:
-                self.tap.assembler.feed(event)
+                self.tap.feed(event)
         _SESSIONS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
@@ -198,7 +194,7 @@ class StreamSession:
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self.tap.assembler.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                self.tap.feed({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
         # A tapped stream the SDK ended with an error is no clean end, even if LlamaIndex
@@ -215,11 +211,7 @@ class StreamSession:
         return self.turn
 
     def _report(self, turn: Turn) -> None:
-        if self._on_turn is not None:
-            try:
-                self._on_turn(turn)
-            except Exception:  # an observer must never change the result
-                logger.exception("toolstream: on_turn callback failed")
+        call_observer(self._on_turn, turn, log=logger, what="on_turn")
 
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
@@ -262,13 +254,8 @@ class StreamSession:
         return self.turn.error_results() if self.turn is not None else []
 
     def result_for(self, call: ToolCall) -> ErrorResult | None:
-        """The error result paired with a rejected ``call`` (same order as ``rejected``)."""
-        if self.turn is None:
-            return None
-        for rejected, result in zip(self.turn.rejected, self.turn.error_results(), strict=False):
-            if rejected.key == call.key:
-                return result
-        return None
+        """The error result that answers a rejected ``call`` (``Turn.result_for``)."""
+        return self.turn.result_for(call) if self.turn is not None else None
 
     def final_message(self, message: ChatMessage, *, keep_rejected: bool = False) -> ChatMessage:
         """``message`` with the core's calls: committed only, or every call when the caller

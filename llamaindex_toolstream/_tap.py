@@ -105,6 +105,6 @@ def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:
         if name not in _WARNED:
             _WARNED.add(name)
             logger.warning("toolstream: %s has no %s clients to tap; using ChatResponse.raw",
-                           name, provider)
+                           name, provider, exc_info=True)
         return None
     return llm.model_copy(update=update)

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["Metrics", "metrics"]
 
-_log = logging.getLogger("toolstream")
+_log = logging.getLogger(__name__)
 
 
 class Metrics:

@@ -54,7 +54,7 @@ from ._strict_json import dump_structured
 
 __all__ = ["CallTable"]
 
-_log = logging.getLogger("toolstream")
+_log = logging.getLogger(__name__)
 _MAX_ANOMALIES = 64
 _LIVE = (CallState.open, CallState.args_complete)
 _OPEN = CallState.open

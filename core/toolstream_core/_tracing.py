@@ -45,7 +45,7 @@ __all__ = [
     "untraced",
 ]
 
-_log = logging.getLogger("toolstream")
+_log = logging.getLogger(__name__)
 
 SPAN_NAME = "toolstream.turn"
 EVENT_NAME = "toolstream.tool_call"

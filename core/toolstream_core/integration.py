@@ -52,7 +52,7 @@ from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
 from .vendors._limits import request_limit, settings_limit
-from .vendors._session import TapSession, TapState
+from .vendors._session import TapSession, TapState, call_observer
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "TapSession",
     "TapState",
     "assembler_limit",
+    "call_observer",
     "events_for_response",
     "masked_arguments",
     "ollama_tap_kwargs",

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from toolstream_core import AssembleConfig, Assembler
+from toolstream_core import AssembleConfig, Assembler, AssemblerEvent
 from toolstream_core.integration import (
     TapSession,
     events_for_response,
@@ -142,14 +142,16 @@ def test_a_tap_session_judges_the_call_by_the_request_it_saw(
     and a cut stream is decided as one."""
     emulator.clear()
     emulator.queue(api, "truncated_length")
+    seen: list[AssemblerEvent] = []
     session = TapSession(tools=TOOLS, config=AssembleConfig(), provider="openai-chat",
-                         limit=99_999, buffered=buffered)
+                         limit=99_999, buffered=buffered, on_event=seen.append)
     tapped = tap_client(_client(api, emulator), session)
     list(open_stream(api, tapped, model=MODELS[api], contents="go",
                      tools=declare_tools(api, TOOLS), max_tokens=LIMIT))
     assert (session.provider, session.limit, session.state) == (api, LIMIT, "ok")
     assert session.started is not buffered
-    session.flush()
+    flushed = session.flush()  # what the held events caused: exactly what on_event saw
+    assert flushed == (seen if buffered else []) and seen
     turn = session.assembler.finish(transport_complete=session.transport_complete(None))
     assert [c.name for c in turn.rejected] == ["write_file"] and not turn.committed
     assert session.transport_complete(RuntimeError("the framework raised")) is False

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._common import add_tools_and_headers, user_turn
+
 DEFAULT_MAX_TOKENS = 1024
 """Messages requires ``max_tokens``; enough for any tool-call turn the project records."""
 
@@ -29,14 +31,9 @@ def _request(*, model: str, contents: str | list[Any], tools: list[Any] | None,
     kwargs: dict[str, Any] = {
         "model": model, "stream": True,
         "max_tokens": DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
-        "messages": ([{"role": "user", "content": contents}]
-                     if isinstance(contents, str) else contents),
+        "messages": user_turn(contents),
     }
-    if tools:
-        kwargs["tools"] = tools
-    if extra_headers:
-        kwargs["extra_headers"] = extra_headers
-    return kwargs
+    return add_tools_and_headers(kwargs, tools, extra_headers)
 
 
 def stream(api: str, sdk: Any, *, model: str, contents: str | list[Any],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._common import user_turn
 from ._openai import function_tools
 
 
@@ -28,8 +29,7 @@ def _request(*, model: str, contents: str | list[Any], tools: list[Any] | None,
              max_tokens: int | None, extra_headers: dict[str, str]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model,
-        "messages": ([{"role": "user", "content": contents}]
-                     if isinstance(contents, str) else contents),
+        "messages": user_turn(contents),
         # one request is one HTTP exchange: the SDK would retry a 5xx twice
         "request_options": {"max_retries": 0, "additional_headers": extra_headers},
     }

@@ -10,10 +10,13 @@ This module knows how each SDK's request spells the limit; nothing else does.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["request_limit", "settings_limit"]
+
+_log = logging.getLogger(__name__)
 
 # Request keys that carry the output limit: OpenAI chat (both spellings), OpenAI Responses
 # and google-genai's config (``max_output_tokens``), Anthropic and Cohere (``max_tokens``);
@@ -60,4 +63,5 @@ def request_limit(request: Mapping[str, Any]) -> int | None:
     try:
         return settings_limit(request)
     except Exception:  # an SDK object with odd attributes: no backstop rather than a failure
+        _log.debug("toolstream: cannot read the request's output limit", exc_info=True)
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._common import user_turn
 from ._openai import function_tools
 
 
@@ -30,8 +31,7 @@ def _request(*, model: str, contents: str | list[Any], tools: list[Any] | None,
              max_tokens: int | None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model, "stream": True,
-        "messages": ([{"role": "user", "content": contents}]
-                     if isinstance(contents, str) else contents),
+        "messages": user_turn(contents),
     }
     if tools:
         kwargs["tools"] = tools

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from ._tap import RawSink
+from ._tap import RawSink, ending
 
 __all__ = ["ollama_tap_kwargs"]
 
@@ -60,16 +60,10 @@ class _SyncTee(httpx.SyncByteStream):
         self._lines = lines
 
     def __iter__(self) -> Iterator[bytes]:
-        try:
+        with ending(self._lines.end):
             for data in self._stream:
                 self._lines.feed(data)
                 yield data
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self._lines.end(exc)
-            raise
-        self._lines.end(None)
 
     def close(self) -> None:
         self._stream.close()
@@ -81,16 +75,10 @@ class _AsyncTee(httpx.AsyncByteStream):
         self._lines = lines
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
+        with ending(self._lines.end):
             async for data in self._stream:
                 self._lines.feed(data)
                 yield data
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self._lines.end(exc)
-            raise
-        self._lines.end(None)
 
     async def aclose(self) -> None:
         await self._stream.aclose()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._common import add_tools_and_headers, user_turn
+
 
 def client(*, api_key: str, base_url: str | None, api_version: str | None,
            asynchronous: bool) -> Any:
@@ -46,17 +48,12 @@ def _request(api: str, *, model: str, contents: str | list[Any], tools: list[Any
     if max_tokens is not None:  # each API's current name for the output limit
         kwargs["max_completion_tokens" if api == "openai-chat" else "max_output_tokens"] = max_tokens
     if api == "openai-chat":
-        kwargs["messages"] = ([{"role": "user", "content": contents}]
-                              if isinstance(contents, str) else contents)
+        kwargs["messages"] = user_turn(contents)
         if include_usage:
             kwargs["stream_options"] = {"include_usage": True}
     else:
         kwargs["input"] = contents
-    if tools:
-        kwargs["tools"] = tools
-    if extra_headers:
-        kwargs["extra_headers"] = extra_headers
-    return kwargs
+    return add_tools_and_headers(kwargs, tools, extra_headers)
 
 
 def stream(api: str, sdk: Any, *, model: str, contents: str | list[Any],

@@ -19,9 +19,9 @@ from .._config import AssembleConfig
 from .._models import AssemblerEvent, ToolSpec, Turn
 from ._limits import request_limit
 
-__all__ = ["TapSession", "TapState"]
+__all__ = ["TapSession", "TapState", "call_observer"]
 
-_log = logging.getLogger("toolstream_core.vendors")
+_log = logging.getLogger(__name__)
 
 TapState = Literal["none", "open", "ok", "error"]
 """The tapped stream: never opened, open, ended cleanly, ended by an error."""
@@ -78,8 +78,8 @@ class TapSession:
     def raw_event(self, event: Any) -> None:
         if self._buffer is not None:
             self._buffer.append(event)
-        elif self.turn is None:
-            self.assembler.feed(event)
+        else:
+            self.feed(event)
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":
@@ -87,15 +87,34 @@ class TapSession:
 
     # -- the shim's side ---------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Feed the held events (``buffered``), in wire order."""
+    def feed(self, event: Any) -> list[AssemblerEvent]:
+        """Feed one vendor event unless the turn is decided; the UI events it caused (what
+        ``Assembler.feed`` returned; ``on_event`` has seen each of them too)."""
+        return self.assembler.feed(event) if self.turn is None else []
+
+    def flush(self) -> list[AssemblerEvent]:
+        """Feed the held events (``buffered``), in wire order; the UI events they caused."""
+        caused: list[AssemblerEvent] = []
         if self._buffer:
             held, self._buffer[:] = list(self._buffer), []
-            if self.turn is None:
-                for event in held:
-                    self.assembler.feed(event)
+            for event in held:
+                caused.extend(self.feed(event))
+        return caused
 
     def transport_complete(self, error: BaseException | None) -> bool:
         """Whether the transport ended cleanly: the framework raised nothing and, if the tap
         saw the stream, the stream itself ended without an error."""
         return error is None and self.state in ("none", "ok")
+
+
+def call_observer(callback: Callable[..., object] | None, *args: Any, log: logging.Logger,
+                  what: str) -> None:
+    """Call a user's observer (``on_event``, ``on_turn``) if there is one. An observer must
+    never break the stream or change the result: its failure is logged, each time, through
+    the caller's logger with ``exception`` (DESIGN 6)."""
+    if callback is None:
+        return
+    try:
+        callback(*args)
+    except Exception:
+        log.exception("toolstream: %s callback failed", what)

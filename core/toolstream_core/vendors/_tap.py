@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from .._string_arguments import with_string_arguments
@@ -27,7 +28,7 @@ from ._convert import events_for_response
 
 __all__ = ["RawSink", "Reshape", "sdk_of", "tap_client"]
 
-_log = logging.getLogger("toolstream_core.vendors")
+_log = logging.getLogger(__name__)
 
 # Resource / namespace objects of the vendor SDKs: the only things the proxy wraps.
 _NAMESPACE_MODULES = (
@@ -287,6 +288,31 @@ class _Passthrough:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
 
+    def _take(self, item: Any) -> Any:
+        """Hand ``item``'s wire event to the sink; return the item to pass on (reshaped when
+        the shim asked for it and the item is the event itself)."""
+        event = _event_of(item)
+        if event is not None:
+            self._sink.raw_event(event)
+            if self._reshape is not None and event is item:
+                return self._reshape(item)
+        return item
+
+
+@contextmanager
+def ending(end: Callable[[BaseException | None], None]) -> Iterator[None]:
+    """Around a tapped stream's loop, sync or async: ``end(None)`` when it ran out, ``end(exc)``
+    when it raised (cancellation included). A consumer that stops reading (``GeneratorExit``)
+    ends nothing: the shim decides that turn, as cancelled."""
+    try:
+        yield
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        end(exc)
+        raise
+    end(None)
+
 
 class _RawResponseTap(_Passthrough):
     """``with_raw_response.create(...)``: the stream comes out of ``parse()``."""
@@ -339,21 +365,9 @@ class _SyncStreamTap(_Passthrough):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[Any]:
-        try:
-            reshape = self._reshape
+        with ending(self._sink.raw_end):
             for item in self._target:
-                event = _event_of(item)
-                if event is not None:
-                    self._sink.raw_event(event)
-                    if reshape is not None and event is item:
-                        item = reshape(item)
-                yield item
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self._sink.raw_end(exc)
-            raise
-        self._sink.raw_end(None)
+                yield self._take(item)
 
     def __enter__(self) -> _SyncStreamTap:
         enter = getattr(self._target, "__enter__", None)
@@ -386,21 +400,9 @@ class _AsyncStreamTap(_Passthrough):
     __slots__ = ()
 
     async def __aiter__(self) -> AsyncIterator[Any]:
-        try:
-            reshape = self._reshape
+        with ending(self._sink.raw_end):
             async for item in self._target:
-                event = _event_of(item)
-                if event is not None:
-                    self._sink.raw_event(event)
-                    if reshape is not None and event is item:
-                        item = reshape(item)
-                yield item
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self._sink.raw_end(exc)
-            raise
-        self._sink.raw_end(None)
+                yield self._take(item)
 
     async def __aenter__(self) -> _AsyncStreamTap:
         enter = getattr(self._target, "__aenter__", None)
