@@ -350,7 +350,7 @@ def _event_of(item: Any) -> Any:
     if plain is None:
         plain = _PLAIN_CLASSES[cls] = _plain_event_class(cls)
     if plain:
-        extra = item.__pydantic_extra__
+        extra = item.model_extra  # pydantic's public view of the undeclared fields
         if not extra or "snapshot" not in extra:
             return item
     kind = getattr(item, "type", None)
