@@ -51,14 +51,14 @@ def _workflow(cls: type, recorder: Recorder, llm: Any, *, helper: bool = False) 
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_agent_workflow_truncated_call_is_answered(api: str,
-                                                         toolstream_emulator: VendorEmulator) -> None:
+                                                         emu: VendorEmulator) -> None:
     outcomes = {}
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         recorder = Recorder()
-        toolstream_emulator.queue(api, "truncated_length")
-        workflow = _workflow(cls, recorder, make_llm(api, toolstream_emulator.base_url),
+        emu.queue(api, "truncated_length")
+        workflow = _workflow(cls, recorder, make_llm(api, emu.base_url),
                              helper=True)
-        outcomes[cls] = await run_agent(workflow, recorder, toolstream_emulator)
+        outcomes[cls] = await run_agent(workflow, recorder, emu)
     stock, ours = outcomes[FunctionAgent], outcomes[ToolstreamFunctionAgent]
     assert stock.runs == [("write_file", {"path": None, "content": ""})]
     assert ours.runs == [] and ours.error is None and ours.requests == 2
@@ -68,12 +68,12 @@ async def test_agent_workflow_truncated_call_is_answered(api: str,
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_agent_workflow_happy_path(api: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_agent_workflow_happy_path(api: str, emu: VendorEmulator) -> None:
     recorder = Recorder()
-    toolstream_emulator.queue(api, "parallel_calls")
+    emu.queue(api, "parallel_calls")
     workflow = _workflow(ToolstreamFunctionAgent, recorder,
-                         make_llm(api, toolstream_emulator.base_url), helper=True)
-    outcome = await run_agent(workflow, recorder, toolstream_emulator)
+                         make_llm(api, emu.base_url), helper=True)
+    outcome = await run_agent(workflow, recorder, emu)
     assert outcome.error is None
     assert outcome.runs == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
     assert outcome.requests == 2 and unpaired(outcome.memory) == []
@@ -110,11 +110,11 @@ async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
 
 @pytest.mark.parametrize("api", APIS)
 async def test_handler_reports_progress_then_commit(api: str,
-                                                    toolstream_emulator: VendorEmulator) -> None:
+                                                    emu: VendorEmulator) -> None:
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(tools=recorder.tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "single_call")
+                                    llm=make_llm(api, emu.base_url))
+    emu.queue(api, "single_call")
     handler = agent.run(user_msg="go")
     stream = ToolstreamStreamHandler(handler)
     events = [event async for event in stream]
@@ -138,13 +138,13 @@ async def test_handler_reports_progress_then_commit(api: str,
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_handler_reports_rejection_and_stock_streams_guesses(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
     # Stock: AgentStream.tool_calls carry parse_partial_json guesses of the half-received
     # arguments on every chunk (a UI shows {"path": None} as if it were the call).
     recorder = Recorder()
-    stock = FunctionAgent(tools=recorder.tools(), llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "truncated_length")
+    stock = FunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url))
+    emu.queue(api, "truncated_length")
     stock_handler = stock.run(user_msg="go")
     guesses = [e.tool_calls for e in [ev async for ev in stock_handler.stream_events()]
                if isinstance(e, AgentStream) and e.tool_calls]
@@ -152,9 +152,9 @@ async def test_handler_reports_rejection_and_stock_streams_guesses(
     assert guesses and guesses[-1][0].tool_kwargs == {"path": None}
 
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url),
+                                    llm=make_llm(api, emu.base_url),
                                     config={"ui_forward_partial_args": False})
-    toolstream_emulator.queue(api, "truncated_length")
+    emu.queue(api, "truncated_length")
     handler = agent.run(user_msg="go")
     events = []
     async for event in ToolstreamStreamHandler(handler, passthrough=True):
@@ -170,10 +170,10 @@ async def test_handler_reports_rejection_and_stock_streams_guesses(
     assert not any(isinstance(e, CallCommittedEvent) for e in call_events)
 
 
-async def test_stream_call_events_filters(toolstream_emulator: VendorEmulator) -> None:
+async def test_stream_call_events_filters(emu: VendorEmulator) -> None:
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm("openai-responses", toolstream_emulator.base_url))
-    toolstream_emulator.queue("openai-responses", "parallel_calls")
+                                    llm=make_llm("openai-responses", emu.base_url))
+    emu.queue("openai-responses", "parallel_calls")
     handler = agent.run(user_msg="go")
     kinds = [type(e).__name__ async for e in stream_call_events(handler)]
     await handler
@@ -218,11 +218,11 @@ async def test_cassette_truncated_length_offline(api: str, toolstream_cassette: 
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_handler_shows_a_resent_call_once(api: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_handler_shows_a_resent_call_once(api: str, emu: VendorEmulator) -> None:
     # Stock shows (and, on Responses and Gemini, runs) the re-sent copy as a second call.
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "resent_duplicate")
+                                    llm=make_llm(api, emu.base_url))
+    emu.queue(api, "resent_duplicate")
     stream = ToolstreamStreamHandler(agent.run(user_msg="go"))
     [_ async for _ in stream]
     await stream
