@@ -13,20 +13,14 @@ from typing import Any
 
 import pytest
 from li_chat_server import scripted_chat
-from li_helpers import APIS, Outcome, Recorder, make_llm, run_agent, unpaired
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Outcome, Recorder, make_llm, run_agent, unpaired
 from llama_index.core.agent.workflow import FunctionAgent, ToolCall
 from llama_index.llms.openai import OpenAI
 from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import REJECTED_TOOL_NAME, ToolstreamFunctionAgent, ToolstreamLLM
 
-# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
-# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
-# aiohttp.ClientSession. Neither is ours.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 
 WRITE = {"path": "/tmp/notes.txt",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from li_helpers import APIS, Recorder, make_llm, run_agent, unpaired
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent, unpaired
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ThinkingBlock, ToolCallBlock
 from toolstream_core.testing import Received, VendorEmulator
@@ -22,10 +22,7 @@ from llamaindex_toolstream import (
     pair_orphan_calls,
 )
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 TOKYO_ONLY = {"get_weather": {"type": "object", "required": ["city"],
                               "properties": {"city": {"type": "string", "enum": ["Tokyo"]}}}}

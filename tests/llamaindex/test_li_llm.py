@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 import toolstream_core._finalize as finalize_mod
-from li_helpers import APIS, Recorder, make_llm, tool_call_ids
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, tool_call_ids
 from llama_index.core.llms import ChatMessage
 from toolstream_core import CallState, Reason
 from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import ToolstreamLLM, error_tool_messages, message_with_rejected_calls
 
-# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
-# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
-# aiohttp.ClientSession. Neither is ours.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 
 HAPPY: dict[str, list[tuple[str, dict[str, Any]]]] = {

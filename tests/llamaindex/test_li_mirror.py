@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from li_helpers import Recorder, make_llm
+from li_helpers import THIRD_PARTY_WARNINGS, Recorder, make_llm
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
 from toolstream_core import AssembleConfig, Turn
 from toolstream_core.testing import VendorEmulator
@@ -23,10 +23,7 @@ from toolstream_core.testing import VendorEmulator
 import langchain_toolstream as lc
 import llamaindex_toolstream as li
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 # The APIs whose LlamaIndex class is read through ``ChatResponse.raw`` (openai-chat) and
 # through the SDK tap (anthropic): both paths must give LangChain's record.

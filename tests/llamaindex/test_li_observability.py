@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from agui_util import replay
 from docs_examples import run_example
-from li_helpers import APIS, Recorder, make_llm, run_agent
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent
 from llama_index.core.base.llms.types import ChatMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, parent_name, span_exporter, tracer_provider, turn_spans
@@ -23,8 +23,7 @@ from toolstream_core.testing import VendorEmulator
 from llamaindex_toolstream import CallStreamEvent, ToolstreamFunctionAgent, ToolstreamLLM
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+    *THIRD_PARTY_WARNINGS,
     # OpenInference's own handler calls pydantic's deprecated ``.json()``.
     pytest.mark.filterwarnings("ignore:The `json` method is deprecated"),
 ]
