@@ -40,11 +40,17 @@ def _call(key: dict[str, Any], call_id: Any, name: Any, kind: str, parts: list[s
             "argument_fragments": sum(1 for p in parts if p)}
 
 
+def _facts(finish_key: str) -> dict[str, Any]:
+    """The per-stream facts both families report, before the first event (``finish_key``:
+    the family's own name for its finish field)."""
+    return {finish_key: None, "text_chars": 0, "reasoning_chars": 0, "terminal_event": None,
+            "error_event": False}
+
+
 def bedrock(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
     calls: dict[int, dict[str, Any]] = {}
     parts: dict[int, list[str]] = {}
-    facts: dict[str, Any] = {"stop_reason": None, "text_chars": 0, "reasoning_chars": 0,
-                             "terminal_event": None, "error_event": False}
+    facts = _facts("stop_reason")
     for name, data in events:
         if name == "contentBlockStart" and "toolUse" in data["start"]:
             tool = data["start"]["toolUse"]
@@ -69,8 +75,7 @@ def bedrock(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
 def cohere(events: list[tuple[str | None, Any]]) -> dict[str, Any]:
     calls: dict[int, dict[str, Any]] = {}
     parts: dict[int, list[str]] = {}
-    facts: dict[str, Any] = {"finish_reason": None, "text_chars": 0, "reasoning_chars": 0,
-                             "terminal_event": None, "error_event": False}
+    facts = _facts("finish_reason")
     for _, data in events:
         kind = data.get("type")
         message = (data.get("delta") or {}).get("message") or {}

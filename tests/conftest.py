@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from streams_util import find_streams_dir
+from toolstream_core.testing import VendorEmulator
 
 # tests/llamaindex runs in the "llamaindex" env (`.[dev-llamaindex]`, .ci/run). The "latest" env
 # (`.[dev]`) has no LlamaIndex, whose integrations pin older SDK majors: there the directory is
@@ -24,3 +26,19 @@ def pytest_report_header() -> str:
 def streams_dir() -> Path:
     """The corpus of real vendor streams shipped in ``tests/streams`` (missing = a failure)."""
     return find_streams_dir()
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[VendorEmulator]:
+    """The one vendor emulator of the suite. Its answers depend only on (seed, API, scenario),
+    so tests share it; a test that reads the request log or queues scenarios clears it
+    first, or takes ``emu``."""
+    with VendorEmulator(seed=0) as server:
+        yield server
+
+
+@pytest.fixture
+def emu(emulator: VendorEmulator) -> VendorEmulator:
+    """The shared ``emulator`` with an empty queue and request log for this test."""
+    emulator.clear()
+    return emulator

@@ -165,50 +165,54 @@ class CallTable:
         An id or name of the wrong type (DESIGN §5.2) is ignored for identity and fails the
         call (``upstream_error``): whatever the vendor meant by it cannot be proven.
         """
-        call = self.calls.get(key)
-        mistyped = None
-        if id is not None and id.__class__ is not str and not isinstance(id, str):
-            mistyped = f"call id is a {type(id).__name__}"
-        if name is not None and name.__class__ is not str and not isinstance(name, str):
-            mistyped = f"tool name is a {type(name).__name__}"
+        mistyped = _mistyped(id, name)
         if mistyped is not None:
-            self.open(key, index=index, id=id if isinstance(id, str) else None,
-                      name=name if isinstance(name, str) else None, kind=kind, order=order,
-                      anonymous=anonymous)
-            self.taint(key, Reason.upstream_error, mistyped)
-            return
+            id = id if isinstance(id, str) else None
+            name = name if isinstance(name, str) else None
+        call = self.calls.get(key)
         if call is None:
-            call = Call(key, self._seq, index, order if order is not None else index, kind)
-            call.anonymous = anonymous
-            self._seq += 1
-            self.calls[key] = call
-            if isinstance(id, str) and id:
-                call.id = id
-            if isinstance(name, str) and name:
-                call.name = name
-            if kind == "server":
-                self._server_count += 1
-                if self._server_count > self.config.max_tool_calls_in_flight_assemble:
-                    move(call, Move.fail)
-                return
-            if call.id is not None and self._link_twin(call):
-                return
-            self._client_count += 1
-            self._emit_opened(call)
-            if self._client_count > self.config.max_tool_calls_in_flight_assemble:
-                limit = self.config.max_tool_calls_in_flight_assemble
-                self._terminate(
-                    call, Move.fail, Reason.too_many_tool_calls, f"more than {limit} calls in one stream"
-                )
+            self._open_new(key, index, id, name, kind, order, anonymous)
+        else:
+            self._identify(call, id, name)
+        if mistyped is not None:
+            self.taint(key, Reason.upstream_error, mistyped)
+
+    def _open_new(self, key: Hashable, index: int | None, id: str | None, name: str | None,
+                  kind: CallKind, order: Any, anonymous: bool) -> None:
+        """``open`` for a key not seen before: the call is created, linked to a twin or
+        announced, and counted against ``max_tool_calls_in_flight_assemble``."""
+        call = Call(key, self._seq, index, order if order is not None else index, kind)
+        call.anonymous = anonymous
+        self._seq += 1
+        self.calls[key] = call
+        if id:
+            call.id = id
+        if name:
+            call.name = name
+        limit = self.config.max_tool_calls_in_flight_assemble
+        if kind == "server":
+            self._server_count += 1
+            if self._server_count > limit:
+                move(call, Move.fail)
             return
-        if isinstance(id, str) and id and id != call.id:
+        if call.id is not None and self._link_twin(call):
+            return
+        self._client_count += 1
+        self._emit_opened(call)
+        if self._client_count > limit:
+            self._terminate(call, Move.fail, Reason.too_many_tool_calls, f"more than {limit} calls in one stream")
+
+    def _identify(self, call: Call, id: str | None, name: str | None) -> None:
+        """``open`` for a known call: rule 2, the first non-empty id and name win; a second,
+        different one is an anomaly and is dropped."""
+        if id and id != call.id:
             if call.id is None:
                 call.id = id
                 if call.kind != "server":
                     self._link_twin(call)
             else:
                 self.anomaly(f"call {call.id!r} was sent a second id {id!r}; the first is kept")
-        if isinstance(name, str) and name and name != call.name:
+        if name and name != call.name:
             if call.name is None:
                 call.name = name
             else:
@@ -660,3 +664,14 @@ def _order_key(order: Any) -> tuple[Any, ...]:
     if isinstance(order, tuple):
         return tuple((1, 0) if part is None else (0, part) for part in order)
     return ((1, 0),) if order is None else ((0, order),)
+
+
+def _mistyped(id: Any, name: Any) -> str | None:
+    """DESIGN §5.2: why an id or name of the wrong type cannot identify a call (the name's
+    reason wins when both are wrong), or None when both are a str or absent."""
+    mistyped = None
+    if id is not None and id.__class__ is not str and not isinstance(id, str):
+        mistyped = f"call id is a {type(id).__name__}"
+    if name is not None and name.__class__ is not str and not isinstance(name, str):
+        mistyped = f"tool name is a {type(name).__name__}"
+    return mistyped

@@ -52,7 +52,8 @@ def cassettes() -> Path:
 
 
 @pytest.fixture(scope="module")
-def emulator() -> Iterator[VendorEmulator]:
-    """A live emulator; ``soft_drop`` so a dropped connection can be recorded too."""
+def recording_emulator() -> Iterator[VendorEmulator]:
+    """A second, recording emulator (module): ``soft_drop`` so a dropped connection ends
+    cleanly and can be recorded too; the shared ``emulator`` hard-drops."""
     with VendorEmulator(seed=0, soft_drop=True) as emu:
         yield emu

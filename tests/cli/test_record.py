@@ -14,9 +14,9 @@ from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator, load_sourc
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
-def base_url(emulator: VendorEmulator, api: str) -> str:
+def base_url(recording_emulator: VendorEmulator, api: str) -> str:
     """The base URL as each SDK takes it (what a user passes to --base-url)."""
-    return emulator.base_url + ("/v1" if api.startswith("openai") else "")
+    return recording_emulator.base_url + ("/v1" if api.startswith("openai") else "")
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +26,13 @@ def tools_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def record(run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, api: str,
+def record(run_cli: RunCli, recording_emulator: VendorEmulator, tools_file: Path, api: str,
            scenario: str, out: Path, *extra: str) -> dict[str, object]:
     out.parent.mkdir(parents=True, exist_ok=True)  # record writes into an existing directory
     proc = run_cli(
         "record", "--json", "--api", api, "--model", f"scenario:{scenario}",
         "--prompt", "Write the notes file.", "--tools", str(tools_file),
-        "--base-url", base_url(emulator, api), "-o", str(out), *extra,
+        "--base-url", base_url(recording_emulator, api), "-o", str(out), *extra,
         env=CANARY,
     )
     assert proc.returncode == 0, proc.stderr
@@ -45,11 +45,11 @@ def record(run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, api: str
     [*((api, "truncated_length") for api in APIS), ("anthropic", "dropped_connection")],
 )
 def test_record_writes_a_scrubbed_cassette_that_replays(
-    run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, tmp_path: Path, api: str,
+    run_cli: RunCli, recording_emulator: VendorEmulator, tools_file: Path, tmp_path: Path, api: str,
     scenario: str,
 ) -> None:
     out = tmp_path / api / f"{scenario}.yaml"
-    doc = record(run_cli, emulator, tools_file, api, scenario, out)
+    doc = record(run_cli, recording_emulator, tools_file, api, scenario, out)
     assert doc["cassette"] == str(out)
     assert doc["interactions"] == 1
     data = out.read_bytes()
@@ -59,7 +59,7 @@ def test_record_writes_a_scrubbed_cassette_that_replays(
     assert b"127.0.0.1" not in data  # emulator host rewritten to the vendor's
 
     # The emulator saw the real SDK's request: the key was sent, and only scrubbed on disk.
-    received = [r for r in emulator.requests if r.api == api]
+    received = [r for r in recording_emulator.requests if r.api == api]
     assert received, "the emulator received no request"
 
     expect = SCENARIOS[scenario].expect
@@ -75,11 +75,11 @@ def test_record_writes_a_scrubbed_cassette_that_replays(
 
 
 def test_record_text_output_and_refusal_to_overwrite(
-    run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, tmp_path: Path
+    run_cli: RunCli, recording_emulator: VendorEmulator, tools_file: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "c.yaml"
     args = ("record", "--api", "anthropic", "--model", "scenario:truncated_length",
-            "--prompt", "p", "--tools", str(tools_file), "--base-url", emulator.base_url,
+            "--prompt", "p", "--tools", str(tools_file), "--base-url", recording_emulator.base_url,
             "-o", str(out))
     first = run_cli(*args, env=CANARY)
     assert first.returncode == 0, first.stderr
@@ -98,11 +98,11 @@ def test_record_text_output_and_refusal_to_overwrite(
 
 
 def test_record_without_a_key_is_a_usage_error(
-    run_cli: RunCli, emulator: VendorEmulator, tools_file: Path, tmp_path: Path
+    run_cli: RunCli, recording_emulator: VendorEmulator, tools_file: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "c.yaml"
     proc = run_cli("record", "--api", "gemini", "--model", "scenario:single_call", "--prompt",
-                   "p", "--tools", str(tools_file), "--base-url", emulator.base_url,
+                   "p", "--tools", str(tools_file), "--base-url", recording_emulator.base_url,
                    "-o", str(out))
     assert proc.returncode == 2
     assert "GEMINI_API_KEY or GOOGLE_API_KEY" in proc.stderr
@@ -110,11 +110,11 @@ def test_record_without_a_key_is_a_usage_error(
 
 
 def test_record_with_a_missing_tools_file_is_an_input_error(
-    run_cli: RunCli, emulator: VendorEmulator, tmp_path: Path
+    run_cli: RunCli, recording_emulator: VendorEmulator, tmp_path: Path
 ) -> None:
     proc = run_cli("record", "--api", "openai-chat", "--model", "scenario:single_call",
                    "--prompt", "p", "--tools", str(tmp_path / "none.json"), "--base-url",
-                   base_url(emulator, "openai-chat"), "-o", str(tmp_path / "c.yaml"),
+                   base_url(recording_emulator, "openai-chat"), "-o", str(tmp_path / "c.yaml"),
                    env=CANARY)
     assert proc.returncode == 3
     assert "none.json" in proc.stderr
@@ -138,11 +138,11 @@ def test_record_network_failure_exits_4(run_cli: RunCli, tools_file: Path,
     assert "Traceback" not in proc.stderr
 
 
-def test_record_vendor_rejection_exits_4(run_cli: RunCli, emulator: VendorEmulator,
+def test_record_vendor_rejection_exits_4(run_cli: RunCli, recording_emulator: VendorEmulator,
                                          tools_file: Path, tmp_path: Path) -> None:
     """A scenario that does not exist on an API is answered with an HTTP error."""
     proc = run_cli("record", "--api", "anthropic", "--model", "scenario:missing_index",
-                   "--prompt", "p", "--tools", str(tools_file), "--base-url", emulator.base_url,
+                   "--prompt", "p", "--tools", str(tools_file), "--base-url", recording_emulator.base_url,
                    "-o", str(tmp_path / "c.yaml"), env=CANARY)
     assert proc.returncode == 4, (proc.stdout, proc.stderr)
     assert "HTTP 4" in proc.stderr or "HTTP 5" in proc.stderr

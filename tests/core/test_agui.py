@@ -17,12 +17,6 @@ from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import TOOLS, VendorEmulator
 
 
-@pytest.fixture(scope="module")
-def emulator() -> Any:
-    with VendorEmulator(seed=0) as emu:
-        yield emu
-
-
 def decided(emu: VendorEmulator, api: str, scenario: str, on_event: Any,
             config: AssembleConfig | None = None) -> Turn:
     return sdk_turn(emu, api, scenario, tools=TOOLS, config=config, on_event=on_event)

@@ -222,21 +222,21 @@ def _sdk_stream(provider: str, base: str) -> Any:
 
 
 @pytest.mark.parametrize("provider", b.PROVIDERS)
-def test_assemble_over_the_real_sdk_client_stream(provider: str, toolstream_emulator: Any) -> None:
+def test_assemble_over_the_real_sdk_client_stream(provider: str, emu: Any) -> None:
     events = b.build(provider, CALLS, **({"with_ids": True} if provider == "gemini" else {}))
-    toolstream_emulator.queue_body(provider, _sse_body(provider, events, done_marker=provider == "openai-chat"))
-    turn = assemble(_sdk_stream(provider, toolstream_emulator.base_url))
-    assert toolstream_emulator.requests, "the SDK never reached the local server"
+    emu.queue_body(provider, _sse_body(provider, events, done_marker=provider == "openai-chat"))
+    turn = assemble(_sdk_stream(provider, emu.base_url))
+    assert emu.requests, "the SDK never reached the local server"
     assert turn.provider == provider
     assert summary(turn) == COMMITTED
     assert turn.complete is True
 
 
 @pytest.mark.parametrize("provider", ["openai-chat", "anthropic"])
-def test_assemble_over_a_connection_dropped_mid_body(provider: str, toolstream_emulator: Any) -> None:
+def test_assemble_over_a_connection_dropped_mid_body(provider: str, emu: Any) -> None:
     body = _sse_body(provider, b.build(provider, CALLS))
-    toolstream_emulator.queue_body(provider, body[: len(body) // 2], drop=True)
-    turn = assemble(_sdk_stream(provider, toolstream_emulator.base_url))
+    emu.queue_body(provider, body[: len(body) // 2], drop=True)
+    turn = assemble(_sdk_stream(provider, emu.base_url))
     assert turn.error is not None, "the SDK's transport error is kept in Turn.error"
     assert turn.complete is False
     assert turn.committed == ()

@@ -9,7 +9,7 @@ from the wire. Every client speaks HTTP to the emulator.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -54,12 +54,6 @@ class Sink:
         for event in self.events:
             core.feed(event)
         return core.finish(transport_complete=self.ended == [None])
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[VendorEmulator]:
-    with VendorEmulator(seed=0) as emu:
-        yield emu
 
 
 def _client(api: str, emu: VendorEmulator, asynchronous: bool = False) -> Any:

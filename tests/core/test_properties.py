@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streams_util import MAIN_APIS, load_stream, stream_paths
 from toolstream_core import AssembleConfig, Assembler, CallState, Reason
+from toolstream_core.testing._fuzz_check import _top_level_texts
 
 SETTINGS = settings(max_examples=150, derandomize=True, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -289,18 +290,8 @@ def _explains(call: Any) -> bool:
         return bool(json.loads(raw) == call.arguments)
     except ValueError:
         pass
-    decoder, pos, pieces = json.JSONDecoder(), 0, []
-    try:
-        while pos < len(raw):
-            while pos < len(raw) and raw[pos] in " \t\r\n":
-                pos += 1
-            if pos == len(raw):
-                break
-            value, end = decoder.raw_decode(raw, pos)
-            pieces.append(value)
-            pos = end
-    except ValueError:
-        return False
+    # Several whole JSON texts back to back (the fuzz checker splits them the same way).
+    pieces = [json.loads(text) for text in _top_level_texts(raw)]
     return len(pieces) >= 2 and all(p == call.arguments for p in pieces)
 
 

@@ -11,34 +11,29 @@ import pytest
 from builders import ADD, PROVIDERS, lenient, make, run, states
 from toolstream_core import AssembleConfig, Assembler, CallState, Reason
 
+# Each vendor's finish values by what they prove: a normal end commits, a cut by the token
+# limit is truncation, anything else the vendor ended is an upstream error.
+_FINISHES: dict[str, dict[Reason | None, tuple[str, ...]]] = {
+    "openai-chat": {None: ("tool_calls", "stop", "function_call"),
+                    Reason.stream_truncated: ("length",),
+                    Reason.upstream_error: ("content_filter", "insufficient_system_resource")},
+    "anthropic": {None: ("tool_use", "end_turn", "stop_sequence", "pause_turn"),
+                  Reason.stream_truncated: ("max_tokens", "model_context_window_exceeded"),
+                  Reason.upstream_error: ("refusal",)},
+    "openai-responses": {None: ("completed",),
+                         Reason.stream_truncated: ("incomplete",),
+                         Reason.upstream_error: ("failed", "cancelled")},
+    "gemini": {None: ("STOP",),
+               Reason.stream_truncated: ("MAX_TOKENS",),
+               Reason.upstream_error: ("SAFETY", "RECITATION", "MALFORMED_FUNCTION_CALL", "OTHER",
+                                       "BLOCKLIST", "PROHIBITED_CONTENT", "UNEXPECTED_TOOL_CALL",
+                                       "FINISH_REASON_UNSPECIFIED")},
+}
 COMPLETION_TABLE: list[tuple[str, str, Reason | None]] = [
-    ("openai-chat", "tool_calls", None),
-    ("openai-chat", "stop", None),
-    ("openai-chat", "function_call", None),
-    ("openai-chat", "length", Reason.stream_truncated),
-    ("openai-chat", "content_filter", Reason.upstream_error),
-    ("openai-chat", "insufficient_system_resource", Reason.upstream_error),
-    ("anthropic", "tool_use", None),
-    ("anthropic", "end_turn", None),
-    ("anthropic", "stop_sequence", None),
-    ("anthropic", "pause_turn", None),
-    ("anthropic", "max_tokens", Reason.stream_truncated),
-    ("anthropic", "model_context_window_exceeded", Reason.stream_truncated),
-    ("anthropic", "refusal", Reason.upstream_error),
-    ("openai-responses", "completed", None),
-    ("openai-responses", "incomplete", Reason.stream_truncated),
-    ("openai-responses", "failed", Reason.upstream_error),
-    ("openai-responses", "cancelled", Reason.upstream_error),
-    ("gemini", "STOP", None),
-    ("gemini", "MAX_TOKENS", Reason.stream_truncated),
-    ("gemini", "SAFETY", Reason.upstream_error),
-    ("gemini", "RECITATION", Reason.upstream_error),
-    ("gemini", "MALFORMED_FUNCTION_CALL", Reason.upstream_error),
-    ("gemini", "OTHER", Reason.upstream_error),
-    ("gemini", "BLOCKLIST", Reason.upstream_error),
-    ("gemini", "PROHIBITED_CONTENT", Reason.upstream_error),
-    ("gemini", "UNEXPECTED_TOOL_CALL", Reason.upstream_error),
-    ("gemini", "FINISH_REASON_UNSPECIFIED", Reason.upstream_error),
+    (provider, finish, reason)
+    for provider, by_reason in _FINISHES.items()
+    for reason, finishes in by_reason.items()
+    for finish in finishes
 ]
 
 

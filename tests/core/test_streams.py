@@ -341,6 +341,17 @@ def _sdk() -> dict[str, Any]:
     }
 
 
+def _loose(sdk: dict[str, Any], members: str, construct: str, union: str, event: dict[str, Any],
+           etype: str, unknown: str) -> tuple[Any, str, str, str]:
+    """An event the SDK's validator refused: built loosely as the SDK does when its type is
+    known (noting the first validation error), else kept as the dict with ``unknown``."""
+    member = sdk[members].get(event.get("type"))
+    if member is None:
+        return event, "dict", etype, unknown
+    loose = sdk[construct](type_=sdk[union], value=copy.deepcopy(event))
+    return loose, "sdk-loose", etype, _first_error(member, event)
+
+
 def _to_sdk(api: str, event: Any) -> tuple[Any, str, str, str]:
     """(object, tier, event type, note). See ``to_sdk_events``."""
     from pydantic import ValidationError
@@ -363,26 +374,16 @@ def _to_sdk(api: str, event: Any) -> tuple[Any, str, str, str]:
         try:
             return sdk["responses"].validate_python(event), "validated", etype, ""
         except ValidationError:
-            member = sdk["responses_members"].get(event.get("type"))
-            if member is None:
-                return event, "dict", etype, "event type unknown to the SDK"
-            loose = sdk["openai_construct"](
-                type_=sdk["responses_union"], value=copy.deepcopy(event)
-            )
-            return loose, "sdk-loose", etype, _first_error(member, event)
+            return _loose(sdk, "responses_members", "openai_construct", "responses_union", event, etype,
+                          "event type unknown to the SDK")
     if api == "anthropic":
         for adapter in (sdk["anthropic"], sdk["anthropic_beta"]):
             try:
                 return adapter.validate_python(event), "validated", etype, ""
             except ValidationError:
                 pass
-        member = sdk["anthropic_members"].get(event.get("type"))
-        if member is None:
-            return event, "dict", etype, "event type unknown to the SDK (it drops pings)"
-        loose = sdk["anthropic_construct"](
-            type_=sdk["anthropic_beta_union"], value=copy.deepcopy(event)
-        )
-        return loose, "sdk-loose", etype, _first_error(member, event)
+        return _loose(sdk, "anthropic_members", "anthropic_construct", "anthropic_beta_union", event, etype,
+                      "event type unknown to the SDK (it drops pings)")
     if api == "gemini":
         cls = sdk["gemini"]
         try:

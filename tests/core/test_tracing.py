@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,12 +27,6 @@ GEN_AI_PROVIDER = {"openai-chat": "openai", "openai-responses": "openai", "anthr
 # get_weather for Paris only: a parallel Paris + Tokyo turn commits one call and rejects one.
 PARIS_ONLY = {**TOOLS, "get_weather": {"type": "object", "properties": {
     "city": {"type": "string", "enum": ["Paris"]}}, "required": ["city"]}}
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[VendorEmulator]:
-    with VendorEmulator(seed=0) as emu:
-        yield emu
 
 
 @pytest.fixture

@@ -9,25 +9,11 @@ them, and ``create_agent`` / LangGraph run the tools.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from lc_util import APIS, Recorder, make_model, recording_tools
 from toolstream_core.testing import VendorEmulator
-
-
-@pytest.fixture(scope="session")
-def emulator() -> Iterator[VendorEmulator]:
-    with VendorEmulator(seed=0) as emu:
-        yield emu
-
-
-@pytest.fixture
-def emu(emulator: VendorEmulator) -> VendorEmulator:
-    """The shared emulator, with an empty queue and request log for this test."""
-    emulator.clear()
-    return emulator
 
 
 @pytest.fixture(params=APIS)

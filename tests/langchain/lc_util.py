@@ -8,19 +8,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from toolstream_core.testing import SCENARIOS, VendorEmulator
+from toolstream_core.testing._record_cassettes import MODELS
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
-MODEL_NAMES = {
-    "openai-chat": "gpt-4.1-mini",
-    "openai-responses": "gpt-4.1-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "gemini": "gemini-2.5-flash",
-    # the SDK-tapped partner classes (``make_model`` only; the ``api`` fixture keeps the four)
-    "bedrock-converse": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-    "ollama": "qwen3:8b",
-    "cohere": "command-a-03-2025",
-}
+# The bundled cassettes' model names, one table for recording and for the models built here
+# (``make_model``'s partner classes use the last three; the ``api`` fixture keeps the four).
+MODEL_NAMES = MODELS
 
 
 def applies(api: str, scenario: str) -> bool:

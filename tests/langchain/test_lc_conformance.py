@@ -45,15 +45,11 @@ class GatedChatGoogleGenerativeAI(ToolstreamChatModel):
         super().__init__(chat_model=ChatGoogleGenerativeAI(**kwargs))
 
 
-class _Unit(ChatModelUnitTests):
+class _Gated:
+    """What both suites ask of a gated model: its class and its constructor keywords."""
+
     cls: type[ToolstreamChatModel]
     params: dict[str, Any]
-    key_env: str = "OPENAI_API_KEY"
-
-    @property
-    def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
-        # The key comes from the wrapped integration's own environment variable.
-        return {self.key_env: "test-from-env"}, dict(self.params), {}
 
     @property
     def chat_model_class(self) -> type[ToolstreamChatModel]:
@@ -62,6 +58,15 @@ class _Unit(ChatModelUnitTests):
     @property
     def chat_model_params(self) -> dict[str, Any]:
         return {**self.params, "api_key": "test"}
+
+
+class _Unit(_Gated, ChatModelUnitTests):
+    key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+        # The key comes from the wrapped integration's own environment variable.
+        return {self.key_env: "test-from-env"}, dict(self.params), {}
 
 
 class TestUnitChatOpenAI(_Unit):
@@ -86,21 +91,10 @@ class TestUnitChatGoogleGenerativeAI(_Unit):
     key_env = "GOOGLE_API_KEY"
 
 
-class _Integration(ChatModelIntegrationTests):
-    cls: type[ToolstreamChatModel]
-    params: dict[str, Any]
-
+class _Integration(_Gated, ChatModelIntegrationTests):
     @pytest.fixture(autouse=True)
     def _point_at_emulator(self, emu: VendorEmulator) -> None:
         _BASE["url"] = emu.base_url
-
-    @property
-    def chat_model_class(self) -> type[ToolstreamChatModel]:
-        return self.cls
-
-    @property
-    def chat_model_params(self) -> dict[str, Any]:
-        return {**self.params, "api_key": "test"}
 
     @property
     def supports_model_override(self) -> bool:

@@ -1,4 +1,5 @@
-"""Fixtures for the LlamaIndex shim tests (the emulator fixture comes from the toolstream plugin)."""
+"""Fixtures for the LlamaIndex shim tests (the emulator fixtures `emulator` and `emu` come from
+tests/conftest.py)."""
 
 from __future__ import annotations
 

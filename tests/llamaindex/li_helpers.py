@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from google.genai import types as genai_types
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool
@@ -15,6 +16,14 @@ from llama_index.llms.google_genai import GoogleGenAI
 from llama_index.llms.openai import OpenAI, OpenAIResponses
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
+# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
+# aiohttp.ClientSession. Neither is ours.
+THIRD_PARTY_WARNINGS = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
+    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+]
 
 
 def make_llm(api: str, base_url: str, **settings: Any) -> FunctionCallingLLM:

@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from li_helpers import APIS, Outcome, Recorder, make_llm, run_agent, unpaired
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Outcome, Recorder, make_llm, run_agent, unpaired
 from li_scripted import scripted_chat
 from llama_index.core.agent.workflow import FunctionAgent, ToolCall
 from llama_index.llms.openai import OpenAI
@@ -20,13 +20,7 @@ from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import REJECTED_TOOL_NAME, ToolstreamFunctionAgent, ToolstreamLLM
 
-# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
-# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
-# aiohttp.ClientSession. Neither is ours.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 
 WRITE = {"path": "/tmp/notes.txt",
@@ -61,8 +55,8 @@ HAPPY = {
 @pytest.mark.parametrize("scenario", sorted(HAPPY))
 @pytest.mark.parametrize("api", APIS)
 async def test_happy_path_runs_every_call_once(api: str, scenario: str,
-                                               toolstream_emulator: VendorEmulator) -> None:
-    stock, ours = await _both(api, scenario, toolstream_emulator)
+                                               emu: VendorEmulator) -> None:
+    stock, ours = await _both(api, scenario, emu)
     assert ours.error is None
     assert ours.runs == HAPPY[scenario]
     assert ours.requests == 2 and "All done" in str(ours.result)
@@ -88,8 +82,8 @@ STOCK_TRUNCATED = {
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_truncated_length_never_runs(api: str, toolstream_emulator: VendorEmulator) -> None:
-    stock, ours = await _both(api, "truncated_length", toolstream_emulator)
+async def test_truncated_length_never_runs(api: str, emu: VendorEmulator) -> None:
+    stock, ours = await _both(api, "truncated_length", emu)
     assert stock.runs == STOCK_TRUNCATED[api]
     assert (stock.error is not None) == (api == "gemini")
 
@@ -106,8 +100,8 @@ STOCK_NO_FINISH = {api: [("write_file", WRITE)] for api in APIS} | {"openai-resp
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_no_finish_signal_never_runs(api: str, toolstream_emulator: VendorEmulator) -> None:
-    stock, ours = await _both(api, "no_finish", toolstream_emulator)
+async def test_no_finish_signal_never_runs(api: str, emu: VendorEmulator) -> None:
+    stock, ours = await _both(api, "no_finish", emu)
     assert stock.runs == STOCK_NO_FINISH[api]
     assert ours.runs == [] and ours.error is None and ours.requests == 2
     [content] = _error_contents(ours)
@@ -118,11 +112,11 @@ async def test_no_finish_signal_never_runs(api: str, toolstream_emulator: Vendor
 @pytest.mark.parametrize("scenario", ["dropped_connection", "error_event"])
 @pytest.mark.parametrize("api", APIS)
 async def test_transport_and_vendor_errors_raise_and_run_nothing(
-    api: str, scenario: str, toolstream_emulator: VendorEmulator
+    api: str, scenario: str, emu: VendorEmulator
 ) -> None:
     # Stock raises the SDK's error (RemoteProtocolError / ClientPayloadError / APIError ...)
     # and runs nothing; the shim keeps that contract and leaves no call in memory.
-    stock, ours = await _both(api, scenario, toolstream_emulator)
+    stock, ours = await _both(api, scenario, emu)
     assert stock.runs == [] and stock.error is not None
     assert ours.runs == []
     assert type(ours.error) is type(stock.error)
@@ -146,17 +140,17 @@ STOCK_DUPLICATE = {
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_resent_duplicate_runs_once(api: str, toolstream_emulator: VendorEmulator) -> None:
-    stock, ours = await _both(api, "resent_duplicate", toolstream_emulator)
+async def test_resent_duplicate_runs_once(api: str, emu: VendorEmulator) -> None:
+    stock, ours = await _both(api, "resent_duplicate", emu)
     assert stock.runs == STOCK_DUPLICATE[api]
     assert ours.runs == [("get_weather", {"city": "Paris"})]
     assert ours.requests == 2 and unpaired(ours.memory) == []
     assert len(ours.tool_messages) == 1
 
 
-async def test_missing_index_keeps_calls_apart(toolstream_emulator: VendorEmulator) -> None:
+async def test_missing_index_keeps_calls_apart(emu: VendorEmulator) -> None:
     # Stock merges the two index-less calls into one garbled call and runs nothing.
-    stock, ours = await _both("openai-chat", "missing_index", toolstream_emulator)
+    stock, ours = await _both("openai-chat", "missing_index", emu)
     assert stock.runs == []
     assert ours.runs == [("get_weather", {"city": "Paris"}), ("write_file", WRITE)]
     assert ours.requests == 2 and unpaired(ours.memory) == []
@@ -179,12 +173,12 @@ async def test_missing_index_keeps_calls_apart(toolstream_emulator: VendorEmulat
 )
 async def test_invalid_arguments_are_answered_not_run(
     name: str, fragments: list[str], stock_runs: list[Any], reason: str,
-    toolstream_emulator: VendorEmulator,
+    emu: VendorEmulator,
 ) -> None:
     outcomes = []
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         recorder = Recorder()
-        with scripted_chat(toolstream_emulator, [("call_bad", name, fragments)]) as server:
+        with scripted_chat(emu, [("call_bad", name, fragments)]) as server:
             llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base=server.base_url + "/v1",
                          max_retries=0)
             outcome = await run_agent(cls(tools=recorder.tools(), llm=llm), recorder)
@@ -203,12 +197,12 @@ async def test_invalid_arguments_are_answered_not_run(
 
 @pytest.mark.parametrize("api", ["openai-responses", "anthropic", "gemini"])
 async def test_parallel_call_beside_return_direct_is_paired(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
     # get_weather is return_direct and called twice in one turn. Stock records the first
     # result, stops, and the second call id stays unanswered in memory: the next run's first
     # request is the vendor's 400.
-    stock, ours = await _both(api, "parallel_calls", toolstream_emulator,
+    stock, ours = await _both(api, "parallel_calls", emu,
                               return_direct=frozenset({"get_weather"}))
     assert len(unpaired(stock.memory)) == 1
     assert len(unpaired(ours.memory)) == 0
@@ -217,7 +211,7 @@ async def test_parallel_call_beside_return_direct_is_paired(
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_cancel_during_tools_leaves_history_usable(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
     # cancel_run() while write_file runs. Stock leaves the assistant message with the call in
     # the context's scratchpad, unanswered: re-running on the same context sends it and gets
@@ -225,8 +219,8 @@ async def test_cancel_during_tools_leaves_history_usable(
     results = {}
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         recorder = Recorder(delay=5.0)
-        agent = cls(tools=recorder.tools(), llm=make_llm(api, toolstream_emulator.base_url))
-        toolstream_emulator.queue(api, "single_call")
+        agent = cls(tools=recorder.tools(), llm=make_llm(api, emu.base_url))
+        emu.queue(api, "single_call")
         handler = agent.run(user_msg="go")
         async for event in handler.stream_events():
             if isinstance(event, ToolCall):
@@ -234,7 +228,7 @@ async def test_cancel_during_tools_leaves_history_usable(
                 break
         with pytest.raises(BaseException):  # noqa: B017 - the cancelled run ends either way
             await asyncio.wait_for(handler, 5)
-        again = await run_agent(agent, Recorder(), toolstream_emulator, user_msg="again",
+        again = await run_agent(agent, Recorder(), emu, user_msg="again",
                                 ctx=handler.ctx)
         results[cls] = again
     stock, ours = results[FunctionAgent], results[ToolstreamFunctionAgent]
@@ -245,11 +239,11 @@ async def test_cancel_during_tools_leaves_history_usable(
     assert len(cancelled) == 1
 
 
-async def test_cancel_during_stream_records_no_call(toolstream_emulator: VendorEmulator) -> None:
+async def test_cancel_during_stream_records_no_call(emu: VendorEmulator) -> None:
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(tools=recorder.tools(),
-                                    llm=make_llm("anthropic", toolstream_emulator.base_url))
-    toolstream_emulator.queue("anthropic", "large_args")
+                                    llm=make_llm("anthropic", emu.base_url))
+    emu.queue("anthropic", "large_args")
     handler = agent.run(user_msg="go")
     async for event in handler.stream_events():
         if type(event).__name__ == "CallProgressEvent":
@@ -266,11 +260,11 @@ async def test_cancel_during_stream_records_no_call(toolstream_emulator: VendorE
 # -- drop-in shape -------------------------------------------------------------------------------
 
 
-def test_drop_in_constructor_and_hidden_responder(toolstream_emulator: VendorEmulator) -> None:
+def test_drop_in_constructor_and_hidden_responder(emu: VendorEmulator) -> None:
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(
         name="writer", description="writes", system_prompt="be brief",
-        tools=recorder.tools(), llm=make_llm("openai-chat", toolstream_emulator.base_url),
+        tools=recorder.tools(), llm=make_llm("openai-chat", emu.base_url),
         config={"mode": "strict", "max_tool_argument_bytes": 1024},
     )
     assert isinstance(agent.llm, ToolstreamLLM)
@@ -280,14 +274,14 @@ def test_drop_in_constructor_and_hidden_responder(toolstream_emulator: VendorEmu
         ToolstreamFunctionAgent(tools=recorder.tools(), llm=agent.llm, config={"mode": "lenient"})
 
 
-async def test_oversized_arguments_are_answered(toolstream_emulator: VendorEmulator) -> None:
+async def test_oversized_arguments_are_answered(emu: VendorEmulator) -> None:
     # Stock runs write_file with the whole 200 KB; a 64 KB cap makes the shim refuse it.
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(tools=recorder.tools(),
-                                    llm=make_llm("openai-chat", toolstream_emulator.base_url),
+                                    llm=make_llm("openai-chat", emu.base_url),
                                     config={"max_tool_argument_bytes": 65536})
-    toolstream_emulator.queue("openai-chat", "large_args")
-    outcome = await run_agent(agent, recorder, toolstream_emulator)
+    emu.queue("openai-chat", "large_args")
+    outcome = await run_agent(agent, recorder, emu)
     assert outcome.runs == [] and outcome.requests == 2
     [message] = outcome.tool_messages
     assert "[arguments_exceed_max_bytes]" in str(message.content)
@@ -295,39 +289,39 @@ async def test_oversized_arguments_are_answered(toolstream_emulator: VendorEmula
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_toolstream_llm_under_the_stock_agent_stays_legal(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
     # Only the LLM swapped: the stock agent gets committed calls only, and the message it
     # stores carries only those, so nothing is left unanswered (the model is not told why;
     # ToolstreamFunctionAgent does that).
     recorder = Recorder()
     agent = FunctionAgent(tools=recorder.tools(),
-                          llm=ToolstreamLLM(make_llm(api, toolstream_emulator.base_url)))
-    toolstream_emulator.queue(api, "truncated_length")
-    outcome = await run_agent(agent, recorder, toolstream_emulator)
+                          llm=ToolstreamLLM(make_llm(api, emu.base_url)))
+    emu.queue(api, "truncated_length")
+    outcome = await run_agent(agent, recorder, emu)
     assert outcome.runs == [] and outcome.error is None
     assert unpaired(outcome.memory) == []
-    toolstream_emulator.queue(api, "single_call")
-    again = await run_agent(agent, recorder, toolstream_emulator, user_msg="again")
+    emu.queue(api, "single_call")
+    again = await run_agent(agent, recorder, emu, user_msg="again")
     assert again.error is None and again.runs == [("write_file", WRITE)]
 
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_non_streaming_agent_is_gated_too(api: str,
-                                                toolstream_emulator: VendorEmulator) -> None:
+                                                emu: VendorEmulator) -> None:
     # streaming=False: whole responses go through the same proof. On OpenAI chat the
     # emulator's non-streamed answer keeps the cut arguments with finish_reason "length":
     # stock repairs them to {"path": None} and runs write_file. (Anthropic's whole message
     # cannot hold partial JSON, so the cut call is simply absent there.)
     stock_recorder, recorder = Recorder(), Recorder()
     stock = FunctionAgent(tools=stock_recorder.tools(), streaming=False,
-                          llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "truncated_length")
-    stock_outcome = await run_agent(stock, stock_recorder, toolstream_emulator)
+                          llm=make_llm(api, emu.base_url))
+    emu.queue(api, "truncated_length")
+    stock_outcome = await run_agent(stock, stock_recorder, emu)
     ours = ToolstreamFunctionAgent(tools=recorder.tools(), streaming=False,
-                                   llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "truncated_length")
-    outcome = await run_agent(ours, recorder, toolstream_emulator)
+                                   llm=make_llm(api, emu.base_url))
+    emu.queue(api, "truncated_length")
+    outcome = await run_agent(ours, recorder, emu)
     if api == "openai-chat":
         assert stock_outcome.runs == [("write_file", {"path": None, "content": ""})]
         [message] = outcome.tool_messages

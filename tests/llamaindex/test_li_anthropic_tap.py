@@ -61,8 +61,8 @@ async def _run(agent_class: type[FunctionAgent], fragments: list[str],
 
 @pytest.mark.parametrize("fragments", [WHOLE, SPLIT], ids=["one_fragment", "two_fragments"])
 async def test_anthropic_whole_object_fragment_runs_once(
-        fragments: list[str], toolstream_emulator: VendorEmulator) -> None:
-    outcome, server = await _run(ToolstreamFunctionAgent, fragments, toolstream_emulator)
+        fragments: list[str], emu: VendorEmulator) -> None:
+    outcome, server = await _run(ToolstreamFunctionAgent, fragments, emu)
 
     assert outcome.error is None, outcome.error
     assert outcome.runs == [PARIS]
@@ -72,18 +72,18 @@ async def test_anthropic_whole_object_fragment_runs_once(
 
 
 async def test_plain_function_agent_runs_the_same_stream(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     """The baseline: the stock agent runs this call, so the gate must too."""
-    outcome, _ = await _run(FunctionAgent, WHOLE, toolstream_emulator)
+    outcome, _ = await _run(FunctionAgent, WHOLE, emu)
     assert outcome.runs == [PARIS]
 
 
 async def test_anthropic_llm_decides_from_the_vendor_event(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     """Through ``ToolstreamLLM`` alone: the committed call carries the vendor's text."""
     recorder = Recorder()
     with fault_server("anthropic", _whole_fragment_stream(*WHOLE),
-                      toolstream_emulator.base_url) as server:
+                      emu.base_url) as server:
         llm = ToolstreamLLM(make_llm("anthropic", server.base_url))
         gen = await llm.astream_chat_with_tools(recorder.tools(), user_msg="go")
         responses = [response async for response in gen]

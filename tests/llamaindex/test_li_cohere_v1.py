@@ -46,10 +46,9 @@ def test_the_class_is_read_as_cohere() -> None:
                                                     ("truncated_length", []),
                                                     ("no_finish", [])])
 def test_sync_stream_through_the_llm(scenario: str, expected: list[Any],
-                                     toolstream_emulator: VendorEmulator) -> None:
+                                     emu: VendorEmulator) -> None:
     """The sync twin, through ``ToolstreamLLM`` alone: LlamaIndex's stream yields text only,
     the calls come from the tapped v1 events."""
-    emu = toolstream_emulator
     gated = ToolstreamLLM(_cohere(emu.base_url))
     emu.queue("cohere", scenario)
     *_, last = gated.stream_chat_with_tools(Recorder().tools(), user_msg="go")
@@ -58,33 +57,33 @@ def test_sync_stream_through_the_llm(scenario: str, expected: list[Any],
     assert turn is not None and read_record(last)["mode"] == "tap"  # type: ignore[index]
     assert ([(s.tool_name, s.tool_kwargs) for s in selections], len(turn.rejected)) == (
         expected, 0 if expected else 1)
-    assert len(_v1_requests(toolstream_emulator)) == 1
+    assert len(_v1_requests(emu)) == 1
 
 
 @pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])
 async def test_complete_parallel_calls_run_once(streaming: bool,
-                                                toolstream_emulator: VendorEmulator) -> None:
-    outcome = await _run("parallel_calls", streaming, toolstream_emulator)
+                                                emu: VendorEmulator) -> None:
+    outcome = await _run("parallel_calls", streaming, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == PARALLEL
-    assert len(_v1_requests(toolstream_emulator)) == 2
+    assert len(_v1_requests(emu)) == 2
 
 
 @pytest.mark.parametrize("scenario", ["truncated_length", "no_finish"])
 async def test_unproven_call_never_runs_and_is_answered(
-        scenario: str, toolstream_emulator: VendorEmulator) -> None:
-    outcome = await _run(scenario, True, toolstream_emulator)
+        scenario: str, emu: VendorEmulator) -> None:
+    outcome = await _run(scenario, True, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == []
     [message] = outcome.tool_messages
     assert "[stream_truncated]" in str(message.content)
-    requests = _v1_requests(toolstream_emulator)
+    requests = _v1_requests(emu)
     assert len(requests) == 2  # the follow-up was sent, and accepted (answered)
     results = requests[-1].body.get("tool_results") or []
     assert [r["call"]["name"] for r in results] == ["write_file"]  # the cut call, answered
 
 
-async def test_whole_cut_answer_runs_nothing(toolstream_emulator: VendorEmulator) -> None:
-    outcome = await _run("truncated_length", False, toolstream_emulator)
+async def test_whole_cut_answer_runs_nothing(emu: VendorEmulator) -> None:
+    outcome = await _run("truncated_length", False, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == [] and outcome.tool_messages == []

@@ -117,8 +117,8 @@ def _pairing(api: str, body: dict[str, Any]) -> tuple[Counter[str], Counter[str]
 @families
 @streaming
 async def test_complete_parallel_calls_run_once(family: str, streaming: bool,
-                                                toolstream_emulator: VendorEmulator) -> None:
-    _, outcome = await _run(family, "parallel_calls", streaming, toolstream_emulator)
+                                                emu: VendorEmulator) -> None:
+    _, outcome = await _run(family, "parallel_calls", streaming, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == PARALLEL
     assert outcome.requests == 2 and "All done" in str(outcome.result)
@@ -138,24 +138,24 @@ async def test_complete_parallel_calls_run_once(family: str, streaming: bool,
 @pytest.mark.parametrize("scenario", ["truncated_length", "no_finish"])
 async def test_unproven_call_never_runs_and_is_answered(
         family: str, streaming: bool, scenario: str,
-        toolstream_emulator: VendorEmulator) -> None:
-    api, outcome = await _run(family, scenario, streaming, toolstream_emulator)
+        emu: VendorEmulator) -> None:
+    api, outcome = await _run(family, scenario, streaming, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == []
     assert outcome.requests == 2  # the follow-up was sent, and accepted
     [message] = outcome.tool_messages
     assert "[stream_truncated]" in str(message.content)
-    calls, answers = _pairing(api, toolstream_emulator.requests[-1].body)
+    calls, answers = _pairing(api, emu.requests[-1].body)
     assert sum(calls.values()) == 1 and calls == answers  # the cut call's id, answered once
 
 
 @pytest.mark.parametrize("family", sorted(f for f, (api, _, _) in FAMILIES.items()
                                           if api not in WHOLE_UNPROVEN))
 async def test_whole_cut_answer_runs_nothing(family: str,
-                                             toolstream_emulator: VendorEmulator) -> None:
+                                             emu: VendorEmulator) -> None:
     """A whole answer stopped by the max-token limit holds no call: nothing runs, nothing is
     left to answer, and the run ends on the model's (empty) text."""
-    _, outcome = await _run(family, "truncated_length", False, toolstream_emulator)
+    _, outcome = await _run(family, "truncated_length", False, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == [] and outcome.tool_messages == []
     assert outcome.requests == 1
@@ -166,12 +166,12 @@ async def test_whole_cut_answer_runs_nothing(family: str,
 @pytest.mark.parametrize(("scenario", "expected"), [("parallel_calls", PARALLEL),
                                                     ("truncated_length", [])])
 def test_sync_stream_through_the_llm(family: str, scenario: str, expected: list[Any],
-                                     toolstream_emulator: VendorEmulator) -> None:
+                                     emu: VendorEmulator) -> None:
     """The sync twin, through ``ToolstreamLLM`` alone: the same verdict from the same tap."""
     api, build, package = FAMILIES[family]
     pytest.importorskip(package)
-    llm = ToolstreamLLM(build(toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, scenario)
+    llm = ToolstreamLLM(build(emu.base_url))
+    emu.queue(api, scenario)
     responses = list(llm.stream_chat_with_tools(Recorder().tools(), user_msg="go"))
     calls = llm.get_tool_calls_from_response(responses[-1], error_on_no_tool_call=False)
     assert [(c.tool_name, c.tool_kwargs) for c in calls] == expected
@@ -181,10 +181,10 @@ def test_sync_stream_through_the_llm(family: str, scenario: str, expected: list[
 
 
 @families
-async def test_resent_call_runs_once(family: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_resent_call_runs_once(family: str, emu: VendorEmulator) -> None:
     """The whole call sent twice (same id; OpenAI chat: same index) runs once. Ollama's client
     objects drop the id, so the gate reads the server's ``/api/chat`` lines instead."""
-    _, outcome = await _run(family, "resent_duplicate", True, toolstream_emulator)
+    _, outcome = await _run(family, "resent_duplicate", True, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == [("get_weather", {"city": "Paris"})]
     assert unpaired(outcome.memory) == []

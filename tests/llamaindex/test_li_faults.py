@@ -52,9 +52,9 @@ FAULTS = [fault.param("llamaindex") for fault in faults()]
 
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_fault_through_the_function_agent(fault: Fault,
-                                                toolstream_emulator: VendorEmulator) -> None:
+                                                emu: VendorEmulator) -> None:
     recorder = Recorder()
-    with fault_server(fault.api, fault.events, toolstream_emulator) as server:
+    with fault_server(fault.api, fault.events, emu) as server:
         agent = ToolstreamFunctionAgent(tools=recorder.corpus_tools(),
                                         llm=make_llm(fault.api, server.base_url))
         ctx = Context(agent)
@@ -77,10 +77,10 @@ async def test_fault_through_the_function_agent(fault: Fault,
 
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_fault_through_toolstream_llm(fault: Fault,
-                                            toolstream_emulator: VendorEmulator) -> None:
+                                            emu: VendorEmulator) -> None:
     recorder = Recorder()
     tools = {t.metadata.name: t for t in recorder.corpus_tools()}
-    with fault_server(fault.api, fault.events, toolstream_emulator) as server:
+    with fault_server(fault.api, fault.events, emu) as server:
         llm = ToolstreamLLM(make_llm(fault.api, server.base_url))
         history: list[ChatMessage] = [ChatMessage(role="user", content="go")]
         responses: list[ChatResponse] = []
@@ -144,11 +144,11 @@ LIMIT_SETTINGS: dict[tuple[str, str], Callable[[int], Settings]] = {
 @limit_headroom
 @by_setting(LIMIT_SETTINGS)
 async def test_output_limit_through_toolstream_llm(api: str, how: str, headroom: int,
-                                                   toolstream_emulator: VendorEmulator) -> None:
+                                                   emu: VendorEmulator) -> None:
     events, limit = limited_stream(api, headroom)
     llm_settings, call_settings = LIMIT_SETTINGS[api, how](limit)
     recorder = Recorder()
-    with fault_server(api, events, toolstream_emulator) as server:
+    with fault_server(api, events, emu) as server:
         llm = ToolstreamLLM(make_llm(api, server.base_url, **llm_settings))
         history = [ChatMessage(role="user", content="go")]
         gen = await llm.astream_chat_with_tools(recorder.corpus_tools(), chat_history=history,
@@ -176,10 +176,10 @@ async def test_output_limit_through_toolstream_llm(api: str, how: str, headroom:
 @limit_headroom
 @pytest.mark.parametrize("api", sorted(LIMIT_STREAMS))
 async def test_output_limit_through_the_function_agent(
-        api: str, headroom: int, toolstream_emulator: VendorEmulator) -> None:
+        api: str, headroom: int, emu: VendorEmulator) -> None:
     events, limit = limited_stream(api, headroom)
     recorder = Recorder()
-    with fault_server(api, events, toolstream_emulator) as server:
+    with fault_server(api, events, emu) as server:
         agent = ToolstreamFunctionAgent(
             tools=recorder.corpus_tools(),
             llm=make_llm(api, server.base_url, max_tokens=limit))

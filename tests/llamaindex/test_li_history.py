@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from li_helpers import APIS, Recorder, make_llm, run_agent, unpaired
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent, unpaired
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ThinkingBlock, ToolCallBlock
 from toolstream_core.testing import Received, VendorEmulator
@@ -22,10 +22,7 @@ from llamaindex_toolstream import (
     pair_orphan_calls,
 )
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 TOKYO_ONLY = {"get_weather": {"type": "object", "required": ["city"],
                               "properties": {"city": {"type": "string", "enum": ["Tokyo"]}}}}
@@ -47,11 +44,10 @@ def results_sent(received: Received) -> list[str]:
 
 @pytest.mark.parametrize("api", APIS)
 async def test_a_rejected_first_call_is_answered_in_the_calls_order(
-        api: str, toolstream_emulator: VendorEmulator) -> None:
+        api: str, emu: VendorEmulator) -> None:
     """Two parallel calls to one tool, the first rejected by the schema: the workflow hands
     the committed call's result back first; the next request answers the first call first
     (Gemini, here without ids, pairs results by position)."""
-    emu = toolstream_emulator
     emu.queue(api, "parallel_no_ids" if api == "gemini" else "parallel_calls", "text")
     recorder = Recorder()
     llm = ToolstreamLLM(make_llm(api, emu.base_url), tools=TOKYO_ONLY)
@@ -67,11 +63,10 @@ async def test_a_rejected_first_call_is_answered_in_the_calls_order(
 
 @pytest.mark.parametrize("streaming", [True, False])
 async def test_a_paused_turn_is_continued(streaming: bool,
-                                          toolstream_emulator: VendorEmulator) -> None:
+                                          emu: VendorEmulator) -> None:
     """Anthropic ``pause_turn`` twice, then a call, then the answer. The stock agent ends at
     the first pause as if the model had finished; the gated agent sends the paused turn back
     each time and runs the call of the turn that ended."""
-    emu = toolstream_emulator
     outcomes = []
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         emu.queue("anthropic", "pause_turn", "pause_turn", "single_call", "text")

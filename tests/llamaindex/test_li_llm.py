@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 import toolstream_core._finalize as finalize_mod
-from li_helpers import APIS, Recorder, make_llm, tool_call_ids
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, tool_call_ids
 from llama_index.core.llms import ChatMessage
 from toolstream_core import CallState, Reason
 from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import ToolstreamLLM, error_tool_messages, message_with_rejected_calls
 
-# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
-# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
-# aiohttp.ClientSession. Neither is ours.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 
 HAPPY: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -50,12 +44,12 @@ async def _stream(llm: ToolstreamLLM, tools: list[Any]) -> tuple[Any, list[int]]
 @pytest.mark.parametrize("scenario", sorted(HAPPY))
 @pytest.mark.parametrize("api", APIS)
 async def test_happy_path_commits_exact_arguments(
-    api: str, scenario: str, toolstream_emulator: VendorEmulator
+    api: str, scenario: str, emu: VendorEmulator
 ) -> None:
     # Stock LlamaIndex agrees here (same calls, same arguments): the gate must not cost the
     # happy path anything.
-    toolstream_emulator.queue(api, scenario)
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+    emu.queue(api, scenario)
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     last, per_chunk = await _stream(llm, Recorder().tools())
 
     # While streaming nothing is handed out; after the end, exactly the calls sent.
@@ -69,12 +63,12 @@ async def test_happy_path_commits_exact_arguments(
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_truncated_stream_commits_nothing(api: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_truncated_stream_commits_nothing(api: str, emu: VendorEmulator) -> None:
     # Stock: OpenAI chat and Anthropic hand out write_file {"path": None} (repaired from
     # {"path":"/tmp/a); Gemini's class raises "terminated early: MAX_TOKENS". The shim gives
     # that reason to the core and ends the stream normally, so the cut call can be answered.
-    toolstream_emulator.queue(api, "truncated_length")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+    emu.queue(api, "truncated_length")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     last, _ = await _stream(llm, Recorder().tools())
     assert llm.get_tool_calls_from_response(last, error_on_no_tool_call=False) == []
     with pytest.raises(ValueError):
@@ -95,7 +89,7 @@ async def test_truncated_stream_commits_nothing(api: str, toolstream_emulator: V
     assert (call.raw_arguments or "").startswith('{"path":"/tmp/a')
 
 
-async def test_per_chunk_calls_never_parse(toolstream_emulator: VendorEmulator,
+async def test_per_chunk_calls_never_parse(emu: VendorEmulator,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # Stock: OpenAI's get_tool_calls_from_response runs parse_partial_json over the whole
     # growing argument string on every chunk FunctionAgent asks about (quadratic in size).
@@ -107,8 +101,8 @@ async def test_per_chunk_calls_never_parse(toolstream_emulator: VendorEmulator,
         return real(text, **kw)
 
     monkeypatch.setattr(finalize_mod, "loads_strict", counting)
-    toolstream_emulator.queue("openai-chat", "large_args")
-    llm = ToolstreamLLM(make_llm("openai-chat", toolstream_emulator.base_url))
+    emu.queue("openai-chat", "large_args")
+    llm = ToolstreamLLM(make_llm("openai-chat", emu.base_url))
     last, per_chunk = await _stream(llm, Recorder().tools())
     assert len(per_chunk) > 500  # ~200 KB of arguments in many fragments
     assert len(parses) == 1 and parses[0] > 200_000  # parsed once, after the end
@@ -117,9 +111,9 @@ async def test_per_chunk_calls_never_parse(toolstream_emulator: VendorEmulator,
 
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
-def test_sync_stream_goes_through_the_gate(api: str, toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue(api, "no_finish")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+def test_sync_stream_goes_through_the_gate(api: str, emu: VendorEmulator) -> None:
+    emu.queue(api, "no_finish")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     chunks = list(llm.stream_chat_with_tools(Recorder().tools(), user_msg="go"))
     # Stock: both classes hand out write_file with complete-looking arguments although the
     # vendor never said the turn ended.
@@ -130,11 +124,11 @@ def test_sync_stream_goes_through_the_gate(api: str, toolstream_emulator: Vendor
 
 @pytest.mark.parametrize("api", APIS)
 async def test_dropped_connection_raises_and_rejects(api: str,
-                                                    toolstream_emulator: VendorEmulator) -> None:
+                                                    emu: VendorEmulator) -> None:
     # Stock raises the transport error too (httpx RemoteProtocolError / aiohttp
     # ClientPayloadError) and runs nothing; the shim keeps that, and records the verdict.
-    toolstream_emulator.queue(api, "dropped_connection")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+    emu.queue(api, "dropped_connection")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     seen: list[Any] = []
     gen = await llm.astream_chat_with_tools(Recorder().tools(), user_msg="go")
     with pytest.raises(Exception) as info:
@@ -148,9 +142,9 @@ async def test_dropped_connection_raises_and_rejects(api: str,
 
 @pytest.mark.parametrize("api", APIS)
 async def test_closing_the_stream_cancels_open_calls(api: str,
-                                                     toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue(api, "large_args")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+                                                     emu: VendorEmulator) -> None:
+    emu.queue(api, "large_args")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     gen = await llm.astream_chat_with_tools(Recorder().tools(), user_msg="go")
     first = await gen.__anext__()
     for _ in range(0 if api == "gemini" else 4):  # past the Responses preamble, into the args
@@ -164,39 +158,39 @@ async def test_closing_the_stream_cancels_open_calls(api: str,
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_non_streamed_chat_with_tools(api: str, toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue(api, "parallel_calls")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url))
+async def test_non_streamed_chat_with_tools(api: str, emu: VendorEmulator) -> None:
+    emu.queue(api, "parallel_calls")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url))
     response = await llm.achat_with_tools(Recorder().tools(), user_msg="go",
                                           allow_parallel_tool_calls=True)
     assert [(s.tool_name, s.tool_kwargs) for s in llm.get_tool_calls_from_response(response)] \
         == HAPPY["parallel_calls"]
 
 
-async def test_non_streamed_truncation_is_rejected(toolstream_emulator: VendorEmulator) -> None:
+async def test_non_streamed_truncation_is_rejected(emu: VendorEmulator) -> None:
     # A whole OpenAI chat completion can be cut too (finish_reason "length" with half a JSON
     # string). Stock get_tool_calls_from_response repairs it to {"path": None}.
-    toolstream_emulator.queue("openai-chat", "truncated_length")
-    inner = make_llm("openai-chat", toolstream_emulator.base_url)
+    emu.queue("openai-chat", "truncated_length")
+    inner = make_llm("openai-chat", emu.base_url)
     llm = ToolstreamLLM(inner)
     response = await llm.achat_with_tools(Recorder().tools(), user_msg="go")
     assert llm.get_tool_calls_from_response(response, error_on_no_tool_call=False) == []
     [result] = llm.error_results_from_response(response)
     assert result.reason is Reason.stream_truncated
-    toolstream_emulator.queue("openai-chat", "truncated_length")
+    emu.queue("openai-chat", "truncated_length")
     stock_response = await inner.achat_with_tools(Recorder().tools(), user_msg="go")
     stock = inner.get_tool_calls_from_response(stock_response, error_on_no_tool_call=False)
     assert [(s.tool_name, s.tool_kwargs) for s in stock] == [("write_file", {"path": None})]
 
 
 async def test_unknown_tool_and_schema_come_from_the_offered_tools(
-    toolstream_emulator: VendorEmulator,
+    emu: VendorEmulator,
 ) -> None:
     # Only get_time is offered, but the model calls write_file: the core rejects it as
     # unknown_tool before anything could run. Stock hands it to the agent, which answers
     # "Tool write_file not found".
-    toolstream_emulator.queue("anthropic", "single_call")
-    llm = ToolstreamLLM(make_llm("anthropic", toolstream_emulator.base_url))
+    emu.queue("anthropic", "single_call")
+    llm = ToolstreamLLM(make_llm("anthropic", emu.base_url))
     get_time = [t for t in Recorder().tools() if t.metadata.name == "get_time"]
     last, _ = await _stream(llm, get_time)
     [call] = llm.turn_of(last).rejected  # type: ignore[union-attr]
@@ -214,8 +208,8 @@ def test_rejects_unknown_llm_classes() -> None:
         ToolstreamLLM(llm)  # type: ignore[arg-type]
 
 
-def test_anthropic_tap_leaves_the_users_llm_untouched(toolstream_emulator: VendorEmulator) -> None:
-    inner = make_llm("anthropic", toolstream_emulator.base_url)
+def test_anthropic_tap_leaves_the_users_llm_untouched(emu: VendorEmulator) -> None:
+    inner = make_llm("anthropic", emu.base_url)
     client = inner._client  # type: ignore[attr-defined]
     ToolstreamLLM(inner)
     assert inner._client is client  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from li_helpers import Recorder, make_llm
+from li_helpers import THIRD_PARTY_WARNINGS, Recorder, make_llm
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
 from toolstream_core import AssembleConfig, Turn
 from toolstream_core.testing import VendorEmulator
@@ -23,10 +23,7 @@ from toolstream_core.testing import VendorEmulator
 import langchain_toolstream as lc
 import llamaindex_toolstream as li
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 # The APIs whose LlamaIndex class is read through ``ChatResponse.raw`` (openai-chat) and
 # through the SDK tap (anthropic): both paths must give LangChain's record.
@@ -88,10 +85,10 @@ def _comparable(record: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("scenario", ["single_call", "parallel_calls", "truncated_length"])
 @pytest.mark.parametrize("api", MIRRORED_APIS)
 async def test_same_stream_gives_the_same_record_in_both_shims(
-    api: str, scenario: str, toolstream_emulator: VendorEmulator
+    api: str, scenario: str, emu: VendorEmulator
 ) -> None:
-    ai, lc_turns = _lc_run(api, toolstream_emulator, scenario)
-    response, li_turns = await _li_run(api, toolstream_emulator, scenario)
+    ai, lc_turns = _lc_run(api, emu, scenario)
+    response, li_turns = await _li_run(api, emu, scenario)
 
     lc_record, li_record = lc.read_record(ai), li.read_record(response)
     assert _comparable(lc_record) == _comparable(li_record)
@@ -111,10 +108,10 @@ async def test_same_stream_gives_the_same_record_in_both_shims(
 
 @pytest.mark.parametrize("api", MIRRORED_APIS)
 async def test_record_survives_a_json_round_trip_in_both_shims(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
-    ai, _ = _lc_run(api, toolstream_emulator, "truncated_length")
-    response, _ = await _li_run(api, toolstream_emulator, "truncated_length")
+    ai, _ = _lc_run(api, emu, "truncated_length")
+    response, _ = await _li_run(api, emu, "truncated_length")
 
     ai_back = AIMessage.model_validate_json(ai.model_dump_json())
     response_back = ChatResponse.model_validate_json(response.model_dump_json())
@@ -133,9 +130,9 @@ async def test_record_survives_a_json_round_trip_in_both_shims(
                              if isinstance(b, ToolCallBlock)] == rejected_ids
 
 
-def test_wrapping_twice_raises_the_same_error_in_both_shims(toolstream_emulator: VendorEmulator) -> None:
-    gated_lc = lc.with_toolstream(_lc_model("openai-chat", toolstream_emulator.base_url))
-    gated_li = li.ToolstreamLLM(make_llm("openai-chat", toolstream_emulator.base_url))
+def test_wrapping_twice_raises_the_same_error_in_both_shims(emu: VendorEmulator) -> None:
+    gated_lc = lc.with_toolstream(_lc_model("openai-chat", emu.base_url))
+    gated_li = li.ToolstreamLLM(make_llm("openai-chat", emu.base_url))
     with pytest.raises(TypeError, match="already gated by toolstream") as lc_error:
         lc.with_toolstream(gated_lc)
     with pytest.raises(TypeError, match="already gated by toolstream"):
@@ -149,15 +146,15 @@ def test_wrapping_twice_raises_the_same_error_in_both_shims(toolstream_emulator:
 
 
 def test_a_yaml_path_is_a_config_in_both_shims(tmp_path: Path,
-                                               toolstream_emulator: VendorEmulator) -> None:
+                                               emu: VendorEmulator) -> None:
     path = tmp_path / "toolstream.yaml"
     path.write_text("agent_stream_assemble:\n  max_tool_argument_bytes: 1234\n  mode: lenient\n",
                     encoding="utf-8")
     expected = AssembleConfig(max_tool_argument_bytes=1234, mode="lenient")
     for given in (path, str(path)):
-        gated_lc = lc.with_toolstream(_lc_model("openai-chat", toolstream_emulator.base_url),
+        gated_lc = lc.with_toolstream(_lc_model("openai-chat", emu.base_url),
                                       config=given)
-        gated_li = li.ToolstreamLLM(make_llm("openai-chat", toolstream_emulator.base_url),
+        gated_li = li.ToolstreamLLM(make_llm("openai-chat", emu.base_url),
                                     config=given)
         assert gated_lc.toolstream_config == expected
         assert gated_li.config == expected

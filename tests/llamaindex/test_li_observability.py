@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from agui_util import replay
 from docs_examples import run_example
-from li_helpers import APIS, Recorder, make_llm, run_agent
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent
 from llama_index.core.base.llms.types import ChatMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_util import call_events, parent_name, span_exporter, tracer_provider, turn_spans
@@ -23,8 +23,7 @@ from toolstream_core.testing import VendorEmulator
 from llamaindex_toolstream import CallStreamEvent, ToolstreamFunctionAgent, ToolstreamLLM
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
+    *THIRD_PARTY_WARNINGS,
     # OpenInference's own handler calls pydantic's deprecated ``.json()``.
     pytest.mark.filterwarnings("ignore:The `json` method is deprecated"),
 ]
@@ -45,12 +44,12 @@ def instrumented() -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_rejected_call_is_an_event_under_the_agent_step(api: str, toolstream_emulator: VendorEmulator,
+async def test_rejected_call_is_an_event_under_the_agent_step(api: str, emu: VendorEmulator,
                                                               instrumented: InMemorySpanExporter) -> None:
-    toolstream_emulator.queue(api, "truncated_length")
+    emu.queue(api, "truncated_length")
     recorder = Recorder()
-    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, toolstream_emulator.base_url))
-    outcome = await run_agent(agent, recorder, toolstream_emulator)
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url))
+    outcome = await run_agent(agent, recorder, emu)
     assert outcome.error is None and outcome.runs == []
     [answer] = outcome.tool_messages
     cut = next(s for s in turn_spans(instrumented) if call_events(s))
@@ -65,12 +64,12 @@ async def test_rejected_call_is_an_event_under_the_agent_step(api: str, toolstre
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_agui_from_the_stream_handler(api: str, toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue(api, "truncated_length")
-    toolstream_emulator.queue(api, "parallel_calls")
+async def test_agui_from_the_stream_handler(api: str, emu: VendorEmulator) -> None:
+    emu.queue(api, "truncated_length")
+    emu.queue(api, "parallel_calls")
     recorder = Recorder()
-    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, toolstream_emulator.base_url))
-    outcome = await run_agent(agent, recorder, toolstream_emulator)
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url))
+    outcome = await run_agent(agent, recorder, emu)
     adapter = AGUIToolCallEvents()
     for event in outcome.events:
         if isinstance(event, CallStreamEvent):
@@ -86,10 +85,10 @@ async def test_agui_from_the_stream_handler(api: str, toolstream_emulator: Vendo
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_agui_from_the_llm_callback(api: str, toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue(api, "truncated_length")
+async def test_agui_from_the_llm_callback(api: str, emu: VendorEmulator) -> None:
+    emu.queue(api, "truncated_length")
     adapter = AGUIToolCallEvents(parent_message_id="assistant-1")
-    llm = ToolstreamLLM(make_llm(api, toolstream_emulator.base_url), on_event=adapter)
+    llm = ToolstreamLLM(make_llm(api, emu.base_url), on_event=adapter)
     stream = await llm.astream_chat_with_tools(Recorder().tools(), chat_history=[ChatMessage(role="user",
                                                                                              content="go")])
     responses = [response async for response in stream]

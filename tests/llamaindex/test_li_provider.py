@@ -81,8 +81,8 @@ class HomeGrown(FunctionCallingLLM):
 
 
 def test_provider_that_contradicts_the_class_is_refused(
-        toolstream_emulator: VendorEmulator) -> None:
-    anthropic = make_llm("anthropic", toolstream_emulator.base_url)
+        emu: VendorEmulator) -> None:
+    anthropic = make_llm("anthropic", emu.base_url)
     with pytest.raises(ProviderMismatchError, match="Anthropic speaks the anthropic wire"):
         ToolstreamLLM(anthropic, provider="openai-chat")
     with pytest.raises(ValueError, match="not a wire"):
@@ -100,13 +100,13 @@ def test_unknown_class_error_names_what_is_read() -> None:
 
 @pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])
 async def test_wrong_provider_raises_instead_of_losing_the_calls(
-        streaming: bool, toolstream_emulator: VendorEmulator) -> None:
+        streaming: bool, emu: VendorEmulator) -> None:
     recorder = Recorder()
-    inner = make_llm("anthropic", toolstream_emulator.base_url)
+    inner = make_llm("anthropic", emu.base_url)
     llm = ToolstreamLLM(HomeGrown(inner=inner), provider="openai-chat")
     agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=llm, streaming=streaming)
-    toolstream_emulator.queue("anthropic", "parallel_calls")
-    outcome = await run_agent(agent, recorder, toolstream_emulator)
+    emu.queue("anthropic", "parallel_calls")
+    outcome = await run_agent(agent, recorder, emu)
 
     assert isinstance(outcome.error, ProviderMismatchError)
     assert "get_weather, get_weather" in str(outcome.error)
@@ -116,11 +116,11 @@ async def test_wrong_provider_raises_instead_of_losing_the_calls(
 
 
 async def test_text_only_turn_is_not_refused(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     """The check fires on unread calls, not on the class: text-only turns pass."""
-    inner = make_llm("anthropic", toolstream_emulator.base_url)
+    inner = make_llm("anthropic", emu.base_url)
     llm = ToolstreamLLM(HomeGrown(inner=inner), provider="openai-chat")
-    toolstream_emulator.queue("anthropic", "text")
+    emu.queue("anthropic", "text")
     response = await llm.achat([ChatMessage(role="user", content="hi")])
     assert response.message.content
 

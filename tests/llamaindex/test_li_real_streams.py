@@ -62,13 +62,13 @@ def _direct(events: list[Any], api: str) -> Turn:
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-async def test_shim_verdict_equals_direct_verdict(path: Path, toolstream_emulator: VendorEmulator) -> None:
+async def test_shim_verdict_equals_direct_verdict(path: Path, emu: VendorEmulator) -> None:
     case = load_stream(path)
     if any(isinstance(e, RawPayload) for e in case.events):
         pytest.skip("non-JSON payloads: the SDK refuses them before LlamaIndex sees anything")
     expected = _verdict(_direct(case.events, case.api))
-    toolstream_emulator.queue_body(case.api, _sse_body(case))
-    llm = ToolstreamLLM(make_llm(case.api, toolstream_emulator.base_url))
+    emu.queue_body(case.api, _sse_body(case))
+    llm = ToolstreamLLM(make_llm(case.api, emu.base_url))
     last = None
     error: BaseException | None = None
     try:

@@ -13,11 +13,12 @@ import logging
 from typing import Any
 
 import pytest
-from li_chat_server import scripted_chat
+from li_scripted import scripted_chat
 from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai import OpenAI
 from otel_util import span_exporter, turn_spans
 from toolstream_core.agui import AGUIToolCallEvents
+from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import (
     CallCommittedEvent,
@@ -40,7 +41,7 @@ def _pieces(text: str) -> list[str]:
 @pytest.mark.parametrize("outcome", ARGUMENTS)
 @pytest.mark.parametrize("sensitive", [False, True], ids=["default", "sensitive"])
 async def test_sensitive_tool_events_carry_no_argument_text(
-        outcome: str, sensitive: bool, caplog: pytest.LogCaptureFixture) -> None:
+        outcome: str, sensitive: bool, caplog: pytest.LogCaptureFixture, emu: VendorEmulator) -> None:
     ran: list[dict[str, Any]] = []
 
     def login(password: str, user: str = "") -> str:
@@ -51,7 +52,7 @@ async def test_sensitive_tool_events_carry_no_argument_text(
     spans = span_exporter()
     caplog.set_level(logging.DEBUG)
     config = {"sensitive_tools": ["login"]} if sensitive else {}
-    with scripted_chat([("call_1", "login", _pieces(ARGUMENTS[outcome]))]) as server:
+    with scripted_chat(emu, [("call_1", "login", _pieces(ARGUMENTS[outcome]))]) as server:
         agent = ToolstreamFunctionAgent(
             tools=[FunctionTool.from_defaults(login)], config=config,
             llm=OpenAI(model="gpt-4o-mini", api_key="test", api_base=server.base_url + "/v1",

@@ -19,9 +19,9 @@ from llamaindex_toolstream._session import _SESSIONS, session_of
 
 
 async def test_registry_keeps_responses_clean_and_forgets_them(
-        toolstream_emulator: VendorEmulator) -> None:
-    toolstream_emulator.queue("anthropic", "single_call")
-    llm = ToolstreamLLM(make_llm("anthropic", toolstream_emulator.base_url))
+        emu: VendorEmulator) -> None:
+    emu.queue("anthropic", "single_call")
+    llm = ToolstreamLLM(make_llm("anthropic", emu.base_url))
     gen = await llm.astream_chat_with_tools(Recorder().tools(), user_msg="go")
     responses = [response async for response in gen]
     last = responses[-1]

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from li_helpers import APIS, Recorder, make_llm, run_agent, unpaired
+from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent, unpaired
 from li_scripted import scripted_chat
 from llama_index.core.agent.workflow import AgentStream, AgentWorkflow, FunctionAgent
 from llama_index.llms.openai import OpenAI
@@ -27,13 +27,7 @@ from llamaindex_toolstream import (
     stream_call_events,
 )
 
-# The workflows runtime walks every agent with inspect.getmembers, which trips pydantic's
-# deprecated-attribute warnings (stock FunctionAgent too); and google-genai subclasses
-# aiohttp.ClientSession. Neither is ours.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect"),
-    pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning"),
-]
+pytestmark = THIRD_PARTY_WARNINGS
 
 
 WRITE = {"path": "/tmp/notes.txt",
@@ -51,14 +45,14 @@ def _workflow(cls: type, recorder: Recorder, llm: Any, *, helper: bool = False) 
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_agent_workflow_truncated_call_is_answered(api: str,
-                                                         toolstream_emulator: VendorEmulator) -> None:
+                                                         emu: VendorEmulator) -> None:
     outcomes = {}
     for cls in (FunctionAgent, ToolstreamFunctionAgent):
         recorder = Recorder()
-        toolstream_emulator.queue(api, "truncated_length")
-        workflow = _workflow(cls, recorder, make_llm(api, toolstream_emulator.base_url),
+        emu.queue(api, "truncated_length")
+        workflow = _workflow(cls, recorder, make_llm(api, emu.base_url),
                              helper=True)
-        outcomes[cls] = await run_agent(workflow, recorder, toolstream_emulator)
+        outcomes[cls] = await run_agent(workflow, recorder, emu)
     stock, ours = outcomes[FunctionAgent], outcomes[ToolstreamFunctionAgent]
     assert stock.runs == [("write_file", {"path": None, "content": ""})]
     assert ours.runs == [] and ours.error is None and ours.requests == 2
@@ -68,19 +62,19 @@ async def test_agent_workflow_truncated_call_is_answered(api: str,
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_agent_workflow_happy_path(api: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_agent_workflow_happy_path(api: str, emu: VendorEmulator) -> None:
     recorder = Recorder()
-    toolstream_emulator.queue(api, "parallel_calls")
+    emu.queue(api, "parallel_calls")
     workflow = _workflow(ToolstreamFunctionAgent, recorder,
-                         make_llm(api, toolstream_emulator.base_url), helper=True)
-    outcome = await run_agent(workflow, recorder, toolstream_emulator)
+                         make_llm(api, emu.base_url), helper=True)
+    outcome = await run_agent(workflow, recorder, emu)
     assert outcome.error is None
     assert outcome.runs == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
     assert outcome.requests == 2 and unpaired(outcome.memory) == []
 
 
 async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     # One valid and one invalid call in the same turn. Stock runs get_weather twice: once
     # with Paris, once with {} (its parse_partial_json fallback) which fails on the missing
     # argument; the shim runs Paris once and answers the other id with invalid_json.
@@ -89,7 +83,7 @@ async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
     for cls, expected_runs in ((FunctionAgent, [("get_weather", {"city": "Paris"})]),
                                (ToolstreamFunctionAgent, [("get_weather", {"city": "Paris"})])):
         recorder = Recorder()
-        with scripted_chat(toolstream_emulator, calls) as server:
+        with scripted_chat(emu, calls) as server:
             llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base=server.base_url + "/v1",
                          max_retries=0)
             outcome = await run_agent(_workflow(cls, recorder, llm), recorder)
@@ -111,11 +105,11 @@ async def test_agent_workflow_mixed_turn_runs_the_good_call_and_answers_the_bad(
 
 @pytest.mark.parametrize("api", APIS)
 async def test_handler_reports_progress_then_commit(api: str,
-                                                    toolstream_emulator: VendorEmulator) -> None:
+                                                    emu: VendorEmulator) -> None:
     recorder = Recorder()
     agent = ToolstreamFunctionAgent(tools=recorder.tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "single_call")
+                                    llm=make_llm(api, emu.base_url))
+    emu.queue(api, "single_call")
     handler = agent.run(user_msg="go")
     stream = ToolstreamStreamHandler(handler)
     events = [event async for event in stream]
@@ -139,13 +133,13 @@ async def test_handler_reports_progress_then_commit(api: str,
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
 async def test_handler_reports_rejection_and_stock_streams_guesses(
-    api: str, toolstream_emulator: VendorEmulator
+    api: str, emu: VendorEmulator
 ) -> None:
     # Stock: AgentStream.tool_calls carry parse_partial_json guesses of the half-received
     # arguments on every chunk (a UI shows {"path": None} as if it were the call).
     recorder = Recorder()
-    stock = FunctionAgent(tools=recorder.tools(), llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "truncated_length")
+    stock = FunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url))
+    emu.queue(api, "truncated_length")
     stock_handler = stock.run(user_msg="go")
     guesses = [e.tool_calls for e in [ev async for ev in stock_handler.stream_events()]
                if isinstance(e, AgentStream) and e.tool_calls]
@@ -153,9 +147,9 @@ async def test_handler_reports_rejection_and_stock_streams_guesses(
     assert guesses and guesses[-1][0].tool_kwargs == {"path": None}
 
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url),
+                                    llm=make_llm(api, emu.base_url),
                                     config={"ui_forward_partial_args": False})
-    toolstream_emulator.queue(api, "truncated_length")
+    emu.queue(api, "truncated_length")
     handler = agent.run(user_msg="go")
     events = []
     async for event in ToolstreamStreamHandler(handler, passthrough=True):
@@ -171,10 +165,10 @@ async def test_handler_reports_rejection_and_stock_streams_guesses(
     assert not any(isinstance(e, CallCommittedEvent) for e in call_events)
 
 
-async def test_stream_call_events_filters(toolstream_emulator: VendorEmulator) -> None:
+async def test_stream_call_events_filters(emu: VendorEmulator) -> None:
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm("openai-responses", toolstream_emulator.base_url))
-    toolstream_emulator.queue("openai-responses", "parallel_calls")
+                                    llm=make_llm("openai-responses", emu.base_url))
+    emu.queue("openai-responses", "parallel_calls")
     handler = agent.run(user_msg="go")
     kinds = [type(e).__name__ async for e in stream_call_events(handler)]
     await handler
@@ -219,11 +213,11 @@ async def test_cassette_truncated_length_offline(api: str, toolstream_cassette: 
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_handler_shows_a_resent_call_once(api: str, toolstream_emulator: VendorEmulator) -> None:
+async def test_handler_shows_a_resent_call_once(api: str, emu: VendorEmulator) -> None:
     # Stock shows (and, on Responses and Gemini, runs) the re-sent copy as a second call.
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(),
-                                    llm=make_llm(api, toolstream_emulator.base_url))
-    toolstream_emulator.queue(api, "resent_duplicate")
+                                    llm=make_llm(api, emu.base_url))
+    emu.queue(api, "resent_duplicate")
     stream = ToolstreamStreamHandler(agent.run(user_msg="go"))
     [_ async for _ in stream]
     await stream

@@ -19,9 +19,9 @@ def test_final_text_names_every_result_and_its_outcome() -> None:
     assert "write_file failed 'was not run: cut off'" in bad
 
 
-def test_openai_chat_results_end_the_scenario(toolstream_emulator: VendorEmulator) -> None:
+def test_openai_chat_results_end_the_scenario(emu: VendorEmulator) -> None:
     openai = pytest.importorskip("openai")
-    client = openai.OpenAI(base_url=toolstream_emulator.base_url + "/v1", api_key="x",
+    client = openai.OpenAI(base_url=emu.base_url + "/v1", api_key="x",
                            max_retries=0)
     first = client.chat.completions.create(
         model="scenario:single_call", messages=[{"role": "user", "content": "go"}])
@@ -36,9 +36,9 @@ def test_openai_chat_results_end_the_scenario(toolstream_emulator: VendorEmulato
 
 
 def test_anthropic_error_results_are_reported_as_errors(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     anthropic = pytest.importorskip("anthropic")
-    client = anthropic.Anthropic(base_url=toolstream_emulator.base_url, api_key="x",
+    client = anthropic.Anthropic(base_url=emu.base_url, api_key="x",
                                  max_retries=0)
     with client.messages.stream(model="scenario:truncated_length", max_tokens=64, messages=[
         {"role": "user", "content": "go"},
@@ -55,11 +55,11 @@ def test_anthropic_error_results_are_reported_as_errors(
 
 
 def test_gemini_function_responses_get_the_final_answer(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     genai = pytest.importorskip("google.genai")
     types = pytest.importorskip("google.genai.types")
     client = genai.Client(api_key="x", http_options=types.HttpOptions(
-        base_url=toolstream_emulator.base_url))
+        base_url=emu.base_url))
     contents = [
         types.Content(role="user", parts=[types.Part(text="weather?")]),
         types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(
@@ -74,9 +74,9 @@ def test_gemini_function_responses_get_the_final_answer(
 
 
 def test_responses_function_call_outputs_get_the_final_answer(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     openai = pytest.importorskip("openai")
-    client = openai.OpenAI(base_url=toolstream_emulator.base_url + "/v1", api_key="x",
+    client = openai.OpenAI(base_url=emu.base_url + "/v1", api_key="x",
                            max_retries=0)
     reply = client.responses.create(model="scenario:no_args", input=[
         {"role": "user", "content": "time?"},
@@ -85,12 +85,12 @@ def test_responses_function_call_outputs_get_the_final_answer(
     assert reply.output_text == "All done: 1 tool result(s) came back: get_time returned '12:00'."
 
 
-def test_model_metadata_routes_answer_every_sdk(toolstream_emulator: VendorEmulator) -> None:
+def test_model_metadata_routes_answer_every_sdk(emu: VendorEmulator) -> None:
     openai = pytest.importorskip("openai")
     anthropic = pytest.importorskip("anthropic")
     genai = pytest.importorskip("google.genai")
     types = pytest.importorskip("google.genai.types")
-    base = toolstream_emulator.base_url
+    base = emu.base_url
     oa = openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0)
     assert oa.models.retrieve("gpt-4o-mini").id == "gpt-4o-mini"
     assert [m.id for m in oa.models.list()] == ["emulated-model"]
@@ -101,17 +101,17 @@ def test_model_metadata_routes_answer_every_sdk(toolstream_emulator: VendorEmula
     assert model.output_token_limit == 8192 and model.name == "models/gemini-2.5-flash"
 
 
-def test_google_genai_llm_builds_without_token_limits(toolstream_emulator: VendorEmulator) -> None:
+def test_google_genai_llm_builds_without_token_limits(emu: VendorEmulator) -> None:
     """LlamaIndex's GoogleGenAI asks the server for the model's limits when it is built."""
     google_genai = pytest.importorskip("llama_index.llms.google_genai")
     types = pytest.importorskip("google.genai.types")
     llm = google_genai.GoogleGenAI(model="gemini-2.5-flash", api_key="x", http_options=
-                                   types.HttpOptions(base_url=toolstream_emulator.base_url))
+                                   types.HttpOptions(base_url=emu.base_url))
     assert llm.metadata.num_output == 8192
 
 
 def test_function_agent_with_the_scenario_header_runs_once(
-        toolstream_emulator: VendorEmulator) -> None:
+        emu: VendorEmulator) -> None:
     """The banner's LlamaIndex recipe: a fixed model name, the scenario in a header."""
     import asyncio
 
@@ -125,7 +125,7 @@ def test_function_agent_with_the_scenario_header_runs_once(
         return "ok"
 
     llm = llama_openai.OpenAI(model="gpt-4o-mini", api_key="x",
-                              api_base=toolstream_emulator.base_url + "/v1",
+                              api_base=emu.base_url + "/v1",
                               default_headers={"x-toolstream-scenario": "single_call"})
     agent = shim.ToolstreamFunctionAgent(tools=[write_file], llm=llm)
 
@@ -134,5 +134,5 @@ def test_function_agent_with_the_scenario_header_runs_once(
 
     result = asyncio.run(run())
     assert runs == ["/tmp/notes.txt"]
-    assert len(toolstream_emulator.requests) == 2
+    assert len(emu.requests) == 2
     assert str(result) == "All done: 1 tool result(s) came back: write_file returned 'ok'."

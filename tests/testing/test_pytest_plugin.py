@@ -121,22 +121,20 @@ def test_ini_cassette_dir_points_at_user_cassettes(pytester: pytest.Pytester) ->
 import anthropic
 import pytest
 
-@pytest.mark.toolstream_cassette("anthropic/mine")
-def test_replays_own_cassette():
+def _tool_names():
     client = anthropic.Anthropic(api_key="test", max_retries=0)
     events = list(client.messages.create(model="m", max_tokens=5, stream=True,
                                          messages=[{"role": "user", "content": "hi"}]))
-    names = [e.content_block.name for e in events if e.type == "content_block_start"]
-    assert names == ["get_time"]
+    return [e.content_block.name for e in events if e.type == "content_block_start"]
+
+@pytest.mark.toolstream_cassette("anthropic/mine")
+def test_replays_own_cassette():
+    assert _tool_names() == ["get_time"]
 
 
 @pytest.mark.toolstream_cassette("anthropic/single_call")
 def test_bundled_cassettes_still_found():
-    client = anthropic.Anthropic(api_key="test", max_retries=0)
-    events = list(client.messages.create(model="m", max_tokens=5, stream=True,
-                                         messages=[{"role": "user", "content": "hi"}]))
-    names = [e.content_block.name for e in events if e.type == "content_block_start"]
-    assert names == ["write_file"]
+    assert _tool_names() == ["write_file"]
 ''')
     result = pytester.runpytest_inprocess(*INNER)
     result.assert_outcomes(passed=2)

@@ -10,7 +10,7 @@ reached the cassette file, and that the scrubbed request still says which header
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -23,12 +23,6 @@ from toolstream_core.testing._recording import REDACTED, Scrubber, recording_vcr
 KEY = "cnryKEY5f1e2d9c7b3a"
 TOKEN = "cnryTOKEN0a1b2c3d4e5f6a7b8c9d"
 USER = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[VendorEmulator]:
-    with VendorEmulator() as emu:
-        yield emu
 
 
 def _record(emulator: VendorEmulator, out: Path, turn: Callable[[], Any]) -> str:

@@ -58,6 +58,18 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+def _trailing(items: list[dict[str, Any]], is_result: Callable[[dict[str, Any]], bool], id_key: str,
+              content_key: str, names: Mapping[Any, str]) -> list[ToolResult]:
+    """The run of result entries that ends ``items``, in order, each named by its call."""
+    tail: list[ToolResult] = []
+    for item in reversed(items):
+        if not is_result(item):
+            break
+        text = _text_of(item.get(content_key))
+        tail.append(ToolResult(names.get(item.get(id_key), "?"), text, _looks_failed(text)))
+    return tail[::-1]
+
+
 def _chat_results(body: Mapping[str, Any]) -> list[ToolResult]:
     messages = _dicts(body.get("messages"))
     names: dict[Any, str] = {}
@@ -66,26 +78,15 @@ def _chat_results(body: Mapping[str, Any]) -> list[ToolResult]:
             function = call.get("function")
             name = function.get("name") if isinstance(function, dict) else None
             names[call.get("id")] = str(name or "?")
-    tail: list[ToolResult] = []
-    for msg in reversed(messages):
-        if msg.get("role") != "tool":
-            break
-        text = _text_of(msg.get("content"))
-        tail.append(ToolResult(names.get(msg.get("tool_call_id"), "?"), text, _looks_failed(text)))
-    return tail[::-1]
+    return _trailing(messages, lambda m: m.get("role") == "tool", "tool_call_id", "content", names)
 
 
 def _responses_results(body: Mapping[str, Any]) -> list[ToolResult]:
     items = _dicts(body.get("input"))
     names = {i.get("call_id"): str(i.get("name") or "?") for i in items
              if i.get("type") in ("function_call", "custom_tool_call")}
-    tail: list[ToolResult] = []
-    for item in reversed(items):
-        if item.get("type") not in ("function_call_output", "custom_tool_call_output"):
-            break
-        text = _text_of(item.get("output"))
-        tail.append(ToolResult(names.get(item.get("call_id"), "?"), text, _looks_failed(text)))
-    return tail[::-1]
+    return _trailing(items, lambda i: i.get("type") in ("function_call_output", "custom_tool_call_output"),
+                     "call_id", "output", names)
 
 
 def _anthropic_results(body: Mapping[str, Any]) -> list[ToolResult]:

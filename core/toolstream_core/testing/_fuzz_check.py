@@ -232,16 +232,28 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
     """``(invariant, message)`` for every invariant the run broke; empty when it held."""
     if outcome.raised is not None:
         return [("no_raise", outcome.raised)]
-    found: list[tuple[str, str]] = []
-    turn = outcome.turn
-    calls = list(turn.calls)
-    for call in calls:
-        if call.state not in _TERMINAL:
-            found.append(("one_terminal_state", f"call {call.id!r} ({call.name}) ended {call.state}"))
+    calls = list(outcome.turn.calls)
+    found = _terminal_states(calls)
+    found.extend(_pairing(outcome.turn, calls))
+    found.extend(_raw_parses(calls))
+    if mutant is None or baseline is None:
+        return found
+    return found + _mutant_violations(outcome, mutant, baseline, calls)
+
+
+def _terminal_states(calls: list[Any]) -> list[tuple[str, str]]:
+    """Every call ends in exactly one terminal state and appears once."""
+    found = [("one_terminal_state", f"call {call.id!r} ({call.name}) ended {call.state}")
+             for call in calls if call.state not in _TERMINAL]
     keys = [c.key for c in calls]
     if len(set(keys)) != len(keys):
         found.append(("one_terminal_state", "a call appears twice in Turn.calls"))
-    found.extend(_pairing(turn, calls))
+    return found
+
+
+def _raw_parses(calls: list[Any]) -> list[tuple[str, str]]:
+    """A committed call's arguments are a parse of the raw text it was sent."""
+    found: list[tuple[str, str]] = []
     for call in calls:
         if call.state is CallState.committed:
             allowed = [_canonical(v, sort=False) for v in expected_arguments(call)]
@@ -249,29 +261,32 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
                 found.append(("arguments_are_raw_parse",
                               f"{call.name}: arguments {_canonical(call.arguments, sort=False)[:80]} "
                               f"from raw {call.raw_arguments!r:.80}"))
+    return found
+
+
+def _mutant_violations(outcome: Outcome, mutant: Mutant, baseline: Outcome,
+                       calls: list[Any]) -> list[tuple[str, str]]:
+    """The invariants that compare a mutated run with its unmutated baseline."""
+    found: list[tuple[str, str]] = []
     committed = [c for c in calls if c.state is CallState.committed]
-    if mutant is None or baseline is None:
-        return found
     if committed and not outcome.transport_complete:
         found.append(("cut_commits_nothing",
                       f"{len(committed)} call(s) committed on a cut stream: {committed[0].name}"))
-    for call in committed:
-        if mutant.poison is not None and _touchable(call, outcome, mutant):
-            found.append(("garbage_fails_touched_calls",
-                          f"{call.name}({_canonical(call.arguments, sort=True)[:80]}) committed "
-                          "though a garbage or mistyped event could have touched it"))
+    if mutant.poison is not None:
+        found.extend(("garbage_fails_touched_calls",
+                      f"{call.name}({_canonical(call.arguments, sort=True)[:80]}) committed "
+                      "though a garbage or mistyped event could have touched it")
+                     for call in committed if _touchable(call, outcome, mutant))
     for position, name in mutant.interrupted:
-        for call in committed:
-            if call.index == position and call.name == name:
-                found.append(("unfinished_call_fails",
-                              f"{name} (call {position}) committed though the stream never ended it "
-                              "(a new functionCall began, or the stream ended, while it continued)"))
-    if mutant.removes_info:
-        extra = sorted(outcome.commits - baseline.commits)
-        if extra:
-            name, _, args = extra[0].partition("\x00")
-            found.append(("commits_subset_of_unmutated",
-                          f"{name}({args[:80]}) was never committed by the unmutated stream"))
+        found.extend(("unfinished_call_fails",
+                      f"{name} (call {position}) committed though the stream never ended it "
+                      "(a new functionCall began, or the stream ended, while it continued)")
+                     for call in committed if call.index == position and call.name == name)
+    extra = sorted(outcome.commits - baseline.commits) if mutant.removes_info else []
+    if extra:
+        name, _, args = extra[0].partition("\x00")
+        found.append(("commits_subset_of_unmutated",
+                      f"{name}({args[:80]}) was never committed by the unmutated stream"))
     if mutant.exact and outcome.signature != baseline.signature:
         found.append(("same_outcome_as_unmutated", _difference(outcome.signature, baseline.signature)))
     return found

@@ -392,36 +392,8 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
     texts = [c.args_text for c in script.calls]
     if script.cut_at is not None and texts:
         texts[-1] = texts[-1][: script.cut_at]
-    chunks: list[dict[str, Any]] = []
-
-    if p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None,
-                                "reasoning_content": ""}))
-        chunks.extend(ch.chunk({"content": None, "reasoning_content": piece})
-                      for piece in split_text(p.reasoning, rng, max_piece=12))
-    if script.text is not None:
-        chunks.append(ch.chunk({"role": "assistant", "content": ""}))
-        chunks.extend(ch.chunk({"content": piece})
-                      for piece in split_text(script.text, rng, max_piece=8))
-    elif not p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None}))
-
-    resend = script.scenario == "resent_duplicate"
-    if p.whole_calls:
-        entries = []
-        for i, (call, text) in enumerate(zip(script.calls, texts, strict=True)):
-            entries.append(_tool(p, i, ids[i], call.name, _whole_args(p, text)))
-            if resend:
-                entries.append(_tool(p, i, ids[i], call.name, _whole_args(p, text)))
-        groups = [entries] if p.calls_in_one_delta and entries else [[e] for e in entries]
-        chunks.extend(ch.chunk({"content": None, "tool_calls": g}) for g in groups)
-    else:
-        for i, (call, text) in enumerate(zip(script.calls, texts, strict=True)):
-            for _copy in range(2 if resend else 1):
-                chunks.extend(_incremental(p, ch, i, ids[i], call, text, rng))
-
-    usage = _usage(body, script)
-    wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    chunks = _opening_chunks(p, ch, script, rng)
+    chunks.extend(_call_chunks(p, ch, script, ids, texts, rng))
     frames: list[bytes] = list(p.comments)
     if script.ending == "error":
         frames.extend(sse(c) for c in chunks)
@@ -433,7 +405,59 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
             return Rendered(frames, drop=True)
         frames.append(sse("[DONE]"))
         return Rendered(frames)
+    _finish_chunks(p, ch, script, rng, body, chunks)
+    if p.summary_chunk and script.calls:
+        chunks.append(ch.chunk({"tool_calls": [
+            _tool(p, i, ids[i], c.name, json.dumps(t))
+            for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
+    if bool((body.get("stream_options") or {}).get("include_usage")) and p.usage in ("requested", "groq"):
+        chunks.append({**ch.base, "choices": [], "usage": _usage(body, script)})
+    frames.extend(sse(c) for c in chunks)
+    frames.append(sse("[DONE]"))
+    return Rendered(frames)
 
+
+def _opening_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random) -> list[dict[str, Any]]:
+    """The role delta, then the reasoning and the text pieces the server streams first."""
+    chunks: list[dict[str, Any]] = []
+    if p.reasoning:
+        chunks.append(ch.chunk({"role": "assistant", "content": None,
+                                "reasoning_content": ""}))
+        chunks.extend(ch.chunk({"content": None, "reasoning_content": piece})
+                      for piece in split_text(p.reasoning, rng, max_piece=12))
+    if script.text is not None:
+        chunks.append(ch.chunk({"role": "assistant", "content": ""}))
+        chunks.extend(ch.chunk({"content": piece})
+                      for piece in split_text(script.text, rng, max_piece=8))
+    elif not p.reasoning:
+        chunks.append(ch.chunk({"role": "assistant", "content": None}))
+    return chunks
+
+
+def _call_chunks(p: Profile, ch: _Chunks, script: Script, ids: list[str], texts: list[str],
+                 rng: random.Random) -> list[dict[str, Any]]:
+    """The tool-call deltas: whole calls (grouped per the profile) or incremental pieces;
+    each twice for the ``resent_duplicate`` scenario."""
+    copies = 2 if script.scenario == "resent_duplicate" else 1
+    chunks: list[dict[str, Any]] = []
+    if p.whole_calls:
+        entries = [_tool(p, i, ids[i], call.name, _whole_args(p, text))
+                   for i, (call, text) in enumerate(zip(script.calls, texts, strict=True))
+                   for _copy in range(copies)]
+        groups = [entries] if p.calls_in_one_delta and entries else [[e] for e in entries]
+        chunks.extend(ch.chunk({"content": None, "tool_calls": g}) for g in groups)
+        return chunks
+    for i, (call, text) in enumerate(zip(script.calls, texts, strict=True)):
+        for _copy in range(copies):
+            chunks.extend(_incremental(p, ch, i, ids[i], call, text, rng))
+    return chunks
+
+
+def _finish_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random,
+                   body: dict[str, Any], chunks: list[dict[str, Any]]) -> None:
+    """Append the finish reason (on the last call's delta or a chunk of its own) with the
+    usage the profile puts beside it."""
+    usage = _usage(body, script)
     finish = p.finish_for_calls if script.calls else "stop"
     if script.ending == "length":
         finish = p.finish_on_cut
@@ -447,19 +471,10 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
         last = chunks.pop()
         last["choices"][0]["finish_reason"] = finish
         chunks.append({**last, **top})
-    else:
-        if p.repeat_finish:
-            chunks.append(ch.chunk({}, finish))
-        chunks.append(ch.chunk({"content": ""} if p.usage_null else {}, finish, **top))
-    if p.summary_chunk and script.calls:
-        chunks.append(ch.chunk({"tool_calls": [
-            _tool(p, i, ids[i], c.name, json.dumps(t))
-            for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
-    if wants_usage and p.usage in ("requested", "groq"):
-        chunks.append({**ch.base, "choices": [], "usage": usage})
-    frames.extend(sse(c) for c in chunks)
-    frames.append(sse("[DONE]"))
-    return Rendered(frames)
+        return
+    if p.repeat_finish:
+        chunks.append(ch.chunk({}, finish))
+    chunks.append(ch.chunk({"content": ""} if p.usage_null else {}, finish, **top))
 
 
 def _incremental(p: Profile, ch: _Chunks, i: int, call_id: str, call: CallSpec, text: str,

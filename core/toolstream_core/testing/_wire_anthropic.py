@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import Rendered, Reply, rand_id, sse
+from ._wire_common import Rendered, Reply, entries, neighbour, rand_id, sse
 
 API = "anthropic"
 
@@ -135,16 +135,10 @@ def _blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def check_history(body: dict[str, Any]) -> Reply | None:
     """Anthropic's 400 when tool_use ids lack tool_result blocks in the very next message."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return None
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            continue
+    for i, msg, messages in entries(body, "messages"):
         results = [b.get("tool_use_id") for b in _blocks_of(msg, "tool_result")]
         if results:
-            prev = messages[i - 1] if i > 0 and isinstance(messages[i - 1], dict) else {}
-            used = {b.get("id") for b in _blocks_of(prev, "tool_use")}
+            used = {b.get("id") for b in _blocks_of(neighbour(messages, i - 1), "tool_use")}
             stray = [r for r in results if r not in used]
             if stray:
                 return _error(
@@ -156,9 +150,7 @@ def check_history(body: dict[str, Any]) -> Reply | None:
         uses = [b.get("id") for b in _blocks_of(msg, "tool_use")]
         if not uses:
             continue
-        nxt = messages[i + 1] if i + 1 < len(messages) and isinstance(messages[i + 1], dict) \
-            else {}
-        answered = {b.get("tool_use_id") for b in _blocks_of(nxt, "tool_result")}
+        answered = {b.get("tool_use_id") for b in _blocks_of(neighbour(messages, i + 1), "tool_result")}
         missing = [u for u in uses if u not in answered]
         if missing:
             return _error(

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._scenarios import CallSpec, Script
 
-__all__ = ["CREATED", "SSE", "Rendered", "Reply", "dumps", "rand_id", "sse", "unanswered_calls",
-           "wire_calls"]
+__all__ = ["CREATED", "SSE", "Rendered", "Reply", "dumps", "entries", "neighbour", "rand_id", "sse",
+           "unanswered_calls", "wire_calls"]
 
 #: A fixed timestamp so a scenario's bytes do not depend on the clock.
 CREATED = 1_750_000_000
@@ -118,3 +118,21 @@ def wire_calls(script: Script, make_id: Callable[[CallSpec], str]
         if script.scenario == "resent_duplicate":
             calls.append(calls[-1])
     return calls
+
+
+def entries(body: dict[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any], list[Any]]]:
+    """Each object in the history list ``body[key]`` with its index and the whole list (for
+    its neighbours): what every ``check_history`` walks. Nothing when the field is no list;
+    entries that are not objects are the vendor's schema error, not a pairing one."""
+    items = body.get(key)
+    if not isinstance(items, list):
+        return
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            yield i, item, items
+
+
+def neighbour(items: list[Any], j: int) -> dict[str, Any]:
+    """``items[j]`` when it exists and is an object, else an empty one."""
+    item = items[j] if 0 <= j < len(items) else None
+    return item if isinstance(item, dict) else {}

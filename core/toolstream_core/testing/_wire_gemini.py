@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import Rendered, Reply, rand_id, sse
+from ._wire_common import Rendered, Reply, entries, neighbour, rand_id, sse
 
 API = "gemini"
 
@@ -172,23 +172,15 @@ _RESPONSE = ("functionResponse", "function_response")
 
 def check_history(body: dict[str, Any]) -> Reply | None:
     """Gemini's 400 INVALID_ARGUMENT when function calls and responses do not pair up."""
-    contents = body.get("contents")
-    if not isinstance(contents, list):
-        return None
-    for i, content in enumerate(contents):
-        if not isinstance(content, dict):
-            continue
+    for i, content, contents in entries(body, "contents"):
         responses = _count(content, *_RESPONSE)
-        prev = contents[i - 1] if i > 0 and isinstance(contents[i - 1], dict) else {}
-        if responses and not _count(prev, *_CALL):
+        if responses and not _count(neighbour(contents, i - 1), *_CALL):
             return _error("Please ensure that function response turn comes immediately after "
                           "a function call turn.")
         calls = _count(content, *_CALL)
         if not calls:
             continue
-        nxt = contents[i + 1] if i + 1 < len(contents) and isinstance(contents[i + 1], dict) \
-            else {}
-        if _count(nxt, *_RESPONSE) != calls:
+        if _count(neighbour(contents, i + 1), *_RESPONSE) != calls:
             return _error("Please ensure that the number of function response parts is equal "
                           "to the number of function call parts of the function call turn.")
     return None

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, rand_id, sse
+from ._wire_common import CREATED, Rendered, Reply, entries, rand_id, sse
 
 API = "openai-chat"
 
@@ -184,12 +184,7 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
 
 def check_history(body: dict[str, Any]) -> Reply | None:
     """OpenAI's 400 for a tool call without its tool message, or a stray tool message."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return None
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            continue
+    for i, msg, messages in entries(body, "messages"):
         if msg.get("role") == "tool":
             prev = messages[i - 1] if i > 0 else None
             ok = isinstance(prev, dict) and (
