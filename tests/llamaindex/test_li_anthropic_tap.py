@@ -52,8 +52,7 @@ async def _run(agent_class: type[FunctionAgent], fragments: list[str],
                emulator: VendorEmulator) -> tuple[Outcome, FaultServer]:
     """``agent_class`` (streaming) over the real Anthropic class, served the stream."""
     recorder = Recorder()
-    with fault_server("anthropic", _whole_fragment_stream(*fragments),
-                      emulator.base_url) as server:
+    with fault_server("anthropic", _whole_fragment_stream(*fragments), emulator) as server:
         agent = agent_class(tools=recorder.tools(), streaming=True,
                             llm=make_llm("anthropic", server.base_url))
         return await run_agent(agent, recorder), server
@@ -82,8 +81,7 @@ async def test_anthropic_llm_decides_from_the_vendor_event(
         emu: VendorEmulator) -> None:
     """Through ``ToolstreamLLM`` alone: the committed call carries the vendor's text."""
     recorder = Recorder()
-    with fault_server("anthropic", _whole_fragment_stream(*WHOLE),
-                      emu.base_url) as server:
+    with fault_server("anthropic", _whole_fragment_stream(*WHOLE), emu) as server:
         llm = ToolstreamLLM(make_llm("anthropic", server.base_url))
         gen = await llm.astream_chat_with_tools(recorder.tools(), user_msg="go")
         responses = [response async for response in gen]
