@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
 from lc_util import APIS, Recorder, make_model, recording_tools, tool_messages
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, span_exporter, tracer_provider, turn_spans
+from otel_util import call_events, openinference, span_exporter, turn_spans
 from toolstream_core import AssembleConfig
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import VendorEmulator
@@ -132,14 +132,8 @@ def test_outside_a_graph_nothing_is_written_and_nothing_fails(emu: VendorEmulato
 def instrumented() -> Iterator[InMemorySpanExporter]:
     """OpenInference's LangChain instrumentation, for this test only (a test extra: only the tests
     that nest under its spans need it)."""
-    instrumentation = pytest.importorskip("openinference.instrumentation.langchain")
-    exporter = span_exporter()
-    instrumentor = instrumentation.LangChainInstrumentor()
-    instrumentor.instrument(tracer_provider=tracer_provider())
-    try:
+    with openinference("openinference.instrumentation.langchain", "LangChainInstrumentor") as exporter:
         yield exporter
-    finally:
-        instrumentor.uninstrument()
 
 
 def _llm_parent(span: Any, exporter: InMemorySpanExporter) -> Any:
