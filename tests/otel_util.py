@@ -6,8 +6,11 @@ looks at spans shares this one (and clears the exporter per test).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -52,3 +55,17 @@ def parent_name(span: ReadableSpan, exporter: InMemorySpanExporter) -> str | Non
     by_id = {s.context.span_id: s for s in exporter.get_finished_spans() if s.context is not None}
     parent = by_id.get(span.parent.span_id)
     return parent.name if parent is not None else None
+
+
+@contextmanager
+def openinference(module: str, instrumentor_name: str) -> Iterator[InMemorySpanExporter]:
+    """OpenInference's instrumentation ``module.instrumentor_name`` on the shared provider, for
+    one test (a test extra, so a missing package skips): the tests that nest under its spans."""
+    instrumentation = pytest.importorskip(module)
+    exporter = span_exporter()
+    instrumentor = getattr(instrumentation, instrumentor_name)()
+    instrumentor.instrument(tracer_provider=tracer_provider())
+    try:
+        yield exporter
+    finally:
+        instrumentor.uninstrument()

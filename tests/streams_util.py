@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 __all__ = [
     "BONUS_APIS",
@@ -186,3 +186,18 @@ def iter_streams(
     """Yield each stream of the given API folders (see :func:`stream_paths` for which)."""
     for path in stream_paths(root, apis):
         yield load_stream(path)
+
+
+_Seen = TypeVar("_Seen")
+
+
+def scenario_through_sdk(base_url: str, api: str, name: str,
+                         collect: Callable[[str, list[Any]], _Seen]) -> tuple[Any, _Seen, Any]:
+    """Stream emulator scenario ``name`` through ``api``'s real SDK client: the SDK's result,
+    what ``collect`` (the calling test's reader for its vendors) saw in its events, and the
+    script the emulator played (seed 0), to check the one against the other."""
+    from toolstream_core.testing._clients import stream_sdk
+    from toolstream_core.testing._scenarios import build_script, scenario_rng
+
+    result = stream_sdk(api, base_url=base_url, model=f"scenario:{name}")
+    return result, collect(api, result.events), build_script(name, scenario_rng(0, api, name))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from toolstream_core import AssembleConfig, Assembler, CallCommitted, Turn
 
-__all__ = ["commit_points", "outcome", "run"]
+__all__ = ["assert_sdk_objects_detected", "commit_points", "outcome", "run"]
 
 PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=["get_weather"])
 
@@ -39,3 +40,15 @@ def commit_points(events: list[Any], provider: str, **kwargs: Any) -> dict[str |
         if isinstance(ev, CallCommitted) and ev.call.id not in points:
             points[ev.call.id] = -1
     return points
+
+
+def assert_sdk_objects_detected(events: list[Any], provider: str, module: str, name: str) -> None:
+    """Plain dicts are detected as ``provider``, and the SDK's own pydantic objects (type
+    ``module.name``, skipped without the SDK) give the same outcome as the dicts."""
+    assert run(events, None).provider == provider
+    types = pytest.importorskip(module)
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(getattr(types, name))
+    objects = [adapter.validate_python(e) for e in events]
+    assert outcome(run(objects, None)) == outcome(run(events, provider))

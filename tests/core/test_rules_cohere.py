@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from new_family_rules import PIPELINE, commit_points, outcome, run
+from new_family_rules import PIPELINE, assert_sdk_objects_detected, commit_points, outcome, run
 from new_family_streams import cohere
 from toolstream_core import AssembleConfig
 
@@ -21,13 +21,7 @@ def test_rule1_calls_are_keyed_by_index_and_fragments_concatenate() -> None:
 
 
 def test_rule1_auto_detection_and_sdk_objects() -> None:
-    assert run(cohere(TWO), None).provider == P
-    v2 = pytest.importorskip("cohere.v2.types.v2chat_stream_response")
-    from pydantic import TypeAdapter
-
-    adapter = TypeAdapter(v2.V2ChatStreamResponse)
-    objects = [adapter.validate_python(e) for e in cohere(TWO)]
-    assert outcome(run(objects, None)) == outcome(run(cohere(TWO), P))
+    assert_sdk_objects_detected(cohere(TWO), P, "cohere.v2.types.v2chat_stream_response", "V2ChatStreamResponse")
 
 
 @pytest.mark.parametrize(("finish", "reason"), [

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from new_family_rules import outcome, run
+from new_family_rules import assert_sdk_objects_detected, outcome, run
 from toolstream_core import AssembleConfig
 
 P = "cohere"
@@ -46,13 +46,7 @@ def test_rule1_calls_by_index_with_synthesized_ids() -> None:
 
 
 def test_rule1_auto_detection_and_sdk_objects() -> None:
-    assert run(cohere_v1(TWO), None).provider == P
-    types = pytest.importorskip("cohere.types.streamed_chat_response")
-    from pydantic import TypeAdapter
-
-    adapter = TypeAdapter(types.StreamedChatResponse)
-    objects = [adapter.validate_python(e) for e in cohere_v1(TWO)]
-    assert outcome(run(objects, None)) == outcome(run(cohere_v1(TWO), P))
+    assert_sdk_objects_detected(cohere_v1(TWO), P, "cohere.types.streamed_chat_response", "StreamedChatResponse")
 
 
 def test_rule1_the_generation_alone_carries_whole_calls() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from toolstream_core.testing import SCENARIOS, VendorEmulator
 from toolstream_core.testing._record_cassettes import MODELS
@@ -171,3 +171,17 @@ def corpus_tools(recorder: Recorder) -> list[Any]:
         return f"sunny in {location}"
 
     return [add, multiply, getWeather]
+
+
+def stream_by_mode(graph: Any, modes: list[str]) -> tuple[dict[str, list[Any]], list[Any]]:
+    """Stream ``graph`` on one "go" message with ``stream_mode=[*modes, "values"]``, as a UI
+    runs it: each mode's items in order, and the final messages (the last ``values``)."""
+    items: dict[str, list[Any]] = {mode: [] for mode in modes}
+    final: list[Any] = []
+    for mode, data in graph.stream({"messages": [HumanMessage("go")]},
+                                   stream_mode=[*modes, "values"]):
+        if mode == "values":
+            final = data["messages"]
+        else:
+            items[mode].append(data)
+    return items, final

@@ -69,26 +69,43 @@ class _Unit(_Gated, ChatModelUnitTests):
         return {self.key_env: "test-from-env"}, dict(self.params), {}
 
 
-class TestUnitChatOpenAI(_Unit):
+# One class per vendor set-up, shared by the unit and the integration suite.
+class _OpenAI(_Gated):
     cls = GatedChatOpenAI
     params = {"model": "gpt-4.1-mini"}
 
 
-class TestUnitChatOpenAIResponses(_Unit):
+class _OpenAIResponses(_Gated):
     cls = GatedChatOpenAI
     params = {"model": "gpt-4.1-mini", "use_responses_api": True}
 
 
-class TestUnitChatAnthropic(_Unit):
+class _Anthropic(_Gated):
     cls = GatedChatAnthropic
     params = {"model": "claude-sonnet-4-5"}
     key_env = "ANTHROPIC_API_KEY"
 
 
-class TestUnitChatGoogleGenerativeAI(_Unit):
+class _GoogleGenerativeAI(_Gated):
     cls = GatedChatGoogleGenerativeAI
     params = {"model": "gemini-2.5-flash"}
     key_env = "GOOGLE_API_KEY"
+
+
+class TestUnitChatOpenAI(_OpenAI, _Unit):
+    pass
+
+
+class TestUnitChatOpenAIResponses(_OpenAIResponses, _Unit):
+    pass
+
+
+class TestUnitChatAnthropic(_Anthropic, _Unit):
+    pass
+
+
+class TestUnitChatGoogleGenerativeAI(_GoogleGenerativeAI, _Unit):
+    pass
 
 
 class _Integration(_Gated, ChatModelIntegrationTests):
@@ -106,27 +123,21 @@ class _Integration(_Gated, ChatModelIntegrationTests):
         return "scenario:text"  # the emulator takes any model name; this one plays "text"
 
 
-class TestIntegrationChatOpenAI(_Integration):
-    cls = GatedChatOpenAI
+class TestIntegrationChatOpenAI(_OpenAI, _Integration):
     # stream_usage: ChatOpenAI turns it on by itself only for api.openai.com; the emulator,
     # like OpenAI, honours stream_options.include_usage.
-    params = {"model": "gpt-4.1-mini", "stream_usage": True}
+    params = {**_OpenAI.params, "stream_usage": True}
 
 
-class TestIntegrationChatOpenAIResponses(_Integration):
-    cls = GatedChatOpenAI
-    params = {"model": "gpt-4.1-mini", "use_responses_api": True}
+class TestIntegrationChatOpenAIResponses(_OpenAIResponses, _Integration):
+    pass
 
 
-class TestIntegrationChatAnthropic(_Integration):
-    cls = GatedChatAnthropic
-    params = {"model": "claude-sonnet-4-5"}
-
+class TestIntegrationChatAnthropic(_Anthropic, _Integration):
     @property
     def supports_anthropic_inputs(self) -> bool:
         return True
 
 
-class TestIntegrationChatGoogleGenerativeAI(_Integration):
-    cls = GatedChatGoogleGenerativeAI
-    params = {"model": "gemini-2.5-flash"}
+class TestIntegrationChatGoogleGenerativeAI(_GoogleGenerativeAI, _Integration):
+    pass

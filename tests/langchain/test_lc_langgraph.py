@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from lc_util import (
@@ -14,6 +14,7 @@ from lc_util import (
     assert_history_paired,
     make_model,
     recording_tools,
+    stream_by_mode,
     tool_messages,
 )
 from toolstream_core.testing import VendorEmulator
@@ -62,16 +63,9 @@ def plain_graph(model: Any, tools: list[Any]) -> Any:
 
 def stream_graph(graph: Any) -> tuple[list[str], list[Any]]:
     """``stream_mode="messages"`` text pieces, and the final messages."""
-    texts: list[str] = []
-    final: list[Any] = []
-    for mode, data in graph.stream({"messages": [HumanMessage("go")]},
-                                   stream_mode=["messages", "values"]):
-        if mode == "messages":
-            chunk, _meta = data
-            if isinstance(chunk, AIMessageChunk) and chunk.text:
-                texts.append(chunk.text)
-        else:
-            final = data["messages"]
+    items, final = stream_by_mode(graph, ["messages"])
+    texts = [chunk.text for chunk, _meta in items["messages"]
+             if isinstance(chunk, AIMessageChunk) and chunk.text]
     return texts, final
 
 

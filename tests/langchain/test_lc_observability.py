@@ -18,9 +18,9 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
-from lc_util import APIS, Recorder, make_model, recording_tools, tool_messages
+from lc_util import APIS, Recorder, make_model, recording_tools, stream_by_mode, tool_messages
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, span_exporter, tracer_provider, turn_spans
+from otel_util import call_events, openinference, span_exporter, turn_spans
 from toolstream_core import AssembleConfig
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import VendorEmulator
@@ -38,15 +38,8 @@ def gated_agent(api: str, emu: VendorEmulator, recorder: Recorder) -> Any:
 
 def custom_items(agent: Any) -> tuple[list[dict[str, Any]], list[Any]]:
     """``stream_mode=["messages", "custom"]`` as a UI runs it: the custom items, the messages."""
-    items: list[dict[str, Any]] = []
-    final: list[Any] = []
-    for mode, data in agent.stream({"messages": [HumanMessage("go")]},
-                                   stream_mode=["messages", "custom", "values"]):
-        if mode == "custom":
-            items.append(data)
-        elif mode == "values":
-            final = data["messages"]
-    return items, final
+    items, final = stream_by_mode(agent, ["messages", "custom"])
+    return items["custom"], final
 
 
 # -- LangGraph's custom stream ------------------------------------------------------------------
@@ -132,14 +125,8 @@ def test_outside_a_graph_nothing_is_written_and_nothing_fails(emu: VendorEmulato
 def instrumented() -> Iterator[InMemorySpanExporter]:
     """OpenInference's LangChain instrumentation, for this test only (a test extra: only the tests
     that nest under its spans need it)."""
-    instrumentation = pytest.importorskip("openinference.instrumentation.langchain")
-    exporter = span_exporter()
-    instrumentor = instrumentation.LangChainInstrumentor()
-    instrumentor.instrument(tracer_provider=tracer_provider())
-    try:
+    with openinference("openinference.instrumentation.langchain", "LangChainInstrumentor") as exporter:
         yield exporter
-    finally:
-        instrumentor.uninstrument()
 
 
 def _llm_parent(span: Any, exporter: InMemorySpanExporter) -> Any:

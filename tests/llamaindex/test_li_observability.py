@@ -16,7 +16,7 @@ from docs_examples import run_example
 from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent
 from llama_index.core.base.llms.types import ChatMessage
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, parent_name, span_exporter, tracer_provider, turn_spans
+from otel_util import call_events, openinference, parent_name, turn_spans
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import VendorEmulator
 
@@ -33,14 +33,8 @@ pytestmark = [
 def instrumented() -> Iterator[InMemorySpanExporter]:
     """OpenInference's LlamaIndex instrumentation, for this test only (a test extra: only the tests
     that nest under its spans need it)."""
-    instrumentation = pytest.importorskip("openinference.instrumentation.llama_index")
-    exporter = span_exporter()
-    instrumentor = instrumentation.LlamaIndexInstrumentor()
-    instrumentor.instrument(tracer_provider=tracer_provider())
-    try:
+    with openinference("openinference.instrumentation.llama_index", "LlamaIndexInstrumentor") as exporter:
         yield exporter
-    finally:
-        instrumentor.uninstrument()
 
 
 @pytest.mark.parametrize("api", APIS)

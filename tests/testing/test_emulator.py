@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
+from streams_util import scenario_through_sdk
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.testing._clients import stream_sdk
 from toolstream_core.testing._recording import is_dropped_connection
-from toolstream_core.testing._scenarios import build_script, scenario_rng, split_text
+from toolstream_core.testing._scenarios import split_text
 
 #: The SSE APIs this file's collector reads (the other families: test_emulator_families.py).
 SSE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
@@ -139,9 +140,7 @@ def _check_ending(api: str, script: Any, result: Any, seen: Seen) -> None:
 
 @pytest.mark.parametrize(("api", "name"), CASES, ids=[f"{a}-{n}" for a, n in CASES])
 def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> None:
-    result = stream_sdk(api, base_url=emu.base_url, model=f"scenario:{name}")
-    seen = collect(api, result.events)
-    script = build_script(name, scenario_rng(0, api, name))
+    result, seen, script = scenario_through_sdk(emu.base_url, api, name, collect)
     calls = list(seen.calls.values())
     _check_ending(api, script, result, seen)
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+from streams_util import scenario_through_sdk
 from toolstream_core.testing import SCENARIOS, VendorEmulator
-from toolstream_core.testing._clients import stream_sdk
 from toolstream_core.testing._recording import is_dropped_connection
-from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 pytest.importorskip("boto3")
 pytest.importorskip("ollama")
@@ -108,9 +107,7 @@ def _ending_ok(api: str, ending: str, error: BaseException | None, finish: str |
 
 @pytest.mark.parametrize(("api", "name"), CASES, ids=[f"{a}-{n}" for a, n in CASES])
 def test_scenario_through_real_sdk(emu: VendorEmulator, api: str, name: str) -> None:
-    result = stream_sdk(api, base_url=emu.base_url, model=f"scenario:{name}")
-    seen = collect(api, result.events)
-    script = build_script(name, scenario_rng(0, api, name))
+    result, seen, script = scenario_through_sdk(emu.base_url, api, name, collect)
     calls = list(seen.calls.values())
     _ending_ok(api, script.ending, result.error, seen.finish)
     if name == "text":
