@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import Rendered, Reply, entries, neighbour, rand_id, sse
+from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
 API = "anthropic"
 
@@ -102,10 +102,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``message``; a call cut by max_tokens is left out (no partial input)."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(529, _ERROR_EVENT)
+    failed = failed_reply(script, Reply(529, _ERROR_EVENT))
+    if failed is not None:
+        return failed
     msg_id = rand_id(rng, "msg_01", 22)
     content: list[dict[str, Any]] = []
     for block in _blocks(script, rng):
