@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.markdown import table_head
 from benchmarks.timing import BudgetExceeded, alarm, quartiles
 from benchmarks.workloads import KiB, Workload, size_label, synthetic
 
@@ -475,17 +476,14 @@ def _unmeasured(row: dict[str, Any], size: str, blanks: int) -> str:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """The target-3 table, its plain verdict, and the speed-up table."""
-    lines = [
+    lines = table_head(
         "## Target 3 (issue 12): shims cost <= 3 % end to end",
-        "",
         "Interleaved pairs (base and shim back to back, order drawn per pair), CPU time of the "
         "process; overhead = median of the per-pair ratios shim/base - 1, with their interquartile "
         "range and a bootstrap 95 % interval of that median.",
-        "",
         "| shim | size | chunks | pairs | without shim ms (median) | with shim ms (median) "
         "| overhead | IQR | 95 % CI | wall-time overhead | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    )
     for r in rows:
         if r.get("kind", "overhead") != "overhead":
             continue

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.markdown import table_head
 from benchmarks.timing import BudgetExceeded, alarm, quartiles
 
 log = logging.getLogger("benchmarks")
@@ -238,16 +239,13 @@ def _log(row: dict[str, Any]) -> None:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """The section's markdown table."""
-    lines = [
+    lines = table_head(
         "## Bedrock Converse, Ollama and Cohere: today's framework path / toolstream",
-        "",
         "Streamed from the emulator through each family's SDK; ratio = framework time / "
         "(SDK stream + `Assembler`), median of interleaved pairs (IQR). *wrong*: the "
         "framework's tool calls differ from what the vendor sent.",
-        "",
         "| family | scenario | framework | ratio | IQR | framework ms | toolstream ms |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    )
     for row in rows:
         if row.get("status") == "capped" and "min_ratio" in row:
             lines.append(f"| {row['api']} | {row['scenario']} | {row['label']} | "

@@ -85,13 +85,8 @@ def _openai_objects(batch: list[str]) -> list[Any]:
     from openai.types.chat import ChatCompletionChunk
     from pydantic import ValidationError
 
-    out = []
-    for wire in batch:
-        try:
-            out.append(ChatCompletionChunk.model_validate_json(wire))
-        except ValidationError:
-            out.append(construct_type(type_=ChatCompletionChunk, value=json.loads(wire)))
-    return out
+    return _validated(batch, ChatCompletionChunk.model_validate_json, ValidationError,
+                      lambda wire: construct_type(type_=ChatCompletionChunk, value=json.loads(wire)))
 
 
 def _anthropic_objects(batch: list[str]) -> list[Any]:
@@ -100,13 +95,19 @@ def _anthropic_objects(batch: list[str]) -> list[Any]:
     from anthropic.types import RawMessageStreamEvent
     from pydantic import ValidationError
 
-    adapter = _anthropic_adapter()
+    return _validated(batch, _anthropic_adapter().validate_json, ValidationError,
+                      lambda wire: construct_type(type_=RawMessageStreamEvent, value=json.loads(wire)))
+
+
+def _validated(batch: list[str], validate: Callable[[str], Any], invalid: type[Exception],
+               construct: Callable[[str], Any]) -> list[Any]:
+    """Each wire string validated (fast path), or built by ``construct`` where it does not validate."""
     out = []
     for wire in batch:
         try:
-            out.append(adapter.validate_json(wire))
-        except ValidationError:
-            out.append(construct_type(type_=RawMessageStreamEvent, value=json.loads(wire)))
+            out.append(validate(wire))
+        except invalid:
+            out.append(construct(wire))
     return out
 
 

@@ -521,9 +521,51 @@ def _profile_help(what: str) -> str:
     return f"{what} (one of: {', '.join(_profile_names())})"
 
 
-def _command(sub: Any, name: str, summary: str, description: str,
+_ABOUT: dict[str, tuple[str, str]] = {  # command -> (one-line help, --help description)
+    "replay": (
+        "replay recorded streams through the assembler",
+        "Replay vcrpy cassettes (.yaml) or JSONL streams (the tests/streams format) through "
+        "toolstream's Assembler and show, per tool call, its identity, state, reason and "
+        "size, then the error results that pair every rejected call. Directories are "
+        "searched for .jsonl/.yaml files."),
+    "record": (
+        "record a real vendor stream to a scrubbed cassette",
+        "Make one streamed tool-call request with the vendor's own SDK and save the HTTP "
+        "exchange as a vcrpy cassette, with API keys, cookies and org headers removed before "
+        "anything is written. The key comes from the environment: OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. Use --base-url to record from an "
+        "OpenAI/Anthropic/Gemini-compatible server or the local emulator (`toolstream "
+        "emulate`; choose its scenario with --model scenario:<name>)."),
+    "demo": (
+        "what LangChain, LlamaIndex and the SDKs would run, next to toolstream",
+        "Replay the bundled cassettes offline through the real vendor SDKs and show, per "
+        "scenario and API, the calls each stack hands to its tool runner: plain LangChain "
+        "(chunk merging + tool_calls), plain LlamaIndex (stream_chat + "
+        "get_tool_calls_from_response), the SDK's stream helper (get_final_*; argument text "
+        "parsed with json.loads) and toolstream (committed / rejected with a reason). No "
+        "network, no API key. A framework that is not installed shows as n/a."),
+    "emulate": (
+        "run the local vendor wire emulator until Ctrl-C",
+        "Serve the OpenAI, Anthropic and Gemini streaming wire formats on 127.0.0.1 from "
+        "scripted scenarios (model name 'scenario:<name>', or --script for clients whose model "
+        "name is fixed), for testing agents and recording cassettes without a vendor account. "
+        "A request whose history ends with tool results gets the final answer, which says what "
+        "those results were, so an agent runs the scenario's calls once and finishes."),
+    "fuzz": (
+        "mutate recorded streams and check the safety invariants on every case",
+        "Mutate each recorded stream (JSONL streams, vcrpy cassettes, directories of either) "
+        "case by case - truncation, dropped, repeated and swapped events, re-chunked argument "
+        "fragments, Gemini keep-alive parts, garbage and mistyped events, changed characters, "
+        "raw bytes cut anywhere - and check that no case raises, leaves a call undecided, "
+        "breaks the one-result-per-rejected-call pairing or commits a call the stream did not "
+        "prove. Each violation prints one line that replays it."),
+}
+
+
+def _command(sub: Any, name: str,
              parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
     """One subcommand with the shared look: wrapped description, exit codes below."""
+    summary, description = _ABOUT[name]
     parser: argparse.ArgumentParser = sub.add_parser(
         name, parents=list(parents), help=summary, description=_para(description),
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -532,12 +574,7 @@ def _command(sub: Any, name: str, summary: str, description: str,
 
 
 def _add_replay(sub: Any, colour: argparse.ArgumentParser) -> None:
-    replay = _command(
-        sub, "replay", "replay recorded streams through the assembler",
-        "Replay vcrpy cassettes (.yaml) or JSONL streams (the tests/streams format) through "
-        "toolstream's Assembler and show, per tool call, its identity, state, reason and "
-        "size, then the error results that pair every rejected call. Directories are "
-        "searched for .jsonl/.yaml files.", [colour])
+    replay = _command(sub, "replay", [colour])
     _add_paths(replay)
     _add_json(replay)
     replay.add_argument(
@@ -556,14 +593,7 @@ def _add_replay(sub: Any, colour: argparse.ArgumentParser) -> None:
 
 
 def _add_record(sub: Any, colour: argparse.ArgumentParser) -> None:
-    record = _command(
-        sub, "record", "record a real vendor stream to a scrubbed cassette",
-        "Make one streamed tool-call request with the vendor's own SDK and save the HTTP "
-        "exchange as a vcrpy cassette, with API keys, cookies and org headers removed before "
-        "anything is written. The key comes from the environment: OPENAI_API_KEY, "
-        "ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. Use --base-url to record from an "
-        "OpenAI/Anthropic/Gemini-compatible server or the local emulator (`toolstream "
-        "emulate`; choose its scenario with --model scenario:<name>).", [colour])
+    record = _command(sub, "record", [colour])
     record.add_argument("--api", required=True, choices=PROVIDERS, metavar="API",
                         help=f"vendor API to call: {', '.join(PROVIDERS)}")
     record.add_argument("--model", required=True, help="model name")
@@ -583,14 +613,7 @@ def _add_record(sub: Any, colour: argparse.ArgumentParser) -> None:
 
 
 def _add_demo(sub: Any, colour: argparse.ArgumentParser) -> None:
-    demo = _command(
-        sub, "demo", "what LangChain, LlamaIndex and the SDKs would run, next to toolstream",
-        "Replay the bundled cassettes offline through the real vendor SDKs and show, per "
-        "scenario and API, the calls each stack hands to its tool runner: plain LangChain "
-        "(chunk merging + tool_calls), plain LlamaIndex (stream_chat + "
-        "get_tool_calls_from_response), the SDK's stream helper (get_final_*; argument text "
-        "parsed with json.loads) and toolstream (committed / rejected with a reason). No "
-        "network, no API key. A framework that is not installed shows as n/a.", [colour])
+    demo = _command(sub, "demo", [colour])
     _add_json(demo)
     demo.add_argument("--api", action="append", choices=PROVIDERS, metavar="API",
                       help=f"only this API (repeatable): {', '.join(PROVIDERS)}")
@@ -609,13 +632,7 @@ def _add_demo(sub: Any, colour: argparse.ArgumentParser) -> None:
 
 
 def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
-    emulate = _command(
-        sub, "emulate", "run the local vendor wire emulator until Ctrl-C",
-        "Serve the OpenAI, Anthropic and Gemini streaming wire formats on 127.0.0.1 from "
-        "scripted scenarios (model name 'scenario:<name>', or --script for clients whose model "
-        "name is fixed), for testing agents and recording cassettes without a vendor account. "
-        "A request whose history ends with tool results gets the final answer, which says what "
-        "those results were, so an agent runs the scenario's calls once and finishes.", [colour])
+    emulate = _command(sub, "emulate", [colour])
     emulate.add_argument("--host", default="127.0.0.1", help="address to bind")
     emulate.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
     emulate.add_argument(
@@ -639,14 +656,7 @@ def _add_emulate(sub: Any, colour: argparse.ArgumentParser) -> None:
 
 
 def _add_fuzz(sub: Any) -> None:
-    fuzz = _command(
-        sub, "fuzz", "mutate recorded streams and check the safety invariants on every case",
-        "Mutate each recorded stream (JSONL streams, vcrpy cassettes, directories of either) "
-        "case by case - truncation, dropped, repeated and swapped events, re-chunked argument "
-        "fragments, Gemini keep-alive parts, garbage and mistyped events, changed characters, "
-        "raw bytes cut anywhere - and check that no case raises, leaves a call undecided, "
-        "breaks the one-result-per-rejected-call pairing or commits a call the stream did not "
-        "prove. Each violation prints one line that replays it.")
+    fuzz = _command(sub, "fuzz")
     _add_paths(fuzz)
     fuzz.add_argument("--cases", type=int, default=10_000,
                       help="total cases, shared evenly by the streams (default 10000)")

@@ -100,13 +100,7 @@ class CallView:
     reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "id": self.id,
-            "verdict": self.verdict,
-            "arguments": self.arguments,
-            "reason": self.reason,
-        }
+        return _attrs(self, "name", "id", "verdict", "arguments", "reason")
 
 
 @dataclass
@@ -122,13 +116,15 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "engine": self.engine,
-            "label": self.label,
-            "status": self.status,
-            "error": self.error,
+            **_attrs(self, "engine", "label", "status", "error"),
             "calls": [c.as_dict() for c in self.calls],
             **self.extra,
         }
+
+
+def _attrs(obj: object, *names: str) -> dict[str, Any]:
+    """The named attributes in that order: the JSON key order users and golden files see."""
+    return {name: getattr(obj, name) for name in names}
 
 
 class EngineUnavailable(Exception):
@@ -546,22 +542,10 @@ def _langchain_model(target: Target) -> Any:
     extra = "langchain"
     if target.api in ("openai-chat", "openai-responses"):
         chat_openai = _need(extra, lambda: __import__("langchain_openai").ChatOpenAI)
-        return chat_openai(
-            model=target.model,
-            base_url=target.base_url,
-            api_key=_DEMO_KEY,
-            max_retries=0,
-            use_responses_api=target.api == "openai-responses",
-        )
+        return chat_openai(**_keyed(target), use_responses_api=target.api == "openai-responses")
     if target.api == "anthropic":
         chat_anthropic = _need(extra, lambda: __import__("langchain_anthropic").ChatAnthropic)
-        return chat_anthropic(
-            model=target.model,
-            base_url=target.base_url,
-            api_key=_DEMO_KEY,
-            max_retries=0,
-            max_tokens=_MAX_TOKENS,
-        )
+        return chat_anthropic(**_keyed(target), max_tokens=_MAX_TOKENS)
     if target.api in _LANGCHAIN_FAMILIES:
         return _LANGCHAIN_FAMILIES[target.api](target)
     chat_google = _need(
@@ -574,6 +558,12 @@ def _langchain_model(target: Target) -> Any:
         max_retries=0,
         client_args={"http_options": _gemini_http_options(target)},
     )
+
+
+def _keyed(target: Target) -> dict[str, Any]:
+    """What ChatOpenAI and ChatAnthropic both take: the emulator's URL, a demo key, no retries."""
+    return {"model": target.model, "base_url": target.base_url, "api_key": _DEMO_KEY,
+            "max_retries": 0}
 
 
 def _chat_bedrock(target: Target) -> Any:

@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import Rendered, Reply, entries, neighbour, rand_id, sse
+from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
 API = "anthropic"
 
@@ -102,10 +102,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``message``; a call cut by max_tokens is left out (no partial input)."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(529, _ERROR_EVENT)
+    failed = failed_reply(script, Reply(529, _ERROR_EVENT))
+    if failed is not None:
+        return failed
     msg_id = rand_id(rng, "msg_01", 22)
     content: list[dict[str, Any]] = []
     for block in _blocks(script, rng):
@@ -136,28 +135,28 @@ def _blocks_of(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 def check_history(body: dict[str, Any]) -> Reply | None:
     """Anthropic's 400 when tool_use ids lack tool_result blocks in the very next message."""
     for i, msg, messages in entries(body, "messages"):
-        results = [b.get("tool_use_id") for b in _blocks_of(msg, "tool_result")]
-        if results:
-            used = {b.get("id") for b in _blocks_of(neighbour(messages, i - 1), "tool_use")}
-            stray = [r for r in results if r not in used]
-            if stray:
-                return _error(
-                    f"messages.{i}.content.0: unexpected `tool_use_id` found in `tool_result` "
-                    f"blocks: {', '.join(map(str, stray))}. Each `tool_result` block must have "
-                    "a corresponding `tool_use` block in the previous message.")
+        stray = _unpaired(msg, "tool_result", "tool_use_id", neighbour(messages, i - 1), "tool_use", "id")
+        if stray:
+            return _error(
+                f"messages.{i}.content.0: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {', '.join(map(str, stray))}. Each `tool_result` block must have "
+                "a corresponding `tool_use` block in the previous message.")
         if msg.get("role") != "assistant":
             continue
-        uses = [b.get("id") for b in _blocks_of(msg, "tool_use")]
-        if not uses:
-            continue
-        answered = {b.get("tool_use_id") for b in _blocks_of(neighbour(messages, i + 1), "tool_result")}
-        missing = [u for u in uses if u not in answered]
+        missing = _unpaired(msg, "tool_use", "id", neighbour(messages, i + 1), "tool_result", "tool_use_id")
         if missing:
             return _error(
                 f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
                 f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
                 "have a corresponding `tool_result` block in the next message.")
     return None
+
+
+def _unpaired(msg: dict[str, Any], kind: str, key: str,
+              other: dict[str, Any], other_kind: str, other_key: str) -> list[Any]:
+    """The ``key`` of each ``kind`` block in ``msg`` that no ``other_kind`` block of ``other`` names."""
+    paired = {b.get(other_key) for b in _blocks_of(other, other_kind)}
+    return [b.get(key) for b in _blocks_of(msg, kind) if b.get(key) not in paired]
 
 
 def _error(message: str) -> Reply:

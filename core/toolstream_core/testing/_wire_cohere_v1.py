@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import Rendered, Reply, wire_calls
+from ._wire_common import Rendered, Reply, failed_reply, wire_calls
 
 API = "cohere"
 STREAM_JSON = "application/stream+json"
@@ -98,10 +98,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``chat`` answer; a call cut by the token limit is left out."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(500, {"message": _ERROR_TEXT})
+    failed = failed_reply(script, Reply(500, {"message": _ERROR_TEXT}))
+    if failed is not None:
+        return failed
     calls = wire_calls(script, lambda call: "")
     text = script.text if script.text is not None else (_PLAN if calls else "")
     return Reply(200, _response(script, rng, calls, text))

@@ -67,6 +67,16 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def failed_reply(script: Script, error: Reply) -> Reply | None:
+    """A non-streamed answer's scripted failure: ``drop`` cuts the socket, ``error`` sends
+    the vendor's error reply; ``None`` when the script ends otherwise."""
+    if script.ending == "drop":
+        return Reply(200, None)
+    if script.ending == "error":
+        return error
+    return None
+
+
 def _call_key(call: Any) -> str:
     """A call's id, else its function name (Ollama's older servers send no id)."""
     if not isinstance(call, dict):

@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import Rendered, Reply, entries, neighbour, rand_id, sse
+from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
 API = "gemini"
 
@@ -135,10 +135,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``GenerateContentResponse``; a cut call is left out."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(500, _ERROR)
+    failed = failed_reply(script, Reply(500, _ERROR))
+    if failed is not None:
+        return failed
     ch = _Chunks(rng, model, body)
     parts: list[dict[str, Any]] = []
     if script.text is not None:

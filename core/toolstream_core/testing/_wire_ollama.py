@@ -25,7 +25,7 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import Rendered, Reply, dumps, unanswered_calls
+from ._wire_common import Rendered, Reply, dumps, failed_reply, unanswered_calls
 
 API = "ollama"
 
@@ -106,10 +106,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed answer (``"stream": false``); a cut call is left out."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(500, {"error": _ERROR_TEXT})
+    failed = failed_reply(script, Reply(500, {"error": _ERROR_TEXT}))
+    if failed is not None:
+        return failed
     answer = _final(model, script, body, _output(script))
     if script.text is not None:
         answer["message"]["content"] = script.text

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, entries, rand_id, sse
+from ._wire_common import CREATED, Rendered, Reply, entries, failed_reply, rand_id, sse
 
 API = "openai-chat"
 
@@ -152,10 +152,9 @@ def _interleaved(
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``chat.completion`` for ``script``."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(500, _ERROR_EVENT)
+    failed = failed_reply(script, Reply(500, _ERROR_EVENT))
+    if failed is not None:
+        return failed
     ch = _Chunks(rng, model)
     tool_calls = []
     for i, call in enumerate(script.calls):

@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, rand_id, sse
+from ._wire_common import CREATED, Rendered, Reply, failed_reply, rand_id, sse
 
 API = "openai-responses"
 
@@ -177,10 +177,9 @@ def _stream_message(s: _Seq, item: dict[str, Any], idx: int, rng: random.Random)
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:
     """The non-streamed ``response`` object for ``script``."""
-    if script.ending == "drop":
-        return Reply(200, None)
-    if script.ending == "error":
-        return Reply(500, {"error": dict(_ERROR)})
+    failed = failed_reply(script, Reply(500, {"error": dict(_ERROR)}))
+    if failed is not None:
+        return failed
     rid, items = _plan(script, rng)
     status = {"stop": "completed", "length": "incomplete"}.get(script.ending, "in_progress")
     output = [_final_item(i, "incomplete" if status == "incomplete" and i is items[-1]
