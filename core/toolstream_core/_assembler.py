@@ -112,12 +112,14 @@ class Assembler:
         if self._turn is not None or self._cancelled:
             return
         self._cancelled = True
+        self._table.events = []  # not the list the last feed returned: its caller holds it
         self._table.cancel(reason)
 
     def finish(self, *, transport_complete: bool = True, error: BaseException | None = None) -> Turn:
         """Decide every call and return the Turn. Idempotent."""
         if self._turn is not None:
             return self._turn
+        self._table.events = []  # not the list the last feed returned: its caller holds it
         if not self._cancelled:
             end_of_stream = getattr(self._adapter, "end_of_stream", None)
             if end_of_stream is not None:

@@ -137,3 +137,18 @@ def test_feed_returns_an_empty_list_when_nothing_happened_and_after_cancel() -> 
     assert assembler.feed(None) == []  # garbage: absorbed, nothing caused
     assembler.cancel()
     assert assembler.feed({"choices": []}) == []
+
+
+@pytest.mark.parametrize("ending", ["finish", "cancel"])
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_events_of_finish_and_cancel_never_join_a_list_feed_returned(provider: str, ending: str) -> None:
+    """``feed`` hands its events back; ``finish`` / ``cancel`` report theirs to ``on_event``
+    only. A caller that kept the last ``feed``'s list must not see it grow afterwards."""
+    seen: list[Any] = []
+    asm = Assembler(provider=provider, on_event=seen.append)
+    returned = [asm.feed(event) for event in make(provider, [b.Call(id="c1", name="add", arguments=ADD)])]
+    kept = [list(events) for events in returned]
+    before = len(seen)
+    asm.finish() if ending == "finish" else asm.cancel()
+    assert returned == kept
+    assert len(seen) > before  # the decision was reported, through on_event
