@@ -11,14 +11,30 @@ import queue
 import sys
 import threading
 from collections.abc import AsyncIterable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._assembler import Assembler, fail_unfinished
 from ._config import AssembleConfig
 from ._models import AssemblerEvent, Provider, Reason, Turn
 from ._registry import ToolsArg
 
-__all__ = ["aassemble", "assemble"]
+if TYPE_CHECKING:  # typing.Unpack is 3.11+; annotations are never evaluated here
+    from typing_extensions import Unpack
+
+__all__ = ["AssemblerOptions", "aassemble", "assemble"]
+
+
+class AssemblerOptions(TypedDict, total=False):
+    """The ``Assembler``'s keywords, which ``assemble`` and ``aassemble`` hand on unchanged.
+
+    One declaration, so the two drivers and the state machine cannot drift apart.
+    """
+
+    tools: ToolsArg
+    config: AssembleConfig | None
+    provider: Provider | None
+    on_event: Callable[[AssemblerEvent], None] | None
+    max_output_tokens: int | None
 
 _END = object()
 
@@ -30,15 +46,7 @@ def _close_quietly(stream: Any) -> None:
             close()
 
 
-def assemble(
-    stream: Iterable[Any],
-    *,
-    tools: ToolsArg = None,
-    config: AssembleConfig | None = None,
-    provider: Provider | None = None,
-    on_event: Callable[[AssemblerEvent], None] | None = None,
-    max_output_tokens: int | None = None,
-) -> Turn:
+def assemble(stream: Iterable[Any], **options: Unpack[AssemblerOptions]) -> Turn:
     """Consume a sync stream (SDK stream, iterator of dicts) and return its Turn.
 
     The keywords are the ``Assembler``'s (``max_output_tokens``: pass the request's limit
@@ -49,8 +57,7 @@ def assemble(
     ``idle_timeout`` and the stream is closed. An exception from the stream ends it as a dropped
     transport (kept in ``Turn.error``, not raised).
     """
-    assembler = Assembler(tools=tools, config=config, provider=provider, on_event=on_event,
-                          max_output_tokens=max_output_tokens)
+    assembler = Assembler(**options)
     timeout = float(assembler.config.assemble_idle_timeout_s)
     inbox: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=1024)
 
@@ -81,22 +88,13 @@ def assemble(
         assembler.feed(chunk)
 
 
-async def aassemble(
-    stream: AsyncIterable[Any],
-    *,
-    tools: ToolsArg = None,
-    config: AssembleConfig | None = None,
-    provider: Provider | None = None,
-    on_event: Callable[[AssemblerEvent], None] | None = None,
-    max_output_tokens: int | None = None,
-) -> Turn:
+async def aassemble(stream: AsyncIterable[Any], **options: Unpack[AssemblerOptions]) -> Turn:
     """Consume an async stream and return its Turn (the keywords as for ``assemble``).
 
     Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
     callers that must pair ids after a cancel should hold their own ``Assembler``.
     """
-    assembler = Assembler(tools=tools, config=config, provider=provider, on_event=on_event,
-                          max_output_tokens=max_output_tokens)
+    assembler = Assembler(**options)
     timeout = float(assembler.config.assemble_idle_timeout_s)
     iterator = stream.__aiter__()
     try:
