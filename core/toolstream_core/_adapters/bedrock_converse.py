@@ -31,12 +31,13 @@ Pipelining (rule 10): a block is settled when the next block starts or ``stopRea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._completion import bedrock_stop
 from .._models import CallKind
 from ._access import Malformed, field, record, report_stop
+from ._indexed import IndexedCalls
 
 if TYPE_CHECKING:
     from . import Sink
@@ -72,13 +73,11 @@ def _event(event: Any) -> tuple[str | None, Any]:
 
 
 class BedrockConverseAdapter:
-    __slots__ = ("_blocks", "_closed", "_copies", "_handlers", "_sink")
+    __slots__ = ("_blocks", "_handlers", "_sink")
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
-        self._blocks: dict[int, Hashable] = {}  # contentBlockIndex -> key, tool blocks only
-        self._closed: list[Hashable] = []  # stopped blocks not yet settled
-        self._copies = 0  # blocks started again at an index already used
+        self._blocks = IndexedCalls(sink, "block")  # by contentBlockIndex, tool blocks only
         self._handlers: dict[str, Callable[[Any], None]] = {
             "contentBlockDelta": self._delta,
             "contentBlockStart": self._start,
@@ -109,7 +108,7 @@ class BedrockConverseAdapter:
         if tool is None:
             return  # text, reasoningContent, toolResult, citation: no arguments
         index = self._index(body)
-        key = self._blocks.get(index) if index is not None else None
+        key = self._blocks.at(index)
         if key is None:  # arguments of no known tool block: they may be any live call's
             self._sink.fail_live(f"toolUse input for block {field(body, 'contentBlockIndex')!r}, "
                                  "which started no tool call")
@@ -117,7 +116,7 @@ class BedrockConverseAdapter:
         self._sink.append(key, field(tool, "input"))
 
     def _start(self, body: Any) -> None:
-        self._settle_closed()
+        self._blocks.settle_stopped()
         start = record(field(body, "start"), "contentBlockStart start")
         tool = record(field(start, "toolUse"), "start toolUse")
         if tool is None:
@@ -125,34 +124,19 @@ class BedrockConverseAdapter:
         index = self._index(body)
         if index is None:
             raise Malformed(f"a toolUse block started with a {type(field(body, 'contentBlockIndex')).__name__} index")
-        key: Hashable = ("block", index)
-        if index in self._blocks:  # the whole block sent again: a copy, linked by its id
-            key = ("block", index, self._copies)
-            self._copies += 1
+        key = self._blocks.new_key(index)  # the whole block sent again is a copy
         kind: CallKind = "server" if field(tool, "type") == "server_tool_use" else "function"
         self._sink.open(key, index=index, id=field(tool, "toolUseId"), name=field(tool, "name"), kind=kind)
-        self._blocks[index] = key
+        self._blocks.started(index, key)
 
     def _stop(self, body: Any) -> None:
-        index = self._index(body)
-        if index is None:  # the end of some block, but of which: no tool block can be proven
-            self._sink.fail_live(f"contentBlockStop with a {type(field(body, 'contentBlockIndex')).__name__} index")
-            return
-        key = self._blocks.get(index)
-        if key is not None:
-            self._sink.close_arguments(key)
-            self._closed.append(key)
+        self._blocks.stop(field(body, "contentBlockIndex"), "contentBlockStop")
 
     def _message_stop(self, body: Any) -> None:
         reason = field(body, "stopReason")
         if report_stop(self._sink, reason, bedrock_stop, "messageStop stopReason") and reason == "tool_use":
-            self._settle_closed()
+            self._blocks.settle_stopped()
 
     def _metadata(self, body: Any) -> None:
         usage = record(field(body, "usage"), "metadata usage")
         self._sink.usage(field(usage, "outputTokens"))
-
-    def _settle_closed(self) -> None:
-        closed, self._closed = self._closed, []
-        for key in closed:
-            self._sink.settle(key)

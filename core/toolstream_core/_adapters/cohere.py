@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from .._completion import cohere_finish
 from .._models import Reason
 from ._access import Malformed, field, record, report_stop
+from ._indexed import IndexedCalls
 
 if TYPE_CHECKING:
     from . import Sink
@@ -82,13 +83,11 @@ def _tool_call(event: Any) -> Any:
 
 
 class CohereAdapter:
-    __slots__ = ("_calls", "_closed", "_confirmed", "_copies", "_generated", "_handlers", "_opened", "_sink")
+    __slots__ = ("_calls", "_confirmed", "_generated", "_handlers", "_opened", "_sink")
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
-        self._calls: dict[int, Hashable] = {}  # index -> key
-        self._closed: list[Hashable] = []  # ended calls not yet settled
-        self._copies = 0  # starts at an index already used
+        self._calls = IndexedCalls(sink, "index")
         self._opened: list[Hashable] = []  # v1: every call, in order
         self._confirmed: set[Hashable] = set()  # v1: the calls tool-calls-generation named
         self._generated = False  # v1: tool-calls-generation was seen
@@ -113,7 +112,7 @@ class CohereAdapter:
 
     def _delta(self, event: Any) -> None:
         index = self._index(event)
-        key = self._calls.get(index) if index is not None else None
+        key = self._calls.at(index)
         if key is None:  # arguments of no known call: they may be any live call's
             self._sink.fail_live(f"tool-call-delta for index {field(event, 'index')!r}, which started no call")
             return
@@ -121,31 +120,21 @@ class CohereAdapter:
         self._sink.append(key, field(function, "arguments"))
 
     def _start(self, event: Any) -> None:
-        self._settle_closed()
+        self._calls.settle_stopped()
         index = self._index(event)
         if index is None:
             raise Malformed(f"tool-call-start with a {type(field(event, 'index')).__name__} index")
         call = _tool_call(event)
         function = record(field(call, "function"), "tool_calls function")
-        key: Hashable = ("index", index)
-        if index in self._calls:  # the call started again: a copy, linked by its id
-            key = ("index", index, self._copies)
-            self._copies += 1
-        self._calls[index] = key
+        key = self._calls.new_key(index)  # the call started again is a copy
+        self._calls.started(index, key)
         self._sink.open(key, index=index, id=field(call, "id"), name=field(function, "name"))
         arguments = field(function, "arguments")
         if arguments is not None and arguments != "":  # "" is the start's placeholder
             self._sink.append(key, arguments)
 
     def _end(self, event: Any) -> None:
-        index = self._index(event)
-        if index is None:  # the end of some call, but of which: none can be proven
-            self._sink.fail_live(f"tool-call-end with a {type(field(event, 'index')).__name__} index")
-            return
-        key = self._calls.get(index)
-        if key is not None:
-            self._sink.close_arguments(key)
-            self._closed.append(key)
+        self._calls.stop(field(event, "index"), "tool-call-end")
 
     def _message_end(self, event: Any) -> None:
         delta = record(field(event, "delta"), "message-end delta")
@@ -155,7 +144,7 @@ class CohereAdapter:
         self._usage(record(field(delta, "usage"), "message-end usage"))
         reason = field(delta, "finish_reason")
         if report_stop(self._sink, reason, cohere_finish, "finish_reason") and reason == "TOOL_CALL":
-            self._settle_closed()
+            self._calls.settle_stopped()
 
     def _usage(self, usage: Any) -> None:
         tokens = record(field(usage, "tokens"), "usage tokens")
@@ -167,11 +156,8 @@ class CohereAdapter:
         self._sink.usage(count)
 
     def _v1_open(self, index: int, name: Any) -> Hashable:
-        key: Hashable = ("index", index)
-        if index in self._calls:  # a name again at a used index: a new call
-            key = ("index", index, self._copies)
-            self._copies += 1
-        self._calls[index] = key
+        key = self._calls.new_key(index)  # a name again at a used index is a new call
+        self._calls.started(index, key)
         self._opened.append(key)
         self._sink.open(key, index=index, name=name, anonymous=True)
         if self._generated:  # after the complete calls were named
@@ -188,7 +174,7 @@ class CohereAdapter:
         if index.__class__ is not int:
             self._sink.fail_live(f"tool-calls-chunk with a {type(raw).__name__} index")
             return
-        key = self._v1_open(index, name) if name is not None else self._calls.get(index)
+        key = self._v1_open(index, name) if name is not None else self._calls.at(index)
         if key is None:
             self._sink.fail_live(f"tool-calls-chunk parameters for index {index}, which started no call")
         elif parameters is not None and parameters != "":
@@ -199,14 +185,13 @@ class CohereAdapter:
         if not isinstance(calls, list):
             raise Malformed(f"tool-calls-generation tool_calls is a {type(calls).__name__}")
         for index, call in enumerate(calls):
-            key = self._calls.get(index)
+            key = self._calls.at(index)
             name = field(record(call, "tool_calls item"), "name")
             if key is None:
                 key = self._v1_open(index, name)
             if not self._sink.has_fragments(key):
                 self._sink.set_value(key, field(call, "parameters"))
-            self._sink.close_arguments(key)
-            self._closed.append(key)
+            self._calls.stopped(key)
             self._confirmed.add(key)
         self._generated = True
 
@@ -222,9 +207,4 @@ class CohereAdapter:
             if key not in self._confirmed:
                 self._sink.taint(key, Reason.upstream_error, "a streamed call tool-calls-generation did not name")
         if report_stop(self._sink, field(event, "finish_reason"), cohere_finish, "finish_reason"):
-            self._settle_closed()
-
-    def _settle_closed(self) -> None:
-        closed, self._closed = self._closed, []
-        for key in closed:
-            self._sink.settle(key)
+            self._calls.settle_stopped()
