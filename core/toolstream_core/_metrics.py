@@ -7,9 +7,12 @@ path. The instruments are created lazily on first use: importing the core must s
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["Metrics", "metrics"]
+__all__ = ["Instrument", "Metrics", "metrics"]
+
+#: The instruments' short names: histograms ``bytes`` and ``to_commit``, the rest counters.
+Instrument = Literal["bytes", "invalid_json", "overflow", "to_commit", "rejected", "duplicate"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +53,8 @@ class Metrics:
             ),
         }
 
-    def _record(self, name: str, value: float, provider: str | None, tool_name: str | None) -> None:
+    def record(self, name: Instrument, value: float, provider: str | None, tool_name: str | None) -> None:
+        """Add ``value`` to a counter or record it in a histogram; never raises."""
         if not self._ready:
             self._setup()
         instrument = self._instruments.get(name)
@@ -65,23 +69,9 @@ class Metrics:
         except Exception:  # a metrics backend must never break a stream
             _log.debug("toolstream metric %s failed", name, exc_info=True)
 
-    def args_bytes(self, n: int, provider: str | None, tool: str | None) -> None:
-        self._record("bytes", n, provider, tool)
-
-    def invalid_json(self, provider: str | None, tool: str | None) -> None:
-        self._record("invalid_json", 1, provider, tool)
-
-    def overflow(self, provider: str | None, tool: str | None) -> None:
-        self._record("overflow", 1, provider, tool)
-
-    def to_commit(self, seconds: float, provider: str | None, tool: str | None) -> None:
-        self._record("to_commit", seconds, provider, tool)
-
-    def rejected(self, provider: str | None, tool: str | None) -> None:
-        self._record("rejected", 1, provider, tool)
-
-    def duplicate(self, provider: str | None, tool: str | None) -> None:
-        self._record("duplicate", 1, provider, tool)
+    def count(self, name: Instrument, provider: str | None, tool_name: str | None) -> None:
+        """One more of ``name`` (a counter) for this provider and tool."""
+        self.record(name, 1, provider, tool_name)
 
 
 metrics = Metrics()

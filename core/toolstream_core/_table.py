@@ -491,7 +491,7 @@ class CallTable:
         for twin in call.twins:
             twin_raw = twin.raw()
             if twin.name != call.name or not same_copy(twin_raw, raw):
-                metrics.duplicate(self.provider, call.name)
+                metrics.count("duplicate", self.provider, call.name)
                 self._terminate(
                     call, Move.fail, Reason.duplicate_conflict,
                     f"call id {call.id!r} was sent again with different arguments",
@@ -509,10 +509,10 @@ class CallTable:
             must_be_object=self.config.arguments_must_be_object,
         )
         if call.twins or decision.deduplicated:
-            metrics.duplicate(self.provider, call.name)
+            metrics.count("duplicate", self.provider, call.name)
         if decision.reason is None:
-            metrics.args_bytes(call.nbytes, self.provider, call.name)
-            metrics.to_commit(time.monotonic() - call.opened_at, self.provider, call.name)
+            metrics.record("bytes", call.nbytes, self.provider, call.name)
+            metrics.record("to_commit", time.monotonic() - call.opened_at, self.provider, call.name)
             self._terminate(call, Move.commit, arguments=decision.arguments)
             return
         if decision.reason is Reason.invalid_json:
@@ -521,12 +521,12 @@ class CallTable:
         self._terminate(call, Move.fail, decision.reason, decision.detail)
 
     def _reject_invalid_json(self, call: Call, detail: str) -> None:
-        metrics.invalid_json(self.provider, call.name)
+        metrics.count("invalid_json", self.provider, call.name)
         call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
         self._terminate(call, Move.fail, Reason.invalid_json, detail)
 
     def _overflow(self, call: Call) -> None:
-        metrics.overflow(self.provider, call.name)
+        metrics.count("overflow", self.provider, call.name)
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
         call.blocks = []
         call.done_text = None
@@ -577,7 +577,7 @@ class CallTable:
         if state is CallState.committed:
             self._emit(CallCommitted(call.final))
         else:
-            metrics.rejected(self.provider, call.name)
+            metrics.count("rejected", self.provider, call.name)
             self._emit(CallRejected(call.final))
 
     def _synthesized_id(self, call: Call) -> str:
