@@ -690,3 +690,59 @@ def gemini_chunk(parts: list[dict[str, Any]], *, finish_reason: str | None = Non
     if usage is not None:
         chunk["usageMetadata"] = dict(usage)
     return chunk
+
+
+# -- single hand-built events ---------------------------------------------------------------
+# For the bad-input and finalize tests that need one odd field in one event; whole streams come
+# from the vendor builders above.
+
+
+def chat_chunk(tool_calls: list[dict[str, Any]] | None = None, *, ci: int = 0, finish: str | None = None,
+           **delta: Any) -> dict[str, Any]:
+    body: dict[str, Any] = dict(delta)
+    if tool_calls is not None:
+        body["tool_calls"] = tool_calls
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk",
+            "choices": [{"index": ci, "delta": body, "finish_reason": finish}]}
+
+
+def chat_call(index: Any, arguments: str | None = None, *, id: Any = None, name: Any = None) -> dict[str, Any]:
+    function: dict[str, Any] = {}
+    if name is not None:
+        function["name"] = name
+    if arguments is not None:
+        function["arguments"] = arguments
+    out: dict[str, Any] = {"index": index, "function": function}
+    if id is not None:
+        out["id"] = id
+    return out
+
+
+def chat_add(ci: int = 0) -> list[dict[str, Any]]:
+    return [chat_chunk([chat_call(0, "", id=f"call_a{ci}", name="add")], ci=ci),
+            chat_chunk([chat_call(0, '{"a": 1')], ci=ci)]
+
+
+def chat_tail(ci: int = 0) -> list[dict[str, Any]]:
+    return [chat_chunk([chat_call(0, "}")], ci=ci), chat_chunk(ci=ci, finish="tool_calls")]
+
+
+def gemini_weather() -> list[dict[str, Any]]:
+    return [
+        gemini_chunk([{"functionCall": {"name": "getWeather", "willContinue": True}}]),
+        gemini_chunk([{"functionCall": {"partialArgs": [
+            {"jsonPath": "$.location", "stringValue": "Bos", "willContinue": True}], "willContinue": True}}]),
+    ]
+
+
+def gemini_end() -> list[dict[str, Any]]:
+    return [
+        gemini_chunk([{"functionCall": {"partialArgs": [{"jsonPath": "$.location", "stringValue": "ton"}],
+                                   "willContinue": True}}]),
+        gemini_chunk([{"functionCall": {}}], finish_reason="STOP"),
+    ]
+
+
+def run_on(events: Iterable[Any], provider: str, **kwargs: Any) -> Turn:
+    """``run`` with the provider positional: the hand-built-event tests name it every time."""
+    return run(events, provider=provider, **kwargs)

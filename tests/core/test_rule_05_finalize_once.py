@@ -6,10 +6,30 @@ present (or synthesized), one strict parse, an object, a known tool, a valid sch
 
 from __future__ import annotations
 
+from typing import Any
+
 import builders as b
 import pytest
-from builders import ADD, ID_VENDORS, PROVIDERS, SEARCH, SEARCH_SCHEMA, TEXT_VENDORS, lenient, make, run, states
-from toolstream_core import AssembleConfig, CallState, Reason, ToolSpec
+from builders import (
+    ADD,
+    ID_VENDORS,
+    PROVIDERS,
+    SEARCH,
+    SEARCH_SCHEMA,
+    TEXT_VENDORS,
+    chat_call,
+    chat_chunk,
+    lenient,
+    make,
+    run,
+    run_on,
+    states,
+)
+from toolstream_core import AssembleConfig, CallState, Reason, ToolSpec, Turn
+
+
+def _named(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
+    return [(c.name, c.state, c.reason) for c in turn.calls]
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
@@ -111,3 +131,43 @@ def test_rule5_toolspec_strict_overrides_mode() -> None:
     ]), provider="openai-chat", tools=[ToolSpec("f", strict=True)],
                 config=lenient())
     assert tight.calls[0].reason is Reason.invalid_json
+
+
+@pytest.mark.parametrize(("text", "state"), [
+    (" \t\r\n ", CallState.committed),
+    ("\u00a0", CallState.failed),
+    ("\u2003\u3000", CallState.failed),
+    (" \u00a0 ", CallState.failed),
+])
+def test_rule5_whitespace_only_arguments_are_json_whitespace(text: str, state: CallState) -> None:
+    events = [chat_chunk([chat_call(0, "", id="call_1", name="add")]), chat_chunk([chat_call(0, text)]),
+              chat_chunk(finish="tool_calls")]
+    turn = run_on(events, "openai-chat")
+    call = turn.calls[0]
+    assert call.state is state
+    if state is CallState.committed:
+        assert call.arguments == {}
+    else:
+        assert call.reason is Reason.invalid_json
+
+
+def _legacy(pieces: list[str]) -> list[dict[str, Any]]:
+    first = chat_chunk(function_call={"name": "add", "arguments": ""})
+    return [first, *(chat_chunk(function_call={"arguments": p}) for p in pieces), chat_chunk(finish="function_call")]
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_rule5_legacy_function_call_gets_a_stable_synthesized_id(mode: str) -> None:
+    config = AssembleConfig(mode=mode)  # type: ignore[arg-type]
+    one = run_on(_legacy(['{"a": 1, "b": 2}']), "openai-chat", config=config)
+    other = run_on(_legacy(['{"a"', ': 1, "b', '": 2}']), "openai-chat", config=config)
+    assert _named(one) == [("add", CallState.committed, None)]
+    assert one.calls[0].arguments == {"a": 1, "b": 2}
+    assert one.calls[0].id is not None and one.calls[0].id == other.calls[0].id
+
+
+def test_rule5_strict_mode_still_fails_a_missing_id_where_the_protocol_has_ids() -> None:
+    events = [chat_chunk([chat_call(0, "", name="add")]), chat_chunk([chat_call(0, "{}")]),
+              chat_chunk(finish="tool_calls")]
+    turn = run_on(events, "openai-chat", config=AssembleConfig(mode="strict"))
+    assert _named(turn) == [("add", CallState.failed, Reason.missing_id_or_name)]
