@@ -12,9 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+from pydantic import TypeAdapter
+
+pytest.importorskip("ag_ui", reason="the AG-UI checks need ag-ui-protocol (the agui extra)")
+
 from ag_ui.core import BaseEvent, Event, EventType
 from ag_ui.encoder import EventEncoder
-from pydantic import TypeAdapter
 
 _EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 

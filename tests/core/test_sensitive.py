@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from builders import PROVIDERS, Call, make, record_events
 from docs_examples import example, run_example
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, span_exporter, turn_spans
+from otel_util import InMemorySpanExporter, call_events, span_exporter, turn_spans
 from toolstream_core import (
     ArgumentsDelta,
     AssembleConfig,

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 from docs_examples import run_example
-from opentelemetry import trace
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, parent_name, span_exporter, turn_spans
+from otel_util import InMemorySpanExporter, call_events, parent_name, span_exporter, trace, turn_spans
 from sdk_turn import APIS, sdk_turn
 from toolstream_core import AssembleConfig, CallState
 from toolstream_core import _tracing as tracing

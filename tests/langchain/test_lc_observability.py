@@ -19,8 +19,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
 from lc_util import APIS, Recorder, make_model, recording_tools, stream_by_mode, tool_messages
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, openinference, span_exporter, turn_spans
+from otel_util import InMemorySpanExporter, call_events, openinference, span_exporter, turn_spans
 from toolstream_core import AssembleConfig
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import VendorEmulator

@@ -15,8 +15,7 @@ from agui_util import replay
 from docs_examples import run_example
 from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent
 from llama_index.core.base.llms.types import ChatMessage
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_util import call_events, openinference, parent_name, turn_spans
+from otel_util import InMemorySpanExporter, call_events, openinference, parent_name, turn_spans
 from toolstream_core.agui import AGUIToolCallEvents
 from toolstream_core.testing import VendorEmulator
 
