@@ -204,11 +204,31 @@ class CallOpened:
     name: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ArgumentsDelta:
+    """One non-empty fragment of a call's arguments, with the call's byte count so far.
+
+    One is made per streamed fragment, so its ``__init__`` is written here rather than
+    generated: a frozen dataclass's generated one sets each field through
+    ``object.__setattr__``, which made this event most of the core's per-chunk cost. Writing
+    the slots through their descriptors costs a third less and keeps everything the frozen
+    dataclass gives (equality, hash, repr, ``dataclasses`` functions, no assignment).
+    """
+
     key: Hashable
     fragment: str | None
     total_bytes: int
+
+    def __init__(self, key: Hashable, fragment: str | None, total_bytes: int) -> None:
+        _set_key(self, key)
+        _set_fragment(self, fragment)
+        _set_total_bytes(self, total_bytes)
+
+
+# The slot descriptors of the class ``dataclass(slots=True)`` built (it replaces the class).
+_set_key = vars(ArgumentsDelta)["key"].__set__
+_set_fragment = vars(ArgumentsDelta)["fragment"].__set__
+_set_total_bytes = vars(ArgumentsDelta)["total_bytes"].__set__
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,7 +96,7 @@ def test_ui_arguments_delta_total_bytes_is_cumulative_for_every_key() -> None:
 
 
 def test_arguments_delta_is_still_a_frozen_dataclass() -> None:
-    """Its ``__init__`` is hand-written for speed (one is made per streamed fragment); what a
+    """Its ``__init__`` is written in the class for speed (one is made per streamed fragment); what a
     caller can do with it must be what the dataclass gives."""
     import dataclasses
 
