@@ -55,7 +55,7 @@ class Assembler:
     its finish reason says). Settable until ``finish`` for callers that learn it late.
     """
 
-    __slots__ = ("_adapter", "_cancelled", "_config", "_record_class", "_table", "_turn")
+    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_record_class", "_table", "_turn")
 
     def __init__(
         self,
@@ -73,6 +73,7 @@ class Assembler:
         self._table = CallTable(registry, self._config, on_event, provider, _token_limit(max_output_tokens))
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._cancelled = False
+        self._feeding = True  # neither finished nor cancelled: one read on the per-chunk path
         self._turn: Turn | None = None
         self._record_class: type = dict  # the class of the last SDK object that was a record
 
@@ -82,7 +83,7 @@ class Assembler:
         same step instead of buffering what ``on_event`` pushed. ``on_event`` still gets each
         one as it happens; the events of ``cancel`` and ``finish`` go only there (and into the
         ``Turn``)."""
-        if self._turn is not None or self._cancelled:
+        if not self._feeding:
             if self._turn is not None:
                 raise AssemblerClosed("feed() after finish(): start a new Assembler for a new stream")
             return []  # cancelled: absorbed
@@ -112,6 +113,7 @@ class Assembler:
         if self._turn is not None or self._cancelled:
             return
         self._cancelled = True
+        self._feeding = False
         self._table.events = []  # not the list the last feed returned: its caller holds it
         self._table.cancel(reason)
 
@@ -124,6 +126,7 @@ class Assembler:
             end_of_stream = getattr(self._adapter, "end_of_stream", None)
             if end_of_stream is not None:
                 end_of_stream()
+        self._feeding = False
         self._turn = self._table.finish(transport_complete, error, cancelled=self._cancelled)
         if _tracing.active():  # one span per turn, only with a tracer provider configured
             _tracing.record_turn(self._table, self._turn)

@@ -96,6 +96,7 @@ class CallTable:
         self._anomalies: list[str] = []
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
+        self._plain = on_event is None and not registry.sensitive  # events need no more than a list
         self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
 
     # -- what the Assembler asks --------------------------------------------------------------
@@ -239,7 +240,11 @@ class CallTable:
             if len(parts) >= _BLOCK:
                 call.seal()
             if fragment:
-                self._emit(ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes))
+                delta = ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes)
+                if self._plain:  # ``_emit``, inline: nothing to mask and no callback
+                    self.events.append(delta)
+                else:
+                    self._emit(delta)
             return
         self._append_other(key, fragment)
 

@@ -108,10 +108,40 @@ class OpenAIChatAdapter:
         sink.structured_fragments = True
 
     def feed(self, chunk: Any) -> None:
-        fragment = self._hot_fragment(chunk)
+        """The continuation fast path first (DESIGN §9), then ``_full``.
+
+        The fast path takes the common chunk's fragment: a string fragment for the call this
+        adapter last attributed (the "hot" slot: same choice, same tool-call index), with no
+        id, no name, no legacy function_call (a delta's text and role are not ours), one
+        choice, no finish_reason, no error. Indexes are compared by identity with the hot
+        slot's, so a bool, a float or a large int never matches. Anything else falls to
+        ``_full`` before any state is touched, so every DESIGN §5 check still runs; data of
+        another shape raises inside the ``try`` and is ``_full``'s to judge. Wire dicts prove
+        the shape by key counts (a tool call of exactly {index, function}, a function of
+        exactly {arguments}); SDK objects go through ``_hot_sdk``. The dict branch is inline
+        because it runs once per chunk.
+        """
+        try:
+            if chunk.__class__ is dict:
+                [choice] = chunk["choices"]
+                fragment = None
+                if ("error" not in chunk and choice["finish_reason"] is None and "error" not in choice
+                        and choice["index"] is self._hot_choice):
+                    delta = choice["delta"]
+                    [tc] = delta["tool_calls"]
+                    if "function_call" not in delta and len(tc) == 2 and tc["index"] is self._hot_index:
+                        function = tc["function"]
+                        fragment = function["arguments"] if len(function) == 1 else None
+            else:
+                fragment = self._hot_sdk(chunk)
+        except _NOT_HOT:
+            fragment = None
         if fragment.__class__ is str:
             self._sink.append(self._hot_key, fragment)
             return
+        self._full(chunk)
+
+    def _full(self, chunk: Any) -> None:
         get = accessor(chunk)
         error = get(chunk, "error")
         if error:
@@ -125,40 +155,11 @@ class OpenAIChatAdapter:
 
     # -- the continuation fast path (DESIGN §9) ---------------------------------------------
 
-    def _hot_fragment(self, chunk: Any) -> Any:
-        """The common chunk's fragment, or None: a string fragment for the call this adapter
-        last attributed (the "hot" slot: same choice, same tool-call index), with no id, no
-        name, no legacy function_call (a delta's text and role are not ours), one choice, no
-        finish_reason, no error. Indexes are compared by identity with the hot slot's, so a
-        bool, a float or a large int never matches. Anything else returns None before any
-        state is touched, and the full path reads the chunk, so every DESIGN §5 check still
-        runs; data of another shape raises here and is the full path's to judge."""
-        try:
-            if chunk.__class__ is dict:
-                return self._hot_wire(chunk)
-            return self._hot_sdk(chunk)
-        except _NOT_HOT:
-            return None
-
-    def _hot_wire(self, chunk: dict[str, Any]) -> Any:
-        """Wire dicts: the shape is proven by key counts (a tool call of exactly
-        {index, function}, a function of exactly {arguments})."""
-        [choice] = chunk["choices"]
-        if ("error" in chunk or choice["finish_reason"] is not None or "error" in choice
-                or choice["index"] is not self._hot_choice):
-            return None
-        delta = choice["delta"]
-        [tc] = delta["tool_calls"]
-        if "function_call" in delta or len(tc) != 2 or tc["index"] is not self._hot_index:
-            return None
-        function = tc["function"]
-        return function["arguments"] if len(function) == 1 else None
-
     def _hot_sdk(self, chunk: Any) -> Any:
-        """SDK objects (pydantic): the SDK sets every declared field (None when absent) and
-        keeps undeclared ones in ``model_extra``, so attribute reads plus a look at the extras
-        see what the accessor would. An object that is not such a model raises
-        AttributeError."""
+        """The fast path of ``feed`` for SDK objects (pydantic): the SDK sets every declared
+        field (None when absent) and keeps undeclared ones in ``model_extra``, so attribute
+        reads plus a look at the extras see what the accessor would. An object that is not
+        such a model raises AttributeError."""
         [choice] = chunk.choices
         if _has_error(chunk) or choice.finish_reason is not None or choice.index is not self._hot_choice:
             return None
