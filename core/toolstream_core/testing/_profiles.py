@@ -28,7 +28,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, rand_id, sse
+from ._vendor_events import chat_base, chat_chunk, chat_tool_delta, chat_usage_chunk
+from ._wire_common import Rendered, rand_id, sse
 
 __all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
 
@@ -320,22 +321,17 @@ class _Chunks:
     def __init__(self, p: Profile, rng: random.Random, model: str) -> None:
         self.p = p
         self.rng = rng
-        self.base: dict[str, Any] = {"id": rand_id(rng, "chatcmpl-", 29),
-                                     "object": "chat.completion.chunk",
-                                     "created": CREATED, "model": model, **p.extra}
-        if p.fingerprint is not None:
-            self.base["system_fingerprint"] = p.fingerprint
+        self.base = chat_base(rand_id(rng, "chatcmpl-", 29), model, fingerprint=p.fingerprint,
+                              **p.extra)
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None,
               **top: Any) -> dict[str, Any]:
         p = self.p
         if p.repeat_role:
             delta = {"role": "assistant", "content": "" if finish else None, **delta}
-        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None,
-                                  "finish_reason": finish}
+        out = chat_chunk(self.base, delta, finish, **top)
         if "provider" in p.extra:
-            choice["native_finish_reason"] = finish
-        out = {**self.base, "choices": [choice], **top}
+            out["choices"][0]["native_finish_reason"] = finish
         if p.new_chunk_ids:
             out["id"] = "chatcmpl-" + rand_id(self.rng, "", 8)
         if p.usage_null and "usage" not in out:
@@ -345,21 +341,9 @@ class _Chunks:
 
 def _tool(p: Profile, i: int, call_id: str | None, name: str | None,
           args: Any) -> dict[str, Any]:
-    tc: dict[str, Any] = {}
-    if p.index == "keep":
-        tc["index"] = i
-    elif p.index == "zero":
-        tc["index"] = 0
-    if call_id is not None:
-        tc["id"] = call_id
-        if not p.omit_type:
-            tc["type"] = "function"
-    fn: dict[str, Any] = {}
-    if name is not None:
-        fn["name"] = name
-    fn["arguments"] = args
-    tc["function"] = fn
-    return tc
+    index = {"keep": i, "zero": 0}.get(p.index)
+    ident = None if call_id is None else (call_id, name)
+    return chat_tool_delta(index, args, ident=ident, typed=not p.omit_type)
 
 
 def _whole_args(p: Profile, text: str) -> Any:
@@ -411,7 +395,7 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
             _tool(p, i, ids[i], c.name, json.dumps(t))
             for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
     if bool((body.get("stream_options") or {}).get("include_usage")) and p.usage in ("requested", "groq"):
-        chunks.append({**ch.base, "choices": [], "usage": _usage(body, script)})
+        chunks.append(chat_usage_chunk(ch.base, _usage(body, script)))
     frames.extend(sse(c) for c in chunks)
     frames.append(sse("[DONE]"))
     return Rendered(frames)

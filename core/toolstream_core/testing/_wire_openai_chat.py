@@ -12,7 +12,8 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, entries, failed_reply, rand_id, sse
+from ._vendor_events import chat_base, chat_chunk, chat_tool_delta, chat_usage_chunk
+from ._wire_common import Rendered, Reply, entries, failed_reply, rand_id, sse
 
 API = "openai-chat"
 
@@ -39,38 +40,25 @@ class _Chunks:
     """Builds chunks that share the completion id, model and fingerprint."""
 
     def __init__(self, rng: random.Random, model: str) -> None:
-        self.base = {
-            "id": rand_id(rng, "chatcmpl-", 29),
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": model,
-            "service_tier": "default",
-            "system_fingerprint": "fp_toolstream",
-        }
+        self.base = chat_base(rand_id(rng, "chatcmpl-", 29), model, service_tier="default",
+                              fingerprint="fp_toolstream")
 
     def delta(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({**self.base, "choices": [choice]})
+        return sse(chat_chunk(self.base, delta, finish))
 
     def tool(self, tc: dict[str, Any]) -> bytes:
         return self.delta({"tool_calls": [tc]})
 
     def usage(self, usage: dict[str, Any]) -> bytes:
-        return sse({**self.base, "choices": [], "usage": usage})
+        return sse(chat_usage_chunk(self.base, usage))
 
 
-def _opening(index: int | None, call_id: str, name: str) -> dict[str, Any]:
-    tc: dict[str, Any] = {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": ""},
-    }
-    return tc if index is None else {"index": index, **tc}
+def _opening(index: int | None, call_id: str, name: str, text: str = "") -> dict[str, Any]:
+    return chat_tool_delta(index, text, ident=(call_id, name))
 
 
 def _fragment(index: int | None, text: str) -> dict[str, Any]:
-    tc: dict[str, Any] = {"function": {"arguments": text}}
-    return tc if index is None else {"index": index, **tc}
+    return chat_tool_delta(index, text)
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
@@ -123,11 +111,9 @@ def _one_call(
     out = [ch.tool(_opening(index, call_id, call.name))]
     for frag in frags:
         if name == "id_name_repeated":
-            tc = _opening(index, call_id, call.name)
-            tc["function"]["arguments"] = frag
+            tc = _opening(index, call_id, call.name, frag)
         elif name == "empty_id_later":
-            tc = {"index": i, "id": "", "type": "function",
-                  "function": {"name": "", "arguments": frag}}
+            tc = _opening(i, "", "", frag)
         else:
             tc = _fragment(index, frag)
         out.append(ch.tool(tc))
