@@ -172,7 +172,7 @@ def openai_chat(
     choice: int = 0,
     indexes: Sequence[int | None] | None = None,
     omit_index: bool = False,
-    identity: Literal["first", "every", "blank"] = "first",
+    identity: ve.ChatIdentity = "first",
     args_on_open: bool = False,
     null_arguments: bool = False,
     finish_in_last_chunk: bool = False,
@@ -193,11 +193,8 @@ def openai_chat(
     for position, call in enumerate(call_list):
         index = None if omit_index else indexes[position] if indexes is not None else position
         frags = call.fragments()
-        opening_text = frags.pop(0) if args_on_open else None if null_arguments else ""
-        call_steps = [ve.chat_tool_delta(index, opening_text, ident=(call.id, call.name))]
-        later = {"first": None, "every": (call.id, call.name), "blank": ("", "")}[identity]
-        call_steps += [ve.chat_tool_delta(index, frag, ident=later) for frag in frags]
-        steps.append(call_steps)
+        opening = frags.pop(0) if args_on_open else None if null_arguments else ""
+        steps.append(ve.chat_call_deltas(index, call.id, call.name, frags, identity=identity, opening=opening))
 
     def chunk(delta: dict[str, Any], reason: str | None = None, **top: Any) -> dict[str, Any]:
         return ve.chat_chunk(_CHAT_BASE, delta, reason, choice=choice, **top)
@@ -237,7 +234,7 @@ def openai_responses(
     ending: Ending = "finish",
     finish_reason: str | None = None,
     incomplete_reason: str = "max_output_tokens",
-    kinds: Sequence[Literal["function", "custom"]] | None = None,
+    kinds: Sequence[ve.CallKind] | None = None,
     deltas: bool = True,
     done_arguments: Mapping[int, str] | None = None,
     arguments_done_event: bool = True,
@@ -258,21 +255,14 @@ def openai_responses(
         output_index = first_output_index + position
         item_id = f"{'ctc' if kind == 'custom' else 'fc'}_builder{position:04d}"
         final_text = (done_arguments or {}).get(position, call.arguments)
+        frags = call.fragments() if deltas else []
         # The recorded custom_tool_call items only carry status when done.
-        added = ve.responses_call_item(item_id, call.id, call.name, "", "in_progress" if kind == "function" else None,
-                                       kind=kind)
-        done_item = ve.responses_call_item(item_id, call.id, call.name, final_text, "completed", kind=kind)
-        finished_items.append(done_item)
-        call_steps = [ve.responses_event("response.output_item.added", output_index=output_index, item=added)]
-        if deltas:
-            call_steps += [ve.responses_arguments_delta(item_id, output_index, frag, kind=kind)
-                           for frag in call.fragments()]
-        close: list[dict[str, Any]] = []
-        if arguments_done_event:
-            close.append(ve.responses_arguments_done(item_id, output_index, call.name, final_text, kind=kind))
-        close.append(ve.responses_event("response.output_item.done", output_index=output_index, item=done_item))
-        call_steps.append({"__group__": close})
-        steps.append(call_steps)
+        call_events = ve.responses_call_events(
+            item_id, output_index, call.id, call.name, frags, final_text, kind=kind,
+            added_status="in_progress" if kind == "function" else None, done_event=arguments_done_event)
+        finished_items.append(call_events[-1]["item"])
+        # Steps for the schedule: the opening, each fragment, then the closing events together.
+        steps.append([*call_events[: 1 + len(frags)], {"__group__": call_events[1 + len(frags):]}])
 
     events = [
         ve.responses_event("response.created", response=_response("in_progress", [])),
@@ -359,11 +349,7 @@ def anthropic(
         start_input = start_inputs[position] if complete and start_inputs is not None else {}
         extra = _BLOCK_EXTRA.get(block_type, {})
         block = ve.anthropic_tool_block(block_type, call.id, call.name, start_input, **extra)
-        call_steps = [ve.anthropic_block_start(index, block)]
-        if not complete:
-            call_steps += [ve.anthropic_input_delta(index, frag) for frag in call.fragments()]
-        call_steps.append(ve.anthropic_block_stop(index))
-        steps.append(call_steps)
+        steps.append(ve.anthropic_tool_events(index, block, [] if complete else call.fragments()))
     events.extend(step for _, _, step in _ordered(steps, schedule))
     if ending in ("finish", "truncated") and in_message_start:
         if message_stop:

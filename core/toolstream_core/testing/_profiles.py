@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
-from ._vendor_events import chat_base, chat_chunk, chat_tool_delta, chat_usage_chunk
+from ._vendor_events import chat_base, chat_call_deltas, chat_chunk, chat_tool_delta, chat_usage_chunk
 from ._wire_common import Rendered, rand_id, sse
 
 __all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
@@ -339,11 +339,14 @@ class _Chunks:
         return out
 
 
-def _tool(p: Profile, i: int, call_id: str | None, name: str | None,
-          args: Any) -> dict[str, Any]:
-    index = {"keep": i, "zero": 0}.get(p.index)
-    ident = None if call_id is None else (call_id, name)
-    return chat_tool_delta(index, args, ident=ident, typed=not p.omit_type)
+def _index(p: Profile, i: int) -> int | None:
+    """The ``index`` the profile's server puts on call ``i`` (``None``: it sends none)."""
+    return {"keep": i, "zero": 0}.get(p.index)
+
+
+def _tool(p: Profile, i: int, call_id: str, name: str, args: Any) -> dict[str, Any]:
+    """A whole call in one ``tool_calls`` entry, in the profile's shape."""
+    return chat_tool_delta(_index(p, i), args, ident=(call_id, name), typed=not p.omit_type)
 
 
 def _whole_args(p: Profile, text: str) -> Any:
@@ -464,9 +467,6 @@ def _finish_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random,
 def _incremental(p: Profile, ch: _Chunks, i: int, call_id: str, call: CallSpec, text: str,
                  rng: random.Random) -> list[dict[str, Any]]:
     """Opening delta (id, name, ``""``), optional empty fragments, then the pieces."""
-    out = [ch.chunk({"tool_calls": [_tool(p, i, call_id, call.name, "")]})]
-    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, "")]})
-               for _ in range(p.empty_fragments))
-    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, piece)]})
-               for piece in split_text(text, rng))
-    return out
+    fragments = [""] * p.empty_fragments + split_text(text, rng)
+    return [ch.chunk({"tool_calls": [tc]})
+            for tc in chat_call_deltas(_index(p, i), call_id, call.name, fragments, typed=not p.omit_type)]

@@ -23,6 +23,7 @@ from typing import Any, Literal
 __all__ = [
     "CREATED",
     "CallKind",
+    "ChatIdentity",
     "anthropic_block_start",
     "anthropic_block_stop",
     "anthropic_error",
@@ -31,7 +32,9 @@ __all__ = [
     "anthropic_message_delta",
     "anthropic_text_delta",
     "anthropic_tool_block",
+    "anthropic_tool_events",
     "chat_base",
+    "chat_call_deltas",
     "chat_chunk",
     "chat_tool_delta",
     "chat_usage_chunk",
@@ -42,6 +45,7 @@ __all__ = [
     "gemini_partial_value",
     "responses_arguments_delta",
     "responses_arguments_done",
+    "responses_call_events",
     "responses_call_item",
     "responses_error",
     "responses_event",
@@ -104,6 +108,21 @@ def chat_tool_delta(index: int | None, arguments: Any, *,
     return entry
 
 
+#: Where a chat server repeats a call's identity after the opening delta: nowhere (OpenAI),
+#: on ``every`` delta (OpenRouter, Novita), or as ``blank`` ``""`` id and name (some proxies).
+ChatIdentity = Literal["first", "every", "blank"]
+
+
+def chat_call_deltas(index: int | None, call_id: str | None, name: str | None, fragments: list[str], *,
+                     identity: ChatIdentity = "first", opening: Any = "",
+                     typed: bool = True) -> list[dict[str, Any]]:
+    """One call's ``tool_calls`` entries in order: the opening delta (identity and
+    ``opening`` as its arguments), then one delta per argument fragment."""
+    later = {"first": None, "every": (call_id, name), "blank": ("", "")}[identity]
+    return [chat_tool_delta(index, opening, ident=(call_id, name), typed=typed),
+            *(chat_tool_delta(index, fragment, ident=later, typed=typed) for fragment in fragments)]
+
+
 # -- OpenAI Responses -----------------------------------------------------------------------
 
 CallKind = Literal["function", "custom"]
@@ -146,6 +165,24 @@ def responses_arguments_done(item_id: str, output_index: int, name: str | None, 
     named = {"name": name} if kind == "function" else {}
     return responses_event(f"{prefix}.done", item_id=item_id, output_index=output_index,
                            **named, **{field: text})
+
+
+def responses_call_events(item_id: str, output_index: int, call_id: str | None, name: str | None,
+                          fragments: list[str], final_text: str, *, kind: CallKind = "function",
+                          added_status: str | None = "in_progress", final_status: str = "completed",
+                          done_event: bool = True) -> list[dict[str, Any]]:
+    """One call's events in order: ``output_item.added`` (empty arguments), one delta per
+    fragment, the arguments ``done`` event (unless ``done_event`` is off) and
+    ``output_item.done`` with ``final_text``. A stream cut mid-call sends only the first
+    ``1 + len(fragments)``."""
+    added = responses_call_item(item_id, call_id, name, "", added_status, kind=kind)
+    done = responses_call_item(item_id, call_id, name, final_text, final_status, kind=kind)
+    events = [responses_event("response.output_item.added", output_index=output_index, item=added)]
+    events += [responses_arguments_delta(item_id, output_index, f, kind=kind) for f in fragments]
+    if done_event:
+        events.append(responses_arguments_done(item_id, output_index, name, final_text, kind=kind))
+    events.append(responses_event("response.output_item.done", output_index=output_index, item=done))
+    return events
 
 
 def responses_error(code: str, message: str, *, nested: bool = False) -> dict[str, Any]:
@@ -232,6 +269,13 @@ def anthropic_text_delta(index: int, text: str) -> dict[str, Any]:
 
 def anthropic_block_stop(index: int) -> dict[str, Any]:
     return {"type": "content_block_stop", "index": index}
+
+
+def anthropic_tool_events(index: int, block: dict[str, Any], fragments: list[str]) -> list[dict[str, Any]]:
+    """One tool block's events in order: its start, one ``input_json_delta`` per fragment,
+    its stop."""
+    return [anthropic_block_start(index, block), *(anthropic_input_delta(index, f) for f in fragments),
+            anthropic_block_stop(index)]
 
 
 def anthropic_message_delta(stop_reason: str | None, usage: dict[str, Any]) -> dict[str, Any]:

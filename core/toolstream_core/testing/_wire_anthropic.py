@@ -19,11 +19,11 @@ from ._vendor_events import (
     anthropic_block_start,
     anthropic_block_stop,
     anthropic_error,
-    anthropic_input_delta,
     anthropic_message,
     anthropic_message_delta,
     anthropic_text_delta,
     anthropic_tool_block,
+    anthropic_tool_events,
 )
 from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
@@ -85,12 +85,13 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
             for piece in split_text(block["text"], rng, max_piece=8):
                 frames.append(_frame(anthropic_text_delta(idx, piece)))
         else:
-            frames.append(_frame(anthropic_block_start(idx, anthropic_tool_block(
-                block["type"], block["id"], block["name"], {}))))
+            tool = anthropic_tool_block(block["type"], block["id"], block["name"], {})
+            # The stop is sent below, unless an error or a dropped socket comes first.
+            start, *deltas = anthropic_tool_events(idx, tool, ["", *split_text(block["args"], rng)])[:-1]
+            frames.append(_frame(start))
             if idx == 0:
                 frames.append(_frame({"type": "ping"}))
-            for frag in ["", *split_text(block["args"], rng)]:
-                frames.append(_frame(anthropic_input_delta(idx, frag)))
+            frames.extend(_frame(delta) for delta in deltas)
         if idx == last and script.ending == "error":
             frames.append(_frame(_ERROR_EVENT))
             return Rendered(frames)

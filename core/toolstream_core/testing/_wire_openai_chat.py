@@ -12,7 +12,14 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._vendor_events import chat_base, chat_chunk, chat_tool_delta, chat_usage_chunk
+from ._vendor_events import (
+    ChatIdentity,
+    chat_base,
+    chat_call_deltas,
+    chat_chunk,
+    chat_tool_delta,
+    chat_usage_chunk,
+)
 from ._wire_common import Rendered, Reply, entries, failed_reply, rand_id, sse
 
 API = "openai-chat"
@@ -53,12 +60,8 @@ class _Chunks:
         return sse(chat_usage_chunk(self.base, usage))
 
 
-def _opening(index: int | None, call_id: str, name: str, text: str = "") -> dict[str, Any]:
-    return chat_tool_delta(index, text, ident=(call_id, name))
-
-
-def _fragment(index: int | None, text: str) -> dict[str, Any]:
-    return chat_tool_delta(index, text)
+# The scenarios that repeat a call's identity on its later deltas, and how.
+_IDENTITY: dict[str, ChatIdentity] = {"id_name_repeated": "every", "empty_id_later": "blank"}
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
@@ -108,16 +111,8 @@ def _one_call(
     ch: _Chunks, name: str, i: int, call_id: str, call: CallSpec, frags: list[str]
 ) -> list[bytes]:
     index: int | None = None if name == "missing_index" else i
-    out = [ch.tool(_opening(index, call_id, call.name))]
-    for frag in frags:
-        if name == "id_name_repeated":
-            tc = _opening(index, call_id, call.name, frag)
-        elif name == "empty_id_later":
-            tc = _opening(i, "", "", frag)
-        else:
-            tc = _fragment(index, frag)
-        out.append(ch.tool(tc))
-    return out
+    identity = _IDENTITY.get(name, "first")
+    return [ch.tool(tc) for tc in chat_call_deltas(index, call_id, call.name, frags, identity=identity)]
 
 
 def _interleaved(
@@ -128,11 +123,11 @@ def _interleaved(
     rng: random.Random,
 ) -> list[bytes]:
     """Open every call, then alternate fragments between indexes at random."""
-    out = [ch.tool(_opening(i, ids[i], c.name)) for i, c in enumerate(calls)]
+    out = [ch.tool(chat_tool_delta(i, "", ident=(ids[i], c.name))) for i, c in enumerate(calls)]
     queues = [list(p) for p in pieces]
     while any(queues):
         i = rng.choice([k for k, q in enumerate(queues) if q])
-        out.append(ch.tool(_fragment(i, queues[i].pop(0))))
+        out.append(ch.tool(chat_tool_delta(i, queues[i].pop(0))))
     return out
 
 

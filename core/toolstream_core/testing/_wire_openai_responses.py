@@ -15,8 +15,7 @@ from typing import Any
 
 from ._scenarios import Script, split_text
 from ._vendor_events import (
-    responses_arguments_delta,
-    responses_arguments_done,
+    responses_call_events,
     responses_call_item,
     responses_error,
     responses_event,
@@ -107,17 +106,17 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
             _stream_message(s, item, idx, rng)
             done_items.append(_final_item(item, "completed"))
             continue
-        s.emit("response.output_item.added", output_index=idx,
-               item={**_final_item(item, "in_progress"), "arguments": ""})
-        for frag in split_text(item["arguments"], rng):
-            s.add(responses_arguments_delta(item["id"], idx, frag))
+        frags = split_text(item["arguments"], rng)
+        events = responses_call_events(item["id"], idx, item["call_id"], item["name"], frags,
+                                       item["arguments"],
+                                       final_status="incomplete" if cut_here else "completed")
         if cut_here and script.ending in ("error", "drop"):
+            for event in events[: 1 + len(frags)]:
+                s.add(event)
             break
-        status = "incomplete" if cut_here else "completed"
-        s.add(responses_arguments_done(item["id"], idx, item["name"], item["arguments"]))
-        final = _final_item(item, status)
-        s.emit("response.output_item.done", output_index=idx, item=final)
-        done_items.append(final)
+        for event in events:
+            s.add(event)
+        done_items.append(events[-1]["item"])
 
     output = sum(len(i.get("arguments", "")) for i in items) // 4 + 5
     usage = _usage(body, output)
