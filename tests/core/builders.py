@@ -387,9 +387,9 @@ def _partial_args(args: Mapping[str, Any], cuts: tuple[int, ...] | None) -> list
     items: list[dict[str, Any]] = []
     for path, value in _leaves(dict(args), "$"):
         if isinstance(value, str):
-            items += [ve.gemini_partial_value(path, piece, will_continue=True) for piece in fragments(value, cuts)]
-            value = ""  # the empty piece that ends the string
-        items.append(ve.gemini_partial_value(path, value))
+            items += ve.gemini_string_entries(path, fragments(value, cuts))
+        else:
+            items.append(ve.gemini_partial_value(path, value))
     return items
 
 
@@ -443,13 +443,9 @@ def gemini(
     else:
         for call in call_list:
             args = json.loads(call.arguments) if call.arguments.strip() else {}
-            events.append(chunk([function_call(call, willContinue=True)]))
             items = _partial_args(args, call.cuts)
-            for number, item in enumerate(items):
-                last = number == len(items) - 1
-                events.append(chunk([ve.gemini_partial(item, will_continue=not (last and terminator == "last"))]))
-            if terminator == "empty" or not items:
-                events.append(chunk([ve.gemini_call()]))
+            parts = ve.gemini_partial_parts(call.name, call.id if with_ids else None, items, end=terminator)
+            events.extend(chunk([part]) for part in parts)
     if ending in ("finish", "truncated") and not (final_in_chunk and events):
         usage = {"promptTokenCount": 26, "candidatesTokenCount": 23, "totalTokenCount": 49}
         events.append(chunk([{"text": ""}], reason, usage=usage))

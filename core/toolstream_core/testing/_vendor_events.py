@@ -24,6 +24,7 @@ __all__ = [
     "CREATED",
     "CallKind",
     "ChatIdentity",
+    "GeminiEnd",
     "anthropic_block_start",
     "anthropic_block_stop",
     "anthropic_error",
@@ -42,7 +43,9 @@ __all__ = [
     "gemini_chunk",
     "gemini_error",
     "gemini_partial",
+    "gemini_partial_parts",
     "gemini_partial_value",
+    "gemini_string_entries",
     "responses_arguments_delta",
     "responses_arguments_done",
     "responses_call_events",
@@ -337,6 +340,32 @@ def gemini_partial(entry: dict[str, Any], *, will_continue: bool = True) -> dict
     if will_continue:
         fields["willContinue"] = True
     return gemini_call(**fields)
+
+
+def gemini_string_entries(path: str, pieces: list[str], *, closed: bool = True) -> list[dict[str, Any]]:
+    """A string value streamed in ``pieces`` (each with ``willContinue``), then the empty
+    piece that ends it unless the stream is cut first (``closed=False``)."""
+    entries = [gemini_partial_value(path, piece, will_continue=True) for piece in pieces]
+    return [*entries, gemini_partial_value(path, "")] if closed else entries
+
+
+#: How a streamed Gemini call ends: an ``empty`` ``functionCall{}`` (the documented
+#: terminator), its ``last`` entry without ``willContinue``, or not at all (``cut``).
+GeminiEnd = Literal["empty", "last", "cut"]
+
+
+def gemini_partial_parts(name: str | None, call_id: str | None, entries: list[dict[str, Any]], *,
+                         end: GeminiEnd = "empty") -> list[dict[str, Any]]:
+    """One call's parts with ``streamFunctionCallArguments``: ``functionCall{name,
+    willContinue}``, one part per ``partialArgs`` entry, then the end (a call with no
+    entries still gets the empty terminator unless cut)."""
+    last = len(entries) - 1
+    parts = [gemini_call(name, call_id, willContinue=True)]
+    parts += [gemini_partial(entry, will_continue=not (end == "last" and n == last))
+              for n, entry in enumerate(entries)]
+    if end == "empty" or (end == "last" and not entries):
+        parts.append(gemini_call())
+    return parts
 
 
 def gemini_error(code: int, message: str, status: str) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from ._vendor_events import (
     gemini_call,
     gemini_chunk,
     gemini_error,
-    gemini_partial,
-    gemini_partial_value,
+    gemini_partial_parts,
+    gemini_string_entries,
 )
 from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
@@ -53,31 +53,25 @@ def _call_part(call: CallSpec, call_id: str | None) -> dict[str, Any]:
     return gemini_call(call.name, call_id, args=call.arguments)
 
 
-def _string_part(key: str, piece: str, *, will_continue: bool = True) -> dict[str, Any]:
-    """A partialArgs part streaming one piece of the string value at ``$.key``."""
-    return gemini_partial(gemini_partial_value(f"$.{key}", piece, will_continue=will_continue))
-
-
 def _partial_parts(call: CallSpec, rng: random.Random, cut_at: int | None) -> list[dict[str, Any]]:
     """functionCall parts of one call in partialArgs mode, values cut at random.
 
     With ``cut_at`` the call stops where its JSON text would be cut (only string
     values are streamed, so the cut falls in the value it lands in).
     """
-    parts: list[dict[str, Any]] = [gemini_call(call.name, willContinue=True)]
+    entries: list[dict[str, Any]] = []
     sent = 0
     for key, value in call.arguments.items():
         prefix = json.dumps({key: ""}, separators=(",", ":"))[:-2]  # '{"key":"'
         prefix = ("," if sent else "{") + prefix[1:]
         if cut_at is not None and sent + len(prefix) + len(value) >= cut_at:
             value = value[: max(0, cut_at - sent - len(prefix))]
-            parts += [_string_part(key, piece) for piece in split_text(value, rng, max_piece=4)]
-            return parts
-        parts += [_string_part(key, piece) for piece in split_text(value, rng, max_piece=6)]
-        parts.append(_string_part(key, "", will_continue=False))
+            entries += gemini_string_entries(f"$.{key}", split_text(value, rng, max_piece=4),
+                                             closed=False)
+            return gemini_partial_parts(call.name, None, entries, end="cut")
+        entries += gemini_string_entries(f"$.{key}", split_text(value, rng, max_piece=6))
         sent += len(prefix) + len(json.dumps(value, ensure_ascii=False)) - 1
-    parts.append(gemini_call())
-    return parts
+    return gemini_partial_parts(call.name, None, entries)
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
