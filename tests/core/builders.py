@@ -202,7 +202,7 @@ def openai_chat(
     reason = finish_reason or {"finish": "tool_calls", "truncated": "length"}.get(ending)
     events: list[dict[str, Any]] = []
     if role_chunk:
-        events.append(chunk({"role": "assistant", "content": None}))
+        events.append(chunk(ve.chat_role_delta()))
     ordered = list(_ordered(steps, schedule))
     for number, (_, _, delta) in enumerate(ordered):
         last = number == len(ordered) - 1
@@ -211,7 +211,7 @@ def openai_chat(
     if ending in ("finish", "truncated") and not (finish_in_last_chunk and ordered):
         events.append(chunk({}, reason))
     elif ending == "error":
-        events.append(chunk({"role": "assistant", "content": ""}, error={"code": 502, "message": "upstream"}))
+        events.append(chunk(ve.chat_role_delta(""), error={"code": 502, "message": "upstream"}))
     if usage_chunk:
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         events.append(ve.chat_usage_chunk(_CHAT_BASE, usage))

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
-from ._vendor_events import chat_base, chat_call_deltas, chat_chunk, chat_tool_delta, chat_usage_chunk
+from ._vendor_events import chat_base, chat_call_deltas, chat_chunk, chat_role_delta, chat_tool_delta, chat_usage_chunk
 from ._wire_common import Rendered, rand_id, sse
 
 __all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
@@ -328,7 +328,7 @@ class _Chunks:
               **top: Any) -> dict[str, Any]:
         p = self.p
         if p.repeat_role:
-            delta = {"role": "assistant", "content": "" if finish else None, **delta}
+            delta = {**chat_role_delta("" if finish else None), **delta}
         out = chat_chunk(self.base, delta, finish, **top)
         if "provider" in p.extra:
             out["choices"][0]["native_finish_reason"] = finish
@@ -408,16 +408,15 @@ def _opening_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random)
     """The role delta, then the reasoning and the text pieces the server streams first."""
     chunks: list[dict[str, Any]] = []
     if p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None,
-                                "reasoning_content": ""}))
+        chunks.append(ch.chunk(chat_role_delta(reasoning_content="")))
         chunks.extend(ch.chunk({"content": None, "reasoning_content": piece})
                       for piece in split_text(p.reasoning, rng, max_piece=12))
     if script.text is not None:
-        chunks.append(ch.chunk({"role": "assistant", "content": ""}))
+        chunks.append(ch.chunk(chat_role_delta("")))
         chunks.extend(ch.chunk({"content": piece})
                       for piece in split_text(script.text, rng, max_piece=8))
     elif not p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None}))
+        chunks.append(ch.chunk(chat_role_delta()))
     return chunks
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "chat_base",
     "chat_call_deltas",
     "chat_chunk",
+    "chat_role_delta",
     "chat_tool_delta",
     "chat_usage_chunk",
     "gemini_call",
@@ -80,6 +81,16 @@ def chat_chunk(base: Mapping[str, Any], delta: dict[str, Any], finish: str | Non
     """One chunk with one choice; ``top`` adds fields beside ``choices`` (``usage``, ``error``)."""
     entry = {"index": choice, "delta": delta, "logprobs": None, "finish_reason": finish}
     return {**base, "choices": [entry], **top}
+
+
+def chat_role_delta(content: str | None = None, *, refusal: bool = False, **more: Any) -> dict[str, Any]:
+    """The delta that opens the assistant's message: ``content`` ``None`` before tool calls,
+    ``""`` before text; OpenAI adds ``refusal: null``; ``more`` (e.g. ``reasoning_content``)
+    follows."""
+    delta: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal:
+        delta["refusal"] = None
+    return {**delta, **more}
 
 
 def chat_usage_chunk(base: Mapping[str, Any], usage: dict[str, Any]) -> dict[str, Any]:

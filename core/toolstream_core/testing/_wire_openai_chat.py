@@ -17,6 +17,7 @@ from ._vendor_events import (
     chat_base,
     chat_call_deltas,
     chat_chunk,
+    chat_role_delta,
     chat_tool_delta,
     chat_usage_chunk,
 )
@@ -71,11 +72,11 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
     frames: list[bytes] = []
     name = script.scenario
     if script.text is not None:
-        frames.append(ch.delta({"role": "assistant", "content": "", "refusal": None}))
+        frames.append(ch.delta(chat_role_delta("", refusal=True)))
         for piece in split_text(script.text, rng, max_piece=8):
             frames.append(ch.delta({"content": piece}))
     else:
-        frames.append(ch.delta({"role": "assistant", "content": None, "refusal": None}))
+        frames.append(ch.delta(chat_role_delta(refusal=True)))
 
     pieces = [split_text(c.args_text, rng) for c in script.calls]
     if script.cut_at is not None and script.calls:
