@@ -68,46 +68,61 @@ def _paths(obj: Any, prefix: str = "") -> set[str]:
     return out
 
 
+def _chat_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for choice in event.get("choices") or []:
+        for item in (choice.get("delta") or {}).get("tool_calls") or []:
+            out.append(("tool_call_open" if item.get("id") else "tool_call_fragment", item))
+        if choice.get("finish_reason") and not (choice.get("delta") or {}).get("tool_calls"):
+            out.append(("finish_choice", {k: None for k in choice}))
+    return out
+
+
+def _responses_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    kind = event.get("type", "")
+    item = event.get("item") or {}
+    if item.get("type") in ("function_call", "custom_tool_call"):
+        return [(f"{kind}:{item['type']}", event)]
+    if "arguments" in kind or "custom_tool_call_input" in kind:
+        return [(kind, event)]
+    if kind in ("response.completed", "response.created"):
+        return [(kind, {"type": kind, "response": None, "status": event["response"].get("status")})]
+    return []
+
+
+def _anthropic_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    kind = event.get("type", "")
+    sub = (event.get("content_block") or event.get("delta") or {}).get("type")
+    if kind in ("content_block_start", "content_block_delta") and sub in ("tool_use", "input_json_delta",
+                                                                           "mcp_tool_use"):
+        return [(f"{kind}:{sub}", event)]
+    if kind in ("message_delta", "message_stop", "content_block_stop", "message_start"):
+        return [(kind, event)]
+    return []
+
+
+def _gemini_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for candidate in event.get("candidates") or []:
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            call = part.get("functionCall")
+            if call is None:
+                continue
+            kind = "args" if "args" in call else "partial" if "partialArgs" in call else (
+                "open" if call.get("name") else "end")
+            out.append((f"functionCall:{kind}", {k: v for k, v in part.items() if k != "thoughtSignature"}))
+        if candidate.get("finishReason"):
+            out.append(("finish_candidate", {k: None for k in candidate if k != "finishMessage"}))
+    return out
+
+
+_PIECES = {"openai-chat": _chat_pieces, "openai-responses": _responses_pieces, "anthropic": _anthropic_pieces,
+           "gemini": _gemini_pieces}
+
+
 def _pieces(provider: str, event: Any) -> list[tuple[str, Any]]:
     """The parts of one event that carry tool-call shape, each with a kind to compare by."""
-    out: list[tuple[str, Any]] = []
-    if not isinstance(event, dict):
-        return out
-    if provider == "openai-chat":
-        for choice in event.get("choices") or []:
-            for item in (choice.get("delta") or {}).get("tool_calls") or []:
-                out.append(("tool_call_open" if item.get("id") else "tool_call_fragment", item))
-            if choice.get("finish_reason") and not (choice.get("delta") or {}).get("tool_calls"):
-                out.append(("finish_choice", {k: None for k in choice}))
-    elif provider == "openai-responses":
-        kind = event.get("type", "")
-        item = event.get("item") or {}
-        if item.get("type") in ("function_call", "custom_tool_call"):
-            out.append((f"{kind}:{item['type']}", event))
-        elif "arguments" in kind or "custom_tool_call_input" in kind:
-            out.append((kind, event))
-        elif kind in ("response.completed", "response.created"):
-            out.append((kind, {"type": kind, "response": None, "status": event["response"].get("status")}))
-    elif provider == "anthropic":
-        kind = event.get("type", "")
-        sub = (event.get("content_block") or event.get("delta") or {}).get("type")
-        if kind in ("content_block_start", "content_block_delta") and sub in ("tool_use", "input_json_delta",
-                                                                               "mcp_tool_use"):
-            out.append((f"{kind}:{sub}", event))
-        elif kind in ("message_delta", "message_stop", "content_block_stop", "message_start"):
-            out.append((kind, event))
-    elif provider == "gemini":
-        for candidate in event.get("candidates") or []:
-            for part in (candidate.get("content") or {}).get("parts") or []:
-                call = part.get("functionCall")
-                if call is None:
-                    continue
-                kind = "args" if "args" in call else "partial" if "partialArgs" in call else (
-                    "open" if call.get("name") else "end")
-                out.append((f"functionCall:{kind}", {k: v for k, v in part.items() if k != "thoughtSignature"}))
-            if candidate.get("finishReason"):
-                out.append(("finish_candidate", {k: None for k in candidate if k != "finishMessage"}))
-    return out
+    return _PIECES[provider](event) if isinstance(event, dict) else []
 
 
 # Fields the builders send that some recorded servers omit, and why that is fine.
