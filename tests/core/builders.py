@@ -7,6 +7,10 @@ steps interleaved by a *schedule*, and a chosen ending. The shapes follow the re
 in ``tests/streams`` (checked by ``test_builders.py::test_builders_match_real_stream_shapes``)
 so a test that passes on a built stream says something about a real one.
 
+Every event is built by ``toolstream_core.testing._vendor_events``, the constructors the vendor
+emulator puts on the wire too: this module only decides what to send (ids, cuts, order,
+ending), never what an event looks like.
+
 A *schedule* is a sequence of call positions: each occurrence emits that call's next step
 (open, one fragment, close). Steps left over when the schedule runs out follow in call order,
 so ``None`` means "one call after another" and ``round_robin`` interleaves.
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolstream_core import AssembleConfig, Assembler, CallState, Reason, ToolCall, Turn
+from toolstream_core.testing import _vendor_events as ve
 
 __all__ = [
     "ADD",
@@ -73,14 +78,13 @@ SEARCH_SCHEMA = {
 PIPELINE = AssembleConfig(execute_before_stream_end=True, allow_pipelined_execute=("add", "search"))
 Ending = Literal["finish", "truncated", "none", "error"]
 
-_CHAT_BASE = {
-    "id": "chatcmpl-builder0001",
-    "object": "chat.completion.chunk",
-    "created": 1782321900,
-    "model": "gpt-4o-2024-08-06",
-    "system_fingerprint": "fp_builder",
-}
+_CHAT_BASE = ve.chat_base("chatcmpl-builder0001", "gpt-4o-2024-08-06", created=1782321900,
+                         fingerprint="fp_builder")
 _RESPONSE_ID = "resp_builder0001"
+# Anthropic block fields beyond the shared ones: mcp_tool_use names its server, and tool_use
+# carries ``caller`` since programmatic tool calling.
+_BLOCK_EXTRA: dict[str, dict[str, Any]] = {"mcp_tool_use": {"server_name": "echo"},
+                                           "tool_use": {"caller": {"type": "direct"}}}
 _MESSAGE_ID = "msg_builder0001"
 
 
@@ -168,7 +172,7 @@ def openai_chat(
     choice: int = 0,
     indexes: Sequence[int | None] | None = None,
     omit_index: bool = False,
-    identity: Literal["first", "every", "blank"] = "first",
+    identity: ve.ChatIdentity = "first",
     args_on_open: bool = False,
     null_arguments: bool = False,
     finish_in_last_chunk: bool = False,
@@ -187,36 +191,18 @@ def openai_chat(
     call_list = as_calls(calls)
     steps: list[list[dict[str, Any]]] = []
     for position, call in enumerate(call_list):
-        index = indexes[position] if indexes is not None else position
+        index = None if omit_index else indexes[position] if indexes is not None else position
         frags = call.fragments()
-        opener: dict[str, Any] = {"id": call.id, "type": "function", "function": {"name": call.name}}
-        if args_on_open:
-            opener["function"]["arguments"] = frags.pop(0)
-        else:
-            opener["function"]["arguments"] = None if null_arguments else ""
-        call_steps = [opener]
-        for frag in frags:
-            delta: dict[str, Any] = {"function": {"arguments": frag}}
-            if identity == "every":
-                delta = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": frag}}
-            elif identity == "blank":
-                delta = {"id": "", "type": "function", "function": {"name": "", "arguments": frag}}
-            call_steps.append(delta)
-        for delta in call_steps:
-            if not omit_index and index is not None:
-                delta["index"] = index
-        steps.append(call_steps)
+        opening = frags.pop(0) if args_on_open else None if null_arguments else ""
+        steps.append(ve.chat_call_deltas(index, call.id, call.name, frags, identity=identity, opening=opening))
 
-    def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-        return {
-            **_CHAT_BASE,
-            "choices": [{"index": choice, "delta": delta, "logprobs": None, "finish_reason": reason}],
-        }
+    def chunk(delta: dict[str, Any], reason: str | None = None, **top: Any) -> dict[str, Any]:
+        return ve.chat_chunk(_CHAT_BASE, delta, reason, choice=choice, **top)
 
     reason = finish_reason or {"finish": "tool_calls", "truncated": "length"}.get(ending)
     events: list[dict[str, Any]] = []
     if role_chunk:
-        events.append(chunk({"role": "assistant", "content": None}))
+        events.append(chunk(ve.chat_role_delta()))
     ordered = list(_ordered(steps, schedule))
     for number, (_, _, delta) in enumerate(ordered):
         last = number == len(ordered) - 1
@@ -225,11 +211,10 @@ def openai_chat(
     if ending in ("finish", "truncated") and not (finish_in_last_chunk and ordered):
         events.append(chunk({}, reason))
     elif ending == "error":
-        events.append({**chunk({"role": "assistant", "content": ""}), "error": {"code": 502, "message": "upstream"}})
+        events.append(chunk(ve.chat_role_delta(""), error={"code": 502, "message": "upstream"}))
     if usage_chunk:
-        events.append(
-            {**_CHAT_BASE, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-        )
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        events.append(ve.chat_usage_chunk(_CHAT_BASE, usage))
     return events
 
 
@@ -237,19 +222,9 @@ def openai_chat(
 
 
 def _response(status: str, output: list[dict[str, Any]], incomplete: str | None = None) -> dict[str, Any]:
-    return {
-        "id": _RESPONSE_ID,
-        "object": "response",
-        "created_at": 1782321708,
-        "status": status,
-        "error": {"code": "server_error", "message": "failed"} if status == "failed" else None,
-        "incomplete_details": {"reason": incomplete} if incomplete else None,
-        "model": "gpt-5-2025-08-07",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
+    failed = {"code": "server_error", "message": "failed"} if status == "failed" else None
+    return ve.responses_object(_RESPONSE_ID, "gpt-5-2025-08-07", status, output, created=1782321708,
+                               incomplete=incomplete, error=failed)
 
 
 def openai_responses(
@@ -259,7 +234,7 @@ def openai_responses(
     ending: Ending = "finish",
     finish_reason: str | None = None,
     incomplete_reason: str = "max_output_tokens",
-    kinds: Sequence[Literal["function", "custom"]] | None = None,
+    kinds: Sequence[ve.CallKind] | None = None,
     deltas: bool = True,
     done_arguments: Mapping[int, str] | None = None,
     arguments_done_event: bool = True,
@@ -273,65 +248,36 @@ def openai_responses(
     ``"truncated"`` by status: ``completed``, ``incomplete``, ``failed`` or ``cancelled``.
     """
     call_list = as_calls(calls)
-    seq = iter(range(10**9))
     steps: list[list[dict[str, Any]]] = []
     finished_items: list[dict[str, Any]] = []
     for position, call in enumerate(call_list):
         kind = kinds[position] if kinds is not None else "function"
         output_index = first_output_index + position
         item_id = f"{'ctc' if kind == 'custom' else 'fc'}_builder{position:04d}"
-        field = "arguments" if kind == "function" else "input"
-        item_type = "function_call" if kind == "function" else "custom_tool_call"
-        delta_type = (
-            "response.function_call_arguments.delta" if kind == "function" else "response.custom_tool_call_input.delta"
-        )
-        done_type = (
-            "response.function_call_arguments.done" if kind == "function" else "response.custom_tool_call_input.done"
-        )
         final_text = (done_arguments or {}).get(position, call.arguments)
-        added: dict[str, Any] = {"id": item_id, "type": item_type, field: "", "call_id": call.id, "name": call.name}
-        if kind == "function":  # the recorded custom_tool_call items only carry status when done
-            added["status"] = "in_progress"
-        done_item = {**added, "status": "completed", field: final_text}
-        finished_items.append(done_item)
-        call_steps: list[dict[str, Any]] = [
-            {"type": "response.output_item.added", "item": added, "output_index": output_index}
-        ]
-        if deltas:
-            for frag in call.fragments():
-                call_steps.append(
-                    {"type": delta_type, "item_id": item_id, "output_index": output_index, "delta": frag}
-                )
-        close: list[dict[str, Any]] = []
-        if arguments_done_event:
-            done = {"type": done_type, "item_id": item_id, "output_index": output_index, field: final_text}
-            if kind == "function":
-                done["name"] = call.name  # the SDK's type requires it; older servers omit it
-            close.append(done)
-        close.append({"type": "response.output_item.done", "item": done_item, "output_index": output_index})
-        call_steps.append({"__group__": close})
-        steps.append(call_steps)
+        frags = call.fragments() if deltas else []
+        # The recorded custom_tool_call items only carry status when done.
+        call_events = ve.responses_call_events(
+            item_id, output_index, call.id, call.name, frags, final_text, kind=kind,
+            added_status="in_progress" if kind == "function" else None, done_event=arguments_done_event)
+        finished_items.append(call_events[-1]["item"])
+        # Steps for the schedule: the opening, each fragment, then the closing events together.
+        steps.append([*call_events[: 1 + len(frags)], {"__group__": call_events[1 + len(frags):]}])
 
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": _response("in_progress", [])},
-        {"type": "response.in_progress", "response": _response("in_progress", [])},
+    events = [
+        ve.responses_event("response.created", response=_response("in_progress", [])),
+        ve.responses_event("response.in_progress", response=_response("in_progress", [])),
     ]
     for _, _, step in _ordered(steps, schedule):
         events.extend(step.get("__group__", [step]))
     status = finish_reason or {"finish": "completed", "truncated": "incomplete"}.get(ending)
     if ending in ("finish", "truncated"):
         assert status is not None
-        events.append(
-            {
-                "type": f"response.{status}",
-                "response": _response(status, finished_items, incomplete_reason if status == "incomplete" else None),
-            }
-        )
+        incomplete = incomplete_reason if status == "incomplete" else None
+        events.append(ve.responses_event(f"response.{status}", response=_response(status, finished_items, incomplete)))
     elif ending == "error":
-        events.append({"type": "error", "code": "server_error", "message": "The server had an error", "param": None})
-    for event in events:
-        event["sequence_number"] = next(seq)
-    return events
+        events.append(ve.responses_error("server_error", "The server had an error"))
+    return renumber(events)
 
 
 def renumber(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -343,27 +289,14 @@ def renumber(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def responses_server_item(item: Mapping[str, Any], output_index: int) -> list[dict[str, Any]]:
     """The added/done pair for a built-in (vendor-executed) Responses item such as web search."""
     return [
-        {"type": "response.output_item.added", "item": {**item, "status": "in_progress"},
-         "output_index": output_index, "sequence_number": 0},
-        {"type": "response.output_item.done", "item": {**item, "status": "completed"},
-         "output_index": output_index, "sequence_number": 0},
+        ve.responses_event("response.output_item.added", item={**item, "status": "in_progress"},
+                           output_index=output_index),
+        ve.responses_event("response.output_item.done", item={**item, "status": "completed"},
+                           output_index=output_index),
     ]
 
 
 # -- Anthropic Messages ---------------------------------------------------------------------
-
-
-def _message(content: list[Any] | None = None, stop_reason: str | None = None) -> dict[str, Any]:
-    return {
-        "id": _MESSAGE_ID,
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-20250514",
-        "content": content or [],
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 502, "output_tokens": 4},
-    }
 
 
 def anthropic(
@@ -391,21 +324,22 @@ def anthropic(
     call_list = as_calls(calls)
     base = 1 if text_block else 0
     stop = finish_reason or {"finish": "tool_use", "truncated": "max_tokens"}.get(ending)
+    content: list[Any] = []
     if in_message_start:
-        content: list[Any] = [
-            {"type": (block_types or ["tool_use"] * len(call_list))[p], "id": c.id, "name": c.name,
-             "input": json.loads(c.arguments) if c.arguments.strip() else {}}
+        content = [
+            ve.anthropic_tool_block((block_types or ["tool_use"] * len(call_list))[p], c.id, c.name,
+                                    json.loads(c.arguments) if c.arguments.strip() else {})
             for p, c in enumerate(call_list)
         ]
-        # Programmatic tool calling: the stop reason rides in message_start, no message_delta.
-        events: list[dict[str, Any]] = [{"type": "message_start", "message": _message(content, stop)}]
-    else:
-        events = [{"type": "message_start", "message": _message()}]
+    # Programmatic tool calling: the calls and the stop reason ride in message_start, no message_delta.
+    message = ve.anthropic_message(_MESSAGE_ID, "claude-sonnet-4-20250514", {"input_tokens": 502, "output_tokens": 4},
+                                   content=content, stop_reason=stop if in_message_start else None)
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
     if text_block:
         events += [
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me check."}},
-            {"type": "content_block_stop", "index": 0},
+            ve.anthropic_block_start(0, {"type": "text", "text": ""}),
+            ve.anthropic_text_delta(0, "Let me check."),
+            ve.anthropic_block_stop(0),
         ]
     steps: list[list[dict[str, Any]]] = []
     for position, call in enumerate(() if in_message_start else call_list):
@@ -413,33 +347,19 @@ def anthropic(
         block_type = block_types[position] if block_types is not None else "tool_use"
         complete = start_inputs is not None and position in start_inputs
         start_input = start_inputs[position] if complete and start_inputs is not None else {}
-        block: dict[str, Any] = {"type": block_type, "id": call.id, "name": call.name, "input": start_input}
-        if block_type == "mcp_tool_use":
-            block["server_name"] = "echo"
-        elif block_type == "tool_use":
-            block["caller"] = {"type": "direct"}  # sent by the API since programmatic tool calling
-        call_steps: list[dict[str, Any]] = [{"type": "content_block_start", "index": index, "content_block": block}]
-        if not complete:
-            for frag in call.fragments():
-                call_steps.append(
-                    {"type": "content_block_delta", "index": index,
-                     "delta": {"type": "input_json_delta", "partial_json": frag}}
-                )
-        call_steps.append({"type": "content_block_stop", "index": index})
-        steps.append(call_steps)
+        extra = _BLOCK_EXTRA.get(block_type, {})
+        block = ve.anthropic_tool_block(block_type, call.id, call.name, start_input, **extra)
+        steps.append(ve.anthropic_tool_events(index, block, [] if complete else call.fragments()))
     events.extend(step for _, _, step in _ordered(steps, schedule))
     if ending in ("finish", "truncated") and in_message_start:
         if message_stop:
             events.append({"type": "message_stop"})
     elif ending in ("finish", "truncated"):
-        events.append(
-            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-             "usage": {"output_tokens": 137}}
-        )
+        events.append(ve.anthropic_message_delta(stop, {"output_tokens": 137}))
         if message_stop:
             events.append({"type": "message_stop"})
     elif ending == "error":
-        events.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        events.append(ve.anthropic_error())
     return events
 
 
@@ -467,15 +387,9 @@ def _partial_args(args: Mapping[str, Any], cuts: tuple[int, ...] | None) -> list
     items: list[dict[str, Any]] = []
     for path, value in _leaves(dict(args), "$"):
         if isinstance(value, str):
-            for piece in fragments(value, cuts):
-                items.append({"jsonPath": path, "stringValue": piece, "willContinue": True})
-            items.append({"jsonPath": path, "stringValue": ""})
-        elif isinstance(value, bool):
-            items.append({"jsonPath": path, "boolValue": value})
-        elif value is None:
-            items.append({"jsonPath": path, "nullValue": "NULL_VALUE"})
+            items += ve.gemini_string_entries(path, fragments(value, cuts))
         else:
-            items.append({"jsonPath": path, "numberValue": value})
+            items.append(ve.gemini_partial_value(path, value))
     return items
 
 
@@ -508,17 +422,11 @@ def gemini(
         call_list = [call_list[p] for p in order]
     reason = finish_reason or {"finish": "STOP", "truncated": "MAX_TOKENS"}.get(ending)
 
-    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-        if finish is not None:
-            candidate["finishReason"] = finish
-        return {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "builder0001"}
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None, **usage: Any) -> dict[str, Any]:
+        return ve.gemini_chunk(parts, model="gemini-2.5-flash", finish=finish, response_id="builder0001", **usage)
 
     def function_call(call: Call, **fields: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"name": call.name, **fields} if call.name is not None else dict(fields)
-        if with_ids and call.id is not None:
-            body["id"] = call.id
-        return {"functionCall": body}
+        return ve.gemini_call(call.name, call.id if with_ids else None, **fields)
 
     events: list[dict[str, Any]] = []
     final_in_chunk = finish_with_calls and ending in ("finish", "truncated")
@@ -535,23 +443,14 @@ def gemini(
     else:
         for call in call_list:
             args = json.loads(call.arguments) if call.arguments.strip() else {}
-            events.append(chunk([function_call(call, willContinue=True)]))
             items = _partial_args(args, call.cuts)
-            for number, item in enumerate(items):
-                last = number == len(items) - 1
-                body: dict[str, Any] = {"partialArgs": [item]}
-                if not (last and terminator == "last"):
-                    body["willContinue"] = True
-                events.append(chunk([{"functionCall": body}]))
-            if terminator == "empty" or not items:
-                events.append(chunk([{"functionCall": {}}]))
+            parts = ve.gemini_partial_parts(call.name, call.id if with_ids else None, items, end=terminator)
+            events.extend(chunk([part]) for part in parts)
     if ending in ("finish", "truncated") and not (final_in_chunk and events):
-        events.append(
-            {**chunk([{"text": ""}], reason),
-             "usageMetadata": {"promptTokenCount": 26, "candidatesTokenCount": 23, "totalTokenCount": 49}}
-        )
+        usage = {"promptTokenCount": 26, "candidatesTokenCount": 23, "totalTokenCount": 49}
+        events.append(chunk([{"text": ""}], reason, usage=usage))
     elif ending == "error":
-        events.append({"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}})
+        events.append(ve.gemini_error(500, "Internal error encountered.", "INTERNAL"))
     return events
 
 
@@ -683,13 +582,8 @@ def to_sdk(provider: str, events: Iterable[Mapping[str, Any]]) -> list[Any]:
 def gemini_chunk(parts: list[dict[str, Any]], *, finish_reason: str | None = None,
                  usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One Gemini chunk holding exactly ``parts`` (hand-built streams for the §5 rule tests)."""
-    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-    if finish_reason is not None:
-        candidate["finishReason"] = finish_reason
-    chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": "gemini-3-pro-preview"}
-    if usage is not None:
-        chunk["usageMetadata"] = dict(usage)
-    return chunk
+    return ve.gemini_chunk(parts, model="gemini-3-pro-preview", finish=finish_reason,
+                           usage=None if usage is None else dict(usage))
 
 
 # -- single hand-built events ---------------------------------------------------------------
@@ -698,15 +592,17 @@ def gemini_chunk(parts: list[dict[str, Any]], *, finish_reason: str | None = Non
 
 
 def chat_chunk(tool_calls: list[dict[str, Any]] | None = None, *, ci: int = 0, finish: str | None = None,
-           **delta: Any) -> dict[str, Any]:
+               **delta: Any) -> dict[str, Any]:
+    """A chat chunk of choice ``ci`` whose delta is exactly ``tool_calls`` and ``delta``."""
     body: dict[str, Any] = dict(delta)
     if tool_calls is not None:
         body["tool_calls"] = tool_calls
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk",
-            "choices": [{"index": ci, "delta": body, "finish_reason": finish}]}
+    return ve.chat_chunk({"id": "chatcmpl-1", "object": "chat.completion.chunk"}, body, finish, choice=ci)
 
 
 def chat_call(index: Any, arguments: str | None = None, *, id: Any = None, name: Any = None) -> dict[str, Any]:
+    """A ``tool_calls`` entry holding only the fields given (``ve.chat_tool_delta`` always
+    sends ``id`` and ``name`` together; these tests need either alone, or of any type)."""
     function: dict[str, Any] = {}
     if name is not None:
         function["name"] = name

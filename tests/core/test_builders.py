@@ -3,17 +3,22 @@
 Every rule test (``test_rule_NN_*.py``) runs on built streams; these tests are why that says
 something about real ones: each field path a builder emits was seen in a recording under
 ``tests/streams``, the paths all recordings share are emitted, the SDKs' own models accept
-the built events, and ``snapshot`` sees every difference a rule test compares by.
+the built events, and ``snapshot`` sees every difference a rule test compares by. The vendor
+emulator builds its events with the same constructors (``toolstream_core.testing._vendor_events``),
+so its streams are held to the same recordings.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import builders as b
 import pytest
 from builders import ADD, PROVIDERS, SEARCH, make, run, snapshot
 from streams_util import find_streams_dir, load_stream
+from toolstream_core.testing._scenarios import build_script, scenario_rng
+from toolstream_core.testing._server import _WIRES as WIRES
 
 _REAL = {
     "openai-chat": [
@@ -63,46 +68,61 @@ def _paths(obj: Any, prefix: str = "") -> set[str]:
     return out
 
 
+def _chat_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for choice in event.get("choices") or []:
+        for item in (choice.get("delta") or {}).get("tool_calls") or []:
+            out.append(("tool_call_open" if item.get("id") else "tool_call_fragment", item))
+        if choice.get("finish_reason") and not (choice.get("delta") or {}).get("tool_calls"):
+            out.append(("finish_choice", {k: None for k in choice}))
+    return out
+
+
+def _responses_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    kind = event.get("type", "")
+    item = event.get("item") or {}
+    if item.get("type") in ("function_call", "custom_tool_call"):
+        return [(f"{kind}:{item['type']}", event)]
+    if "arguments" in kind or "custom_tool_call_input" in kind:
+        return [(kind, event)]
+    if kind in ("response.completed", "response.created"):
+        return [(kind, {"type": kind, "response": None, "status": event["response"].get("status")})]
+    return []
+
+
+def _anthropic_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    kind = event.get("type", "")
+    sub = (event.get("content_block") or event.get("delta") or {}).get("type")
+    if kind in ("content_block_start", "content_block_delta") and sub in ("tool_use", "input_json_delta",
+                                                                           "mcp_tool_use"):
+        return [(f"{kind}:{sub}", event)]
+    if kind in ("message_delta", "message_stop", "content_block_stop", "message_start"):
+        return [(kind, event)]
+    return []
+
+
+def _gemini_pieces(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for candidate in event.get("candidates") or []:
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            call = part.get("functionCall")
+            if call is None:
+                continue
+            kind = "args" if "args" in call else "partial" if "partialArgs" in call else (
+                "open" if call.get("name") else "end")
+            out.append((f"functionCall:{kind}", {k: v for k, v in part.items() if k != "thoughtSignature"}))
+        if candidate.get("finishReason"):
+            out.append(("finish_candidate", {k: None for k in candidate if k != "finishMessage"}))
+    return out
+
+
+_PIECES = {"openai-chat": _chat_pieces, "openai-responses": _responses_pieces, "anthropic": _anthropic_pieces,
+           "gemini": _gemini_pieces}
+
+
 def _pieces(provider: str, event: Any) -> list[tuple[str, Any]]:
     """The parts of one event that carry tool-call shape, each with a kind to compare by."""
-    out: list[tuple[str, Any]] = []
-    if not isinstance(event, dict):
-        return out
-    if provider == "openai-chat":
-        for choice in event.get("choices") or []:
-            for item in (choice.get("delta") or {}).get("tool_calls") or []:
-                out.append(("tool_call_open" if item.get("id") else "tool_call_fragment", item))
-            if choice.get("finish_reason") and not (choice.get("delta") or {}).get("tool_calls"):
-                out.append(("finish_choice", {k: None for k in choice}))
-    elif provider == "openai-responses":
-        kind = event.get("type", "")
-        item = event.get("item") or {}
-        if item.get("type") in ("function_call", "custom_tool_call"):
-            out.append((f"{kind}:{item['type']}", event))
-        elif "arguments" in kind or "custom_tool_call_input" in kind:
-            out.append((kind, event))
-        elif kind in ("response.completed", "response.created"):
-            out.append((kind, {"type": kind, "response": None, "status": event["response"].get("status")}))
-    elif provider == "anthropic":
-        kind = event.get("type", "")
-        sub = (event.get("content_block") or event.get("delta") or {}).get("type")
-        if kind in ("content_block_start", "content_block_delta") and sub in ("tool_use", "input_json_delta",
-                                                                               "mcp_tool_use"):
-            out.append((f"{kind}:{sub}", event))
-        elif kind in ("message_delta", "message_stop", "content_block_stop", "message_start"):
-            out.append((kind, event))
-    elif provider == "gemini":
-        for candidate in event.get("candidates") or []:
-            for part in (candidate.get("content") or {}).get("parts") or []:
-                call = part.get("functionCall")
-                if call is None:
-                    continue
-                kind = "args" if "args" in call else "partial" if "partialArgs" in call else (
-                    "open" if call.get("name") else "end")
-                out.append((f"functionCall:{kind}", {k: v for k, v in part.items() if k != "thoughtSignature"}))
-            if candidate.get("finishReason"):
-                out.append(("finish_candidate", {k: None for k in candidate if k != "finishMessage"}))
-    return out
+    return _PIECES[provider](event) if isinstance(event, dict) else []
 
 
 # Fields the builders send that some recorded servers omit, and why that is fine.
@@ -115,16 +135,44 @@ _ALLOWED_EXTRA = {
 }
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_builders_match_real_stream_shapes(provider: str) -> None:
-    """Every field path a builder emits was seen in a real stream, and every path all the real
-    streams share is emitted, per kind of event (so a built stream exercises the same code)."""
+# Fields every recording has that the emulator does not send: its bytes are pinned by the
+# recorded cassettes, and Anthropic's tool_use ``caller`` arrived after they were made.
+_EMULATOR_OMITS: dict[tuple[str, str], set[str]] = {
+    ("anthropic", "content_block_start:tool_use"): {"content_block.caller", "content_block.caller.type"},
+}
+
+
+def _assert_real_shapes(provider: str, streams: list[list[Any]],
+                        omitted: dict[tuple[str, str], set[str]] | None = None) -> None:
+    """Every field path ``streams`` emit was seen in a real stream, and every path all the real
+    streams share is emitted (but those ``omitted`` per provider and kind), per kind of event."""
     root = find_streams_dir()
     real: dict[str, list[set[str]]] = {}
     for rel in _REAL[provider]:
         for event in load_stream(root / rel).data_events():
             for kind, piece in _pieces(provider, event):
                 real.setdefault(kind, []).append(_paths(piece))
+    compared = 0
+    for events in streams:
+        for event in events:
+            for kind, piece in _pieces(provider, event):
+                if kind not in real:
+                    continue
+                compared += 1
+                built = _paths(piece)
+                union = set().union(*real[kind])
+                common = set.intersection(*real[kind])
+                extra = built - union - _ALLOWED_EXTRA.get((provider, kind), set())
+                assert not extra, f"{provider} {kind}: {sorted(extra)} sent that no real stream has"
+                missing = common - built - (omitted or {}).get((provider, kind), set())
+                assert not missing, f"{provider} {kind}: every real stream has {sorted(missing)}, this stream omits it"
+    assert compared >= 4, f"too few comparable {provider} events ({compared})"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_builders_match_real_stream_shapes(provider: str) -> None:
+    """Every field path a builder emits was seen in a real stream, and every path all the real
+    streams share is emitted, per kind of event (so a built stream exercises the same code)."""
     calls = [
         b.Call(id="call_1", name="add", arguments=ADD, cuts=(3,)),
         b.Call(id="call_2", name="multiply", arguments=ADD),
@@ -137,21 +185,24 @@ def test_builders_match_real_stream_shapes(provider: str) -> None:
     if provider == "gemini":
         built_streams.append(b.gemini([b.Call(id="c", name="getWeather", arguments='{"location":"Boston"}', cuts=(2,))],
                                       mode="partial"))
-    compared = 0
-    for events in built_streams:
-        for event in events:
-            for kind, piece in _pieces(provider, event):
-                if kind not in real:
-                    continue
-                compared += 1
-                built = _paths(piece)
-                union = set().union(*real[kind])
-                common = set.intersection(*real[kind])
-                extra = built - union - _ALLOWED_EXTRA.get((provider, kind), set())
-                assert not extra, f"{provider} {kind}: builder sends {sorted(extra)} that no real stream has"
-                missing = common - built
-                assert not missing, f"{provider} {kind}: every real stream has {sorted(missing)}, builder omits it"
-    assert compared >= 4, f"too few comparable {provider} events ({compared})"
+    _assert_real_shapes(provider, built_streams)
+
+
+def _emulated(api: str, scenario: str) -> list[Any]:
+    """The JSON events of the emulator's streamed answer for ``scenario`` (seed 0)."""
+    script = build_script(scenario, scenario_rng(0, api, scenario))
+    rendered = WIRES[api].render_stream(script, scenario_rng(0, api, scenario + "/wire"), "emulated-model", {})
+    lines = (line for frame in rendered.frames for line in frame.decode().splitlines())
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_emulator_matches_real_stream_shapes(provider: str) -> None:
+    """The emulator builds its events with the same constructors as the builders
+    (``testing._vendor_events``); its streams meet the same recordings, but for the fields
+    in ``_EMULATOR_OMITS``."""
+    scenarios = ["single_call", "parallel_calls", *(["partial_args"] if provider == "gemini" else [])]
+    _assert_real_shapes(provider, [_emulated(provider, name) for name in scenarios], _EMULATOR_OMITS)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, rand_id, sse
+from ._vendor_events import chat_base, chat_call_deltas, chat_chunk, chat_role_delta, chat_tool_delta, chat_usage_chunk
+from ._wire_common import Rendered, rand_id, sse
 
 __all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
 
@@ -320,22 +321,17 @@ class _Chunks:
     def __init__(self, p: Profile, rng: random.Random, model: str) -> None:
         self.p = p
         self.rng = rng
-        self.base: dict[str, Any] = {"id": rand_id(rng, "chatcmpl-", 29),
-                                     "object": "chat.completion.chunk",
-                                     "created": CREATED, "model": model, **p.extra}
-        if p.fingerprint is not None:
-            self.base["system_fingerprint"] = p.fingerprint
+        self.base = chat_base(rand_id(rng, "chatcmpl-", 29), model, fingerprint=p.fingerprint,
+                              **p.extra)
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None,
               **top: Any) -> dict[str, Any]:
         p = self.p
         if p.repeat_role:
-            delta = {"role": "assistant", "content": "" if finish else None, **delta}
-        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None,
-                                  "finish_reason": finish}
+            delta = {**chat_role_delta("" if finish else None), **delta}
+        out = chat_chunk(self.base, delta, finish, **top)
         if "provider" in p.extra:
-            choice["native_finish_reason"] = finish
-        out = {**self.base, "choices": [choice], **top}
+            out["choices"][0]["native_finish_reason"] = finish
         if p.new_chunk_ids:
             out["id"] = "chatcmpl-" + rand_id(self.rng, "", 8)
         if p.usage_null and "usage" not in out:
@@ -343,23 +339,14 @@ class _Chunks:
         return out
 
 
-def _tool(p: Profile, i: int, call_id: str | None, name: str | None,
-          args: Any) -> dict[str, Any]:
-    tc: dict[str, Any] = {}
-    if p.index == "keep":
-        tc["index"] = i
-    elif p.index == "zero":
-        tc["index"] = 0
-    if call_id is not None:
-        tc["id"] = call_id
-        if not p.omit_type:
-            tc["type"] = "function"
-    fn: dict[str, Any] = {}
-    if name is not None:
-        fn["name"] = name
-    fn["arguments"] = args
-    tc["function"] = fn
-    return tc
+def _index(p: Profile, i: int) -> int | None:
+    """The ``index`` the profile's server puts on call ``i`` (``None``: it sends none)."""
+    return {"keep": i, "zero": 0}.get(p.index)
+
+
+def _tool(p: Profile, i: int, call_id: str, name: str, args: Any) -> dict[str, Any]:
+    """A whole call in one ``tool_calls`` entry, in the profile's shape."""
+    return chat_tool_delta(_index(p, i), args, ident=(call_id, name), typed=not p.omit_type)
 
 
 def _whole_args(p: Profile, text: str) -> Any:
@@ -411,7 +398,7 @@ def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,
             _tool(p, i, ids[i], c.name, json.dumps(t))
             for i, (c, t) in enumerate(zip(script.calls, texts, strict=True))]}))
     if bool((body.get("stream_options") or {}).get("include_usage")) and p.usage in ("requested", "groq"):
-        chunks.append({**ch.base, "choices": [], "usage": _usage(body, script)})
+        chunks.append(chat_usage_chunk(ch.base, _usage(body, script)))
     frames.extend(sse(c) for c in chunks)
     frames.append(sse("[DONE]"))
     return Rendered(frames)
@@ -421,16 +408,15 @@ def _opening_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random)
     """The role delta, then the reasoning and the text pieces the server streams first."""
     chunks: list[dict[str, Any]] = []
     if p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None,
-                                "reasoning_content": ""}))
+        chunks.append(ch.chunk(chat_role_delta(reasoning_content="")))
         chunks.extend(ch.chunk({"content": None, "reasoning_content": piece})
                       for piece in split_text(p.reasoning, rng, max_piece=12))
     if script.text is not None:
-        chunks.append(ch.chunk({"role": "assistant", "content": ""}))
+        chunks.append(ch.chunk(chat_role_delta("")))
         chunks.extend(ch.chunk({"content": piece})
                       for piece in split_text(script.text, rng, max_piece=8))
     elif not p.reasoning:
-        chunks.append(ch.chunk({"role": "assistant", "content": None}))
+        chunks.append(ch.chunk(chat_role_delta()))
     return chunks
 
 
@@ -480,9 +466,6 @@ def _finish_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random,
 def _incremental(p: Profile, ch: _Chunks, i: int, call_id: str, call: CallSpec, text: str,
                  rng: random.Random) -> list[dict[str, Any]]:
     """Opening delta (id, name, ``""``), optional empty fragments, then the pieces."""
-    out = [ch.chunk({"tool_calls": [_tool(p, i, call_id, call.name, "")]})]
-    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, "")]})
-               for _ in range(p.empty_fragments))
-    out.extend(ch.chunk({"tool_calls": [_tool(p, i, None, None, piece)]})
-               for piece in split_text(text, rng))
-    return out
+    fragments = [""] * p.empty_fragments + split_text(text, rng)
+    return [ch.chunk({"tool_calls": [tc]})
+            for tc in chat_call_deltas(_index(p, i), call_id, call.name, fragments, typed=not p.omit_type)]

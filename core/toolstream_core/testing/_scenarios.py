@@ -97,109 +97,46 @@ class Scenario:
 
 _TRUNC = frozenset({"stream_truncated"})
 _ERR = frozenset({"upstream_error", "stream_truncated"})
+_WRITE = Expectation(committed=("write_file",))
+_TWO_WEATHER = Expectation(committed=("get_weather", "get_weather"))
+_WRITE_CUT = Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False)
+
+# One row per scenario: name, the APIs it exists on, what a correct assembler reports, and
+# what happens on the wire.
+_TABLE: tuple[tuple[str, frozenset[str], Expectation, str], ...] = (
+    ("text", _ALL, Expectation(), "A short plain-text final answer; no tool calls."),
+    ("single_call", _ALL, _WRITE, "One write_file call with escapes in its content."),
+    ("parallel_calls", _ALL, _TWO_WEATHER,
+     "Two get_weather calls in one turn (interleaved by index on OpenAI chat)."),
+    ("no_args", _ALL, Expectation(committed=("get_time",)), "One get_time call with empty arguments."),
+    ("large_args", _ALL, _WRITE, "One write_file call whose content is about 200 KB."),
+    ("non_ascii", _ALL, _WRITE, "write_file with CJK and emoji, some raw and some as \\uXXXX escapes."),
+    ("missing_index", _CHAT, Expectation(committed=("get_weather", "write_file")),
+     "Two sequential calls whose tool_call deltas carry no index."),
+    ("id_name_repeated", _CHAT, _WRITE, "id, type and name repeated on every tool_call delta."),
+    ("empty_id_later", _CHAT, _WRITE, 'Later tool_call deltas carry id "" and name "".'),
+    ("resent_duplicate", _ALL, Expectation(committed=("get_weather",)),
+     "The whole call is sent twice (chat: same index -> {..}{..}; others: same id twice)."),
+    ("truncated_length", _ALL, _WRITE_CUT, 'write_file cut at {"path":"/tmp/a then a max-token stop.'),
+    ("dropped_connection", _ALL, _WRITE_CUT,
+     "A call whose arguments parse, then the socket closes without the terminal event."),
+    ("no_finish", _ALL, _WRITE_CUT,
+     "A call whose arguments parse, then a clean end of body with no finish signal."),
+    ("error_event", _ALL, Expectation(rejected=("write_file",), reasons=_ERR, complete=False),
+     "A call mid-arguments, then the vendor's in-stream error event."),
+    ("partial_args", _GEMINI, _WRITE,
+     "Gemini streamFunctionCallArguments: partialArgs by jsonPath, willContinue, "
+     "empty functionCall terminator."),
+    ("parallel_no_ids", _GEMINI, _TWO_WEATHER,
+     "Two get_weather calls in one turn whose functionCall parts carry no id (Gemini "
+     "pairs results by position)."),
+    ("pause_turn", _ANTHROPIC, Expectation(),
+     "A long server-tool turn paused: text and a web_search server_tool_use, then "
+     "stop_reason pause_turn (the client sends the turn back to continue it)."),
+)
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        Scenario("text", "A short plain-text final answer; no tool calls.", _ALL, Expectation()),
-        Scenario(
-            "single_call",
-            "One write_file call with escapes in its content.",
-            _ALL,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "parallel_calls",
-            "Two get_weather calls in one turn (interleaved by index on OpenAI chat).",
-            _ALL,
-            Expectation(committed=("get_weather", "get_weather")),
-        ),
-        Scenario(
-            "no_args", "One get_time call with empty arguments.", _ALL,
-            Expectation(committed=("get_time",)),
-        ),
-        Scenario(
-            "large_args",
-            "One write_file call whose content is about 200 KB.",
-            _ALL,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "non_ascii",
-            "write_file with CJK and emoji, some raw and some as \\uXXXX escapes.",
-            _ALL,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "missing_index",
-            "Two sequential calls whose tool_call deltas carry no index.",
-            _CHAT,
-            Expectation(committed=("get_weather", "write_file")),
-        ),
-        Scenario(
-            "id_name_repeated",
-            "id, type and name repeated on every tool_call delta.",
-            _CHAT,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "empty_id_later",
-            'Later tool_call deltas carry id "" and name "".',
-            _CHAT,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "resent_duplicate",
-            "The whole call is sent twice (chat: same index -> {..}{..}; others: same id twice).",
-            _ALL,
-            Expectation(committed=("get_weather",)),
-        ),
-        Scenario(
-            "truncated_length",
-            'write_file cut at {"path":"/tmp/a then a max-token stop.',
-            _ALL,
-            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
-        ),
-        Scenario(
-            "dropped_connection",
-            "A call whose arguments parse, then the socket closes without the terminal event.",
-            _ALL,
-            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
-        ),
-        Scenario(
-            "no_finish",
-            "A call whose arguments parse, then a clean end of body with no finish signal.",
-            _ALL,
-            Expectation(rejected=("write_file",), reasons=_TRUNC, complete=False),
-        ),
-        Scenario(
-            "error_event",
-            "A call mid-arguments, then the vendor's in-stream error event.",
-            _ALL,
-            Expectation(rejected=("write_file",), reasons=_ERR, complete=False),
-        ),
-        Scenario(
-            "partial_args",
-            "Gemini streamFunctionCallArguments: partialArgs by jsonPath, willContinue, "
-            "empty functionCall terminator.",
-            _GEMINI,
-            Expectation(committed=("write_file",)),
-        ),
-        Scenario(
-            "parallel_no_ids",
-            "Two get_weather calls in one turn whose functionCall parts carry no id (Gemini "
-            "pairs results by position).",
-            _GEMINI,
-            Expectation(committed=("get_weather", "get_weather")),
-        ),
-        Scenario(
-            "pause_turn",
-            "A long server-tool turn paused: text and a web_search server_tool_use, then "
-            "stop_reason pause_turn (the client sends the turn back to continue it).",
-            _ANTHROPIC,
-            Expectation(),
-        ),
-    )
+    name: Scenario(name, description, apis, expect) for name, apis, expect, description in _TABLE
 }
 
 

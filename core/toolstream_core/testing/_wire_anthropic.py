@@ -15,11 +15,21 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
+from ._vendor_events import (
+    anthropic_block_start,
+    anthropic_block_stop,
+    anthropic_error,
+    anthropic_message,
+    anthropic_message_delta,
+    anthropic_text_delta,
+    anthropic_tool_block,
+    anthropic_tool_events,
+)
 from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
 API = "anthropic"
 
-_ERROR_EVENT = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+_ERROR_EVENT = anthropic_error()
 
 
 def _blocks(script: Script, rng: random.Random) -> list[dict[str, Any]]:
@@ -56,47 +66,43 @@ def _stop_reason(script: Script) -> str | None:
     return None
 
 
+def _frame(event: dict[str, Any]) -> bytes:
+    """An SSE frame named after the event's type, as Anthropic sends them."""
+    return sse(event, event["type"])
+
+
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
     """The streamed answer for ``script``."""
     msg_id = rand_id(rng, "msg_01", 22)
     blocks = _blocks(script, rng)
-    frames = [sse({"type": "message_start", "message": {
-        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": _usage(body, 1)}},
-        "message_start")]
+    frames = [_frame({"type": "message_start",
+                      "message": anthropic_message(msg_id, model, _usage(body, 1))})]
     last = len(blocks) - 1
     for idx, block in enumerate(blocks):
         if block["type"] == "text":
-            frames.append(sse({"type": "content_block_start", "index": idx,
-                               "content_block": {"type": "text", "text": ""}},
-                              "content_block_start"))
-            frames.append(sse({"type": "ping"}, "ping"))
+            frames.append(_frame(anthropic_block_start(idx, {"type": "text", "text": ""})))
+            frames.append(_frame({"type": "ping"}))
             for piece in split_text(block["text"], rng, max_piece=8):
-                frames.append(sse({"type": "content_block_delta", "index": idx,
-                                   "delta": {"type": "text_delta", "text": piece}},
-                                  "content_block_delta"))
+                frames.append(_frame(anthropic_text_delta(idx, piece)))
         else:
-            frames.append(sse({"type": "content_block_start", "index": idx, "content_block": {
-                "type": block["type"], "id": block["id"], "name": block["name"], "input": {}}},
-                "content_block_start"))
+            tool = anthropic_tool_block(block["type"], block["id"], block["name"], {})
+            # The stop is sent below, unless an error or a dropped socket comes first.
+            start, *deltas = anthropic_tool_events(idx, tool, ["", *split_text(block["args"], rng)])[:-1]
+            frames.append(_frame(start))
             if idx == 0:
-                frames.append(sse({"type": "ping"}, "ping"))
-            for frag in ["", *split_text(block["args"], rng)]:
-                frames.append(sse({"type": "content_block_delta", "index": idx, "delta": {
-                    "type": "input_json_delta", "partial_json": frag}}, "content_block_delta"))
+                frames.append(_frame({"type": "ping"}))
+            frames.extend(_frame(delta) for delta in deltas)
         if idx == last and script.ending == "error":
-            frames.append(sse(_ERROR_EVENT, "error"))
+            frames.append(_frame(_ERROR_EVENT))
             return Rendered(frames)
         if idx == last and script.ending == "drop":
             return Rendered(frames, drop=True)
-        frames.append(sse({"type": "content_block_stop", "index": idx}, "content_block_stop"))
+        frames.append(_frame(anthropic_block_stop(idx)))
     if script.ending == "no_finish":
         return Rendered(frames)
     output = sum(len(b.get("args", "")) for b in blocks) // 4 + 5
-    frames.append(sse({"type": "message_delta",
-                       "delta": {"stop_reason": _stop_reason(script), "stop_sequence": None},
-                       "usage": _usage(body, output)}, "message_delta"))
-    frames.append(sse({"type": "message_stop"}, "message_stop"))
+    frames.append(_frame(anthropic_message_delta(_stop_reason(script), _usage(body, output))))
+    frames.append(_frame({"type": "message_stop"}))
     return Rendered(frames)
 
 
@@ -111,12 +117,11 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
         if block["type"] == "text":
             content.append(block)
         elif script.ending != "length":
-            content.append({"type": block["type"], "id": block["id"], "name": block["name"],
-                            "input": _loads(block["args"])})
+            content.append(anthropic_tool_block(block["type"], block["id"], block["name"],
+                                                _loads(block["args"])))
     output = sum(len(b.get("args", "")) for b in _blocks(script, rng)) // 4 + 5
-    return Reply(200, {"id": msg_id, "type": "message", "role": "assistant", "model": model,
-                       "content": content, "stop_reason": _stop_reason(script),
-                       "stop_sequence": None, "usage": _usage(body, output)})
+    return Reply(200, anthropic_message(msg_id, model, _usage(body, output), content=content,
+                                        stop_reason=_stop_reason(script)))
 
 
 def _loads(text: str) -> Any:

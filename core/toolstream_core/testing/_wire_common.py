@@ -9,14 +9,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._vendor_events import CREATED
+
 if TYPE_CHECKING:
     from ._scenarios import CallSpec, Script
 
 __all__ = ["CREATED", "SSE", "Rendered", "Reply", "dumps", "entries", "neighbour", "rand_id", "sse",
            "unanswered_calls", "wire_calls"]
-
-#: A fixed timestamp so a scenario's bytes do not depend on the clock.
-CREATED = 1_750_000_000
 
 _ALNUM = string.ascii_letters + string.digits
 

@@ -15,13 +15,19 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
+from ._vendor_events import (
+    gemini_call,
+    gemini_chunk,
+    gemini_error,
+    gemini_partial_parts,
+    gemini_string_entries,
+)
 from ._wire_common import Rendered, Reply, entries, failed_reply, neighbour, rand_id, sse
 
 API = "gemini"
 
-_ERROR = {"error": {"code": 500, "message": "An internal error has occurred. Please retry or "
-                    "report in https://developers.generativeai.google/guide/troubleshooting",
-                    "status": "INTERNAL"}}
+_ERROR = gemini_error(500, "An internal error has occurred. Please retry or report in "
+                      "https://developers.generativeai.google/guide/troubleshooting", "INTERNAL")
 
 
 def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
@@ -38,24 +44,13 @@ class _Chunks:
 
     def chunk(self, parts: list[dict[str, Any]] | None, finish: str | None = None,
               output: int | None = None) -> bytes:
-        cand: dict[str, Any] = {"content": {"parts": parts if parts is not None
-                                            else [{"text": ""}], "role": "model"},
-                                "index": 0}
-        if finish:
-            cand["finishReason"] = finish
-        obj: dict[str, Any] = {"candidates": [cand]}
-        if output is not None:
-            obj["usageMetadata"] = _usage(self.body, output)
-        obj["modelVersion"] = self.model
-        obj["responseId"] = self.rid
-        return sse(obj, crlf=True)
+        usage = None if output is None else _usage(self.body, output)
+        return sse(gemini_chunk([{"text": ""}] if parts is None else parts, model=self.model,
+                                finish=finish, usage=usage, response_id=self.rid), crlf=True)
 
 
 def _call_part(call: CallSpec, call_id: str | None) -> dict[str, Any]:
-    fc: dict[str, Any] = {"name": call.name, "args": call.arguments}
-    if call_id is not None:
-        fc["id"] = call_id
-    return {"functionCall": fc}
+    return gemini_call(call.name, call_id, args=call.arguments)
 
 
 def _partial_parts(call: CallSpec, rng: random.Random, cut_at: int | None) -> list[dict[str, Any]]:
@@ -64,27 +59,19 @@ def _partial_parts(call: CallSpec, rng: random.Random, cut_at: int | None) -> li
     With ``cut_at`` the call stops where its JSON text would be cut (only string
     values are streamed, so the cut falls in the value it lands in).
     """
-    parts: list[dict[str, Any]] = [{"functionCall": {"name": call.name, "willContinue": True}}]
+    entries: list[dict[str, Any]] = []
     sent = 0
     for key, value in call.arguments.items():
         prefix = json.dumps({key: ""}, separators=(",", ":"))[:-2]  # '{"key":"'
         prefix = ("," if sent else "{") + prefix[1:]
         if cut_at is not None and sent + len(prefix) + len(value) >= cut_at:
             value = value[: max(0, cut_at - sent - len(prefix))]
-            for piece in split_text(value, rng, max_piece=4):
-                parts.append({"functionCall": {"partialArgs": [
-                    {"jsonPath": f"$.{key}", "stringValue": piece, "willContinue": True}],
-                    "willContinue": True}})
-            return parts
-        for piece in split_text(value, rng, max_piece=6):
-            parts.append({"functionCall": {"partialArgs": [
-                {"jsonPath": f"$.{key}", "stringValue": piece, "willContinue": True}],
-                "willContinue": True}})
-        parts.append({"functionCall": {"partialArgs": [
-            {"jsonPath": f"$.{key}", "stringValue": ""}], "willContinue": True}})
+            entries += gemini_string_entries(f"$.{key}", split_text(value, rng, max_piece=4),
+                                             closed=False)
+            return gemini_partial_parts(call.name, None, entries, end="cut")
+        entries += gemini_string_entries(f"$.{key}", split_text(value, rng, max_piece=6))
         sent += len(prefix) + len(json.dumps(value, ensure_ascii=False)) - 1
-    parts.append({"functionCall": {}})
-    return parts
+    return gemini_partial_parts(call.name, None, entries)
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
@@ -149,13 +136,9 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
         if script.scenario == "resent_duplicate":
             parts.append(dict(parts[-1]))
     finish = {"stop": "STOP", "length": "MAX_TOKENS"}.get(script.ending)
-    cand: dict[str, Any] = {"content": {"parts": parts or [{"text": ""}], "role": "model"},
-                            "index": 0}
-    if finish:
-        cand["finishReason"] = finish
     output = sum(len(c.args_text) for c in script.calls) // 4 + 5
-    return Reply(200, {"candidates": [cand], "usageMetadata": _usage(body, output),
-                       "modelVersion": ch.model, "responseId": ch.rid})
+    return Reply(200, gemini_chunk(parts or [{"text": ""}], model=ch.model, finish=finish,
+                                   usage=_usage(body, output), response_id=ch.rid))
 
 
 def _count(content: dict[str, Any], *keys: str) -> int:

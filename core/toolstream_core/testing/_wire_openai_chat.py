@@ -12,7 +12,16 @@ import random
 from typing import Any
 
 from ._scenarios import CallSpec, Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, entries, failed_reply, rand_id, sse
+from ._vendor_events import (
+    ChatIdentity,
+    chat_base,
+    chat_call_deltas,
+    chat_chunk,
+    chat_role_delta,
+    chat_tool_delta,
+    chat_usage_chunk,
+)
+from ._wire_common import Rendered, Reply, entries, failed_reply, rand_id, sse
 
 API = "openai-chat"
 
@@ -39,38 +48,21 @@ class _Chunks:
     """Builds chunks that share the completion id, model and fingerprint."""
 
     def __init__(self, rng: random.Random, model: str) -> None:
-        self.base = {
-            "id": rand_id(rng, "chatcmpl-", 29),
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": model,
-            "service_tier": "default",
-            "system_fingerprint": "fp_toolstream",
-        }
+        self.base = chat_base(rand_id(rng, "chatcmpl-", 29), model, service_tier="default",
+                              fingerprint="fp_toolstream")
 
     def delta(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({**self.base, "choices": [choice]})
+        return sse(chat_chunk(self.base, delta, finish))
 
     def tool(self, tc: dict[str, Any]) -> bytes:
         return self.delta({"tool_calls": [tc]})
 
     def usage(self, usage: dict[str, Any]) -> bytes:
-        return sse({**self.base, "choices": [], "usage": usage})
+        return sse(chat_usage_chunk(self.base, usage))
 
 
-def _opening(index: int | None, call_id: str, name: str) -> dict[str, Any]:
-    tc: dict[str, Any] = {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": ""},
-    }
-    return tc if index is None else {"index": index, **tc}
-
-
-def _fragment(index: int | None, text: str) -> dict[str, Any]:
-    tc: dict[str, Any] = {"function": {"arguments": text}}
-    return tc if index is None else {"index": index, **tc}
+# The scenarios that repeat a call's identity on its later deltas, and how.
+_IDENTITY: dict[str, ChatIdentity] = {"id_name_repeated": "every", "empty_id_later": "blank"}
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
@@ -80,11 +72,11 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
     frames: list[bytes] = []
     name = script.scenario
     if script.text is not None:
-        frames.append(ch.delta({"role": "assistant", "content": "", "refusal": None}))
+        frames.append(ch.delta(chat_role_delta("", refusal=True)))
         for piece in split_text(script.text, rng, max_piece=8):
             frames.append(ch.delta({"content": piece}))
     else:
-        frames.append(ch.delta({"role": "assistant", "content": None, "refusal": None}))
+        frames.append(ch.delta(chat_role_delta(refusal=True)))
 
     pieces = [split_text(c.args_text, rng) for c in script.calls]
     if script.cut_at is not None and script.calls:
@@ -120,18 +112,8 @@ def _one_call(
     ch: _Chunks, name: str, i: int, call_id: str, call: CallSpec, frags: list[str]
 ) -> list[bytes]:
     index: int | None = None if name == "missing_index" else i
-    out = [ch.tool(_opening(index, call_id, call.name))]
-    for frag in frags:
-        if name == "id_name_repeated":
-            tc = _opening(index, call_id, call.name)
-            tc["function"]["arguments"] = frag
-        elif name == "empty_id_later":
-            tc = {"index": i, "id": "", "type": "function",
-                  "function": {"name": "", "arguments": frag}}
-        else:
-            tc = _fragment(index, frag)
-        out.append(ch.tool(tc))
-    return out
+    identity = _IDENTITY.get(name, "first")
+    return [ch.tool(tc) for tc in chat_call_deltas(index, call_id, call.name, frags, identity=identity)]
 
 
 def _interleaved(
@@ -142,11 +124,11 @@ def _interleaved(
     rng: random.Random,
 ) -> list[bytes]:
     """Open every call, then alternate fragments between indexes at random."""
-    out = [ch.tool(_opening(i, ids[i], c.name)) for i, c in enumerate(calls)]
+    out = [ch.tool(chat_tool_delta(i, "", ident=(ids[i], c.name))) for i, c in enumerate(calls)]
     queues = [list(p) for p in pieces]
     while any(queues):
         i = rng.choice([k for k, q in enumerate(queues) if q])
-        out.append(ch.tool(_fragment(i, queues[i].pop(0))))
+        out.append(ch.tool(chat_tool_delta(i, queues[i].pop(0))))
     return out
 
 

@@ -14,16 +14,19 @@ import random
 from typing import Any
 
 from ._scenarios import Script, split_text
-from ._wire_common import CREATED, Rendered, Reply, failed_reply, rand_id, sse
+from ._vendor_events import (
+    responses_call_events,
+    responses_call_item,
+    responses_error,
+    responses_event,
+    responses_object,
+)
+from ._wire_common import Rendered, Reply, failed_reply, rand_id, sse
 
 API = "openai-responses"
 
-_ERROR = {
-    "type": "server_error",
-    "code": "server_error",
-    "message": "The server had an error while processing your request. Sorry about that!",
-    "param": None,
-}
+_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
+_ERROR: dict[str, Any] = responses_error("server_error", _ERROR_MESSAGE, nested=True)["error"]
 
 
 def _usage(body: dict[str, Any], output: int) -> dict[str, Any]:
@@ -43,35 +46,8 @@ def _response(
     *, usage: dict[str, Any] | None = None, incomplete: str | None = None,
     error: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
-        "id": rid,
-        "object": "response",
-        "created_at": CREATED,
-        "status": status,
-        "background": False,
-        "error": error,
-        "incomplete_details": {"reason": incomplete} if incomplete else None,
-        "instructions": body.get("instructions"),
-        "max_output_tokens": body.get("max_output_tokens"),
-        "max_tool_calls": None,
-        "model": model,
-        "output": output,
-        "parallel_tool_calls": body.get("parallel_tool_calls", True),
-        "previous_response_id": body.get("previous_response_id"),
-        "reasoning": {"effort": None, "summary": None},
-        "service_tier": "default",
-        "store": body.get("store", True),
-        "temperature": body.get("temperature", 1.0),
-        "text": {"format": {"type": "text"}, "verbosity": "medium"},
-        "tool_choice": body.get("tool_choice", "auto"),
-        "tools": body.get("tools") or [],
-        "top_logprobs": 0,
-        "top_p": body.get("top_p", 1.0),
-        "truncation": "disabled",
-        "usage": usage,
-        "user": None,
-        "metadata": body.get("metadata") or {},
-    }
+    return responses_object(rid, model, status, output, body=body, usage=usage,
+                            incomplete=incomplete, error=error)
 
 
 class _Seq:
@@ -80,7 +56,12 @@ class _Seq:
         self.frames: list[bytes] = []
 
     def emit(self, kind: str, **fields: Any) -> None:
-        self.frames.append(sse({"type": kind, "sequence_number": self.n, **fields}, kind))
+        self.add(responses_event(kind, **fields))
+
+    def add(self, event: dict[str, Any]) -> None:
+        """Number ``event`` in stream order and frame it under its type."""
+        event["sequence_number"] = self.n
+        self.frames.append(sse(event, event["type"]))
         self.n += 1
 
 
@@ -108,8 +89,7 @@ def _final_item(item: dict[str, Any], status: str) -> dict[str, Any]:
         return {"id": item["id"], "type": "message", "status": status, "role": "assistant",
                 "content": [{"type": "output_text", "text": item["text"], "annotations": [],
                              "logprobs": []}]}
-    return {"id": item["id"], "type": "function_call", "status": status,
-            "arguments": item["arguments"], "call_id": item["call_id"], "name": item["name"]}
+    return responses_call_item(item["id"], item["call_id"], item["name"], item["arguments"], status)
 
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
@@ -126,19 +106,17 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
             _stream_message(s, item, idx, rng)
             done_items.append(_final_item(item, "completed"))
             continue
-        s.emit("response.output_item.added", output_index=idx,
-               item={**_final_item(item, "in_progress"), "arguments": ""})
-        for frag in split_text(item["arguments"], rng):
-            s.emit("response.function_call_arguments.delta", item_id=item["id"],
-                   output_index=idx, delta=frag)
+        frags = split_text(item["arguments"], rng)
+        events = responses_call_events(item["id"], idx, item["call_id"], item["name"], frags,
+                                       item["arguments"],
+                                       final_status="incomplete" if cut_here else "completed")
         if cut_here and script.ending in ("error", "drop"):
+            for event in events[: 1 + len(frags)]:
+                s.add(event)
             break
-        status = "incomplete" if cut_here else "completed"
-        s.emit("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
-               name=item["name"], arguments=item["arguments"])
-        final = _final_item(item, status)
-        s.emit("response.output_item.done", output_index=idx, item=final)
-        done_items.append(final)
+        for event in events:
+            s.add(event)
+        done_items.append(events[-1]["item"])
 
     output = sum(len(i.get("arguments", "")) for i in items) // 4 + 5
     usage = _usage(body, output)
@@ -150,8 +128,8 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
                response=_response(rid, model, body, "incomplete", done_items, usage=usage,
                                   incomplete="max_output_tokens"))
     elif script.ending == "error":
-        s.emit("error", error=dict(_ERROR))
-        failed = {"code": "server_error", "message": _ERROR["message"]}
+        s.add(responses_error("server_error", _ERROR_MESSAGE, nested=True))
+        failed = {"code": "server_error", "message": _ERROR_MESSAGE}
         s.emit("response.failed",
                response=_response(rid, model, body, "failed", done_items, usage=usage,
                                   error=failed))
