@@ -11,7 +11,9 @@
   :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
   :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
   to the LangChain shim;
-- :func:`check_history` lists what the vendor would reject in a history before it is sent.
+- :func:`check_history` lists what the vendor would reject in a history before it is sent;
+  the gated LLM repairs every outgoing history (``history="repair"``) and, with
+  ``history="check"`` (the agent's default), raises :class:`HistoryError` for the rest.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ._events import (
     CallStreamEvent,
 )
 from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
-from ._history import check_history
+from ._history import HistoryPolicy, check_history
 from ._llm import ToolstreamLLM
 from ._messages import (
     error_tool_messages,
@@ -47,6 +49,7 @@ __all__ = [
     "CallStreamEvent",
     "CallView",
     "HistoryError",
+    "HistoryPolicy",
     "HistoryProblem",
     "ProviderMismatchError",
     "ToolstreamFunctionAgent",

@@ -41,6 +41,7 @@ from llama_index.core.workflow import Context
 from toolstream_core import AssemblerEvent, Turn
 
 from ._events import ProgressTranslator
+from ._history import HistoryPolicy
 from ._llm import ToolstreamLLM
 from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
 from ._session import StreamSession, session_of
@@ -60,17 +61,24 @@ class ToolstreamFunctionAgent(FunctionAgent):
     def __init__(self, *args: Any, config: ConfigArg | None = None,
                  on_turn: Callable[[Turn], None] | None = None,
                  on_event: Callable[[AssemblerEvent], None] | None = None,
+                 history: HistoryPolicy = "check",
                  **kwargs: Any) -> None:
         """``FunctionAgent``'s arguments, plus the gate's ``config``, ``on_turn``, ``on_event``
-        (as for ``ToolstreamLLM``). An LLM that is already gated keeps its own gate; giving
-        them here as well is then an error (as for ``ToolstreamMiddleware``)."""
+        (as for ``ToolstreamLLM``) and ``history``: before every model call, answer each
+        unanswered call id of the outgoing history with an error result, then raise
+        ``HistoryError`` for what the vendor would reject and only the model could fix
+        (``"check"``, the default, as for ``ToolstreamMiddleware``; ``"repair"`` only answers;
+        ``"off"``: as given). An LLM that is already gated keeps its own gate, history policy
+        included; giving ``config`` or the callbacks here as well is then an error (as for
+        ``ToolstreamMiddleware``)."""
         super().__init__(*args, **kwargs)
         if isinstance(self.llm, ToolstreamLLM):
             if config is not None or on_turn is not None or on_event is not None:
                 raise ValueError("the agent's LLM is already gated by toolstream: give config= "
                                  "and the callbacks to ToolstreamLLM instead of the agent")
         else:
-            self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event)
+            self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event,
+                                     history=history)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])

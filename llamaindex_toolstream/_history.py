@@ -11,13 +11,31 @@ signatures (``additional_kwargs["thought_signatures"]``, one per block).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from llama_index.core.base.llms.types import ChatMessage, ThinkingBlock, ToolCallBlock
-from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
+from toolstream_core import HistoryCall, HistoryEntry, HistoryError, HistoryProblem, check_entries
 
-__all__ = ["check_history", "history_entries"]
+from ._messages import request_view
+
+__all__ = ["HistoryPolicy", "check_history", "history_entries", "prepare_history"]
+
+_log = logging.getLogger(__name__)
+
+#: What the gated LLM does with the history before each request: ``"repair"`` answers
+#: every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what only
+#: the model could fix; ``"off"`` answers only the calls the gate itself rejected.
+HistoryPolicy = Literal["repair", "check", "off"]
+
+#: What the LlamaIndex integration's own wire makes acceptable, so raising for it would stop a
+#: request the vendor takes: ``OpenAIResponses`` sends a function call by its ``call_id``
+#: alone (no ``fc_`` item id, which is what ties a call to its reasoning item) and, with
+#: ``store=False``, no reasoning item at all. ``check_history`` still lists it: the model has
+#: lost its reasoning for that step. A lost Gemini ``thoughtSignature`` is raised here (unlike
+#: LangChain's ``ChatGoogleGenerativeAI``, ``GoogleGenAI`` sends no bypass value for it).
+_INTEGRATION_REPAIRS = frozenset({"missing_reasoning"})
 
 
 def _signed(block: ThinkingBlock) -> bool:
@@ -74,6 +92,46 @@ def check_history(messages: Sequence[ChatMessage], provider: str | None, *,
     Anthropic tool call not preceded by its signed thinking block, a Responses function call
     without its reasoning item when nothing is stored (``stored=False``), a Gemini function
     call that lost its thought signature. Only ``unanswered`` problems are ``repairable``
-    (``pair_orphan_calls`` fixes them).
+    (``pair_orphan_calls`` fixes them, and the gated LLM does before every request).
     """
     return check_entries(history_entries(messages), provider, reasoning=reasoning, stored=stored)
+
+
+def _model_reasoning(llm: Any) -> bool | None:
+    """Whether ``llm`` is set to think (Anthropic ``thinking_dict``); ``None``: read the history."""
+    thinking = getattr(llm, "thinking_dict", None)
+    if isinstance(thinking, Mapping):
+        return thinking.get("type") in ("enabled", "adaptive")
+    return None
+
+
+def _as_message(user_msg: str | ChatMessage) -> ChatMessage:
+    if isinstance(user_msg, ChatMessage):
+        return user_msg
+    return ChatMessage(role=MessageRole.USER, content=user_msg)
+
+
+def prepare_history(messages: Sequence[ChatMessage], provider: str | None, policy: HistoryPolicy,
+                    llm: Any, user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
+    """The history the request sends under ``policy`` (see ``HistoryPolicy``).
+
+    ``user_msg``: the message a ``*_chat_with_tools`` call appends after ``messages``; it is
+    checked with them (it ends the tool loop the Anthropic and Gemini rules look at) but not
+    returned, since the wrapped LLM appends it itself.
+    """
+    view = request_view(messages, repair=policy != "off")
+    if policy != "check":
+        return view
+    sent = view if user_msg is None else [*view, _as_message(user_msg)]
+    problems = check_history(sent, provider, reasoning=_model_reasoning(llm),
+                             stored=getattr(llm, "store", None) is not False)
+    _refuse([p for p in problems if p.kind not in _INTEGRATION_REPAIRS], provider)
+    return view
+
+
+def _refuse(problems: list[HistoryProblem], provider: str | None) -> None:
+    """Raise ``HistoryError`` for ``problems``, if any: the vendor's 400, before it is sent."""
+    if problems:
+        _log.warning("toolstream: refusing to send a history the vendor would reject: %s",
+                     "; ".join(p.detail for p in problems))
+        raise HistoryError(problems, provider)

@@ -32,6 +32,7 @@ from llama_index.core.llms.llm import LLM, ToolSelection
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
 from toolstream_core.integration import events_for_response
 
+from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._providers import ProviderMismatchError, resolve_provider
@@ -59,7 +60,10 @@ class ToolstreamLLM(FunctionCallingLLM):
     ``AssembleConfig``, its mapping, or a YAML path. ``provider``: the wire, when the class is
     an OpenAI-compatible subclass this package cannot recognise. ``on_turn``: called with the
     core's ``Turn`` after every LLM call, cancelled ones included. ``on_event``: a callback for
-    UI progress events (never a reason to execute anything).
+    UI progress events (never a reason to execute anything). ``history``: what happens to the
+    outgoing history before each request (``"repair"``, the default, answers every unanswered
+    call id; ``"check"`` also raises ``HistoryError`` for what only the model could fix;
+    ``"off"``), as ``with_toolstream(history=)`` in the LangChain shim.
 
     The decision record (``read_record``) is kept as plain JSON in
     ``ChatResponse.additional_kwargs["toolstream"]`` and on the assistant message.
@@ -67,6 +71,8 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     llm: LLM = Field(description="The wrapped function-calling LLM.")
     provider: Provider = Field(description="Vendor wire of the wrapped LLM.")
+    history: HistoryPolicy = Field(default="repair", description="What happens to the outgoing "
+                                   "history before each request (see ``HistoryPolicy``).")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
@@ -82,6 +88,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         provider: Provider | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
+        history: HistoryPolicy = "repair",
         **kwargs: Any,
     ) -> None:
         if isinstance(llm, ToolstreamLLM):
@@ -93,7 +100,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
         detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
-        super().__init__(llm=llm, provider=detected, **kwargs)
+        super().__init__(llm=llm, provider=detected, history=history, **kwargs)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -125,6 +132,10 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
         )
+
+    def _outgoing(self, messages: Sequence[ChatMessage] | None,
+                  user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
+        return prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
 
     def _streaming(self, session: StreamSession) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
@@ -217,21 +228,21 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- chat --------------------------------------------------------------------------------
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(self.llm.chat(messages, **kwargs), self._session(None, kwargs))
+        return self._decide_whole(self.llm.chat(self._outgoing(messages), **kwargs), self._session(None, kwargs))
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(await self.llm.achat(messages, **kwargs), self._session(None, kwargs))
+        return self._decide_whole(await self.llm.achat(self._outgoing(messages), **kwargs), self._session(None, kwargs))
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
         session = self._session(None, kwargs)
-        gen = self._streaming(session).stream_chat(messages, **kwargs)
+        gen = self._streaming(session).stream_chat(self._outgoing(messages), **kwargs)
         return self._wrap_sync(gen, session)
 
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
         session = self._session(None, kwargs)
-        gen = await self._streaming(session).astream_chat(messages, **kwargs)
+        gen = await self._streaming(session).astream_chat(self._outgoing(messages), **kwargs)
         return self._wrap_async(gen, session)
 
     # -- chat with tools ---------------------------------------------------------------------
@@ -241,7 +252,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                         allow_parallel_tool_calls: bool = False, tool_required: bool = False,
                         **kwargs: Any) -> ChatResponse:
         response = self.llm.chat_with_tools(  # type: ignore[attr-defined]
-            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
         return self._decide_whole(response, self._session(tools, kwargs))
@@ -252,7 +263,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponse:
         response = await self.llm.achat_with_tools(  # type: ignore[attr-defined]
-            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
         return self._decide_whole(response, self._session(tools, kwargs))
@@ -264,7 +275,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                                tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
         session = self._session(tools, kwargs)
         gen = self._streaming(session).stream_chat_with_tools(
-            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
         return self._wrap_sync(gen, session)
@@ -278,7 +289,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                                       **kwargs: Any) -> ChatResponseAsyncGen:
         session = self._session(tools, kwargs)
         gen = await self._streaming(session).astream_chat_with_tools(
-            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
         return self._wrap_async(gen, session)

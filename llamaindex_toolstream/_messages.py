@@ -35,6 +35,7 @@ __all__ = [
     "pair_orphan_calls",
     "read_record",
     "rebuild_message",
+    "request_view",
 ]
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
@@ -272,7 +273,21 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
     gets the gate's error result when the call was rejected (from the record), and a
     "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
-    (Gemini pairs results by position; the workflow hands them back in its own order).
+    (Gemini pairs results by position; the workflow hands them back in its own order). The
+    gated LLM does this itself before every request; this is for a history you send some
+    other way.
+    """
+    return request_view(messages)
+
+
+def request_view(messages: Sequence[ChatMessage], *, repair: bool = True) -> list[ChatMessage]:
+    """The history as the vendor must see it; the caller's list is not modified.
+
+    For every assistant message with tool calls, its results are laid out right after it, one
+    per call id, in the calls' order. ``repair``: a call id with no result gets one error
+    result, whatever left it unanswered. Without ``repair`` only the gate's own rejected calls
+    are answered (its promise either way), and a message the gate did not produce goes as
+    given. A second result for the same id is left out; a paused turn goes back as it is.
     """
     out: list[ChatMessage] = []
     i = 0
@@ -282,18 +297,25 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         out.append(message)
         i += 1
         calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
-        if message.role != "assistant" or not calls:
+        if not _needs_view(message, calls, repair):
             continue
         answers: list[ChatMessage] = []
         while i < len(items) and items[i].role == "tool":
             answers.append(items[i])
             i += 1
-        out.extend(_results_in_call_order(message, calls, answers))
+        out.extend(_results_in_call_order(message, calls, answers, repair))
     return out
 
 
+def _needs_view(message: ChatMessage, calls: list[ToolCallBlock], repair: bool) -> bool:
+    if message.role != "assistant" or not calls or is_paused(message):
+        return False  # a paused turn goes back as it is, to be continued: nothing to answer
+    record = read_record(message)
+    return repair or (record is not None and bool(record.get("rejected") or record.get("committed")))
+
+
 def _results_in_call_order(message: ChatMessage, calls: list[ToolCallBlock],
-                           answers: list[ChatMessage]) -> list[ChatMessage]:
+                           answers: list[ChatMessage], repair: bool) -> list[ChatMessage]:
     """One result per call id of ``message``, in the calls' order; other results after."""
     ids = [block.tool_call_id or "" for block in calls]
     mine: dict[str, ChatMessage] = {}
@@ -309,6 +331,8 @@ def _results_in_call_order(message: ChatMessage, calls: list[ToolCallBlock],
     for block, ident in zip(calls, ids, strict=True):
         if ident in mine or ident in errors:
             out.append(mine.get(ident) or errors[ident])
+            continue
+        if not repair:
             continue
         out.append(ChatMessage(role="tool", content=unanswered_text(block.tool_name, ident),
                                additional_kwargs={"tool_call_id": ident}))

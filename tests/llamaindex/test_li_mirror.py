@@ -201,3 +201,38 @@ def test_error_tool_messages_on_an_ungated_message_pair_unparsable_calls_in_both
     assert lc.read_record(lc_ai) is None and li.read_record(li_message) is None
     for text in (str(lc_error.content), str(li_error.content)):
         assert text.startswith("Tool call 'write_file' (id c9) was not run")
+
+
+def test_history_check_raises_the_same_error_in_both_shims(emu: VendorEmulator) -> None:
+    """The same history (a tool call whose thinking block was lost, thinking on) through the
+    real ``ChatAnthropic`` and ``Anthropic`` classes: ``history="check"`` raises the same
+    ``HistoryError`` in both shims before anything is sent; the policies have the same names."""
+    from typing import get_args
+
+    from langchain_anthropic import ChatAnthropic
+
+    assert get_args(lc.HistoryPolicy) == get_args(li.HistoryPolicy)
+    thinking = {"type": "enabled", "budget_tokens": 2000}
+    lc_model = lc.with_toolstream(ChatAnthropic(model="claude-sonnet-4-5", api_key="test",
+                                                max_retries=0, base_url=emu.base_url,
+                                                max_tokens=4000, thinking=thinking),
+                                  history="check")
+    li_llm = li.ToolstreamLLM(make_llm("anthropic", emu.base_url, thinking_dict=thinking),
+                              history="check")
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_1", "type": "tool_call"}
+    lc_history = [HumanMessage("weather?"), AIMessage(content="checking", tool_calls=[call]),
+                  ToolMessage("sunny", tool_call_id="toolu_1")]
+    li_history = [ChatMessage(role="user", content="weather?"),
+                  ChatMessage(role="assistant", blocks=[
+                      ToolCallBlock(tool_call_id="toolu_1", tool_name="get_weather",
+                                    tool_kwargs={"city": "Paris"})]),
+                  ChatMessage(role="tool", content="sunny",
+                              additional_kwargs={"tool_call_id": "toolu_1"})]
+    with pytest.raises(li.HistoryError) as lc_caught:
+        lc_model.invoke(lc_history)
+    with pytest.raises(li.HistoryError) as li_caught:
+        li_llm.chat(li_history)
+    assert lc_caught.value.problems == li_caught.value.problems
+    assert [p.kind for p in li_caught.value.problems] == ["missing_thinking"]
+    assert str(lc_caught.value) == str(li_caught.value)
+    assert emu.requests == []
