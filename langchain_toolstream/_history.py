@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from toolstream_core import HistoryCall, HistoryEntry, HistoryError, HistoryProblem, check_entries
+from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
+from toolstream_core.integration import refuse_history, thinking_enabled
 
 from ._messages import call_order, request_view
 
@@ -104,25 +105,13 @@ def check_history(messages: Sequence[BaseMessage], provider: str | None, *,
     return check_entries(history_entries(messages), provider, reasoning=reasoning, stored=stored)
 
 
-def _model_reasoning(model: Any) -> bool | None:
-    """Whether ``model`` is set to think (Anthropic ``thinking``); ``None``: read the history."""
-    thinking = getattr(model, "thinking", None)
-    if isinstance(thinking, Mapping):
-        return thinking.get("type") in ("enabled", "adaptive")
-    return None
-
-
 def prepare_history(messages: list[BaseMessage], family: str | None, policy: HistoryPolicy,
                     model: Any) -> list[BaseMessage]:
     """The history the request sends under ``policy`` (see ``HistoryPolicy``)."""
     view = request_view(messages, family, repair=policy != "off")
     if policy != "check":
         return view
-    problems = [p for p in check_history(view, family, reasoning=_model_reasoning(model),
-                                         stored=getattr(model, "store", None) is not False)
-                if p.kind not in _INTEGRATION_REPAIRS]
-    if problems:
-        _log.warning("toolstream: refusing to send a history the vendor would reject: %s",
-                     "; ".join(p.detail for p in problems))
-        raise HistoryError(problems, family)
+    problems = check_history(view, family, reasoning=thinking_enabled(getattr(model, "thinking", None)),
+                             stored=getattr(model, "store", None) is not False)
+    refuse_history(problems, family, exempt=_INTEGRATION_REPAIRS, log=_log)
     return view

@@ -12,11 +12,12 @@ signatures (``additional_kwargs["thought_signatures"]``, one per block).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
-from toolstream_core import HistoryCall, HistoryEntry, HistoryError, HistoryProblem, check_entries
+from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
+from toolstream_core.integration import refuse_history, thinking_enabled
 
 from ._messages import request_view
 
@@ -97,14 +98,6 @@ def check_history(messages: Sequence[ChatMessage], provider: str | None, *,
     return check_entries(history_entries(messages), provider, reasoning=reasoning, stored=stored)
 
 
-def _model_reasoning(llm: Any) -> bool | None:
-    """Whether ``llm`` is set to think (Anthropic ``thinking_dict``); ``None``: read the history."""
-    thinking = getattr(llm, "thinking_dict", None)
-    if isinstance(thinking, Mapping):
-        return thinking.get("type") in ("enabled", "adaptive")
-    return None
-
-
 def _as_message(user_msg: str | ChatMessage) -> ChatMessage:
     if isinstance(user_msg, ChatMessage):
         return user_msg
@@ -123,15 +116,7 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     if policy != "check":
         return view
     sent = view if user_msg is None else [*view, _as_message(user_msg)]
-    problems = check_history(sent, provider, reasoning=_model_reasoning(llm),
+    problems = check_history(sent, provider, reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
                              stored=getattr(llm, "store", None) is not False)
-    _refuse([p for p in problems if p.kind not in _INTEGRATION_REPAIRS], provider)
+    refuse_history(problems, provider, exempt=_INTEGRATION_REPAIRS, log=_log)
     return view
-
-
-def _refuse(problems: list[HistoryProblem], provider: str | None) -> None:
-    """Raise ``HistoryError`` for ``problems``, if any: the vendor's 400, before it is sent."""
-    if problems:
-        _log.warning("toolstream: refusing to send a history the vendor would reject: %s",
-                     "; ".join(p.detail for p in problems))
-        raise HistoryError(problems, provider)

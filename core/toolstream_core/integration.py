@@ -33,6 +33,9 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`responses_answer`, ``RESPONSES_OUTPUT_TYPES``: the Responses input item that answers
   a rejected call of each kind (``function_call_output``, ``computer_call_output``,
   ``mcp_approval_response``, ...), built from its ``ErrorResult``.
+- :func:`refuse_history`, :func:`thinking_enabled`: the shims' ``history="check"`` step (raise
+  ``HistoryError`` for what the framework's class would send and the vendor refuse) and how a
+  model's thinking setting reads for it.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -40,9 +43,11 @@ The shared integration layer, so a vendor family is added once and every shim ge
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ._history import HistoryError, HistoryProblem
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
@@ -68,11 +73,13 @@ __all__ = [
     "events_for_response",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "refuse_history",
     "rejection_detail",
     "request_limit",
     "responses_answer",
     "settings_limit",
     "tap_client",
+    "thinking_enabled",
     "trace_parent",
     "tracing_active",
     "unanswered_text",
@@ -80,6 +87,27 @@ __all__ = [
     "untraced",
     "with_string_arguments",
 ]
+
+
+def thinking_enabled(setting: Any) -> bool | None:
+    """Whether a model's Anthropic thinking setting (``{"type": "enabled", ...}``, as both
+    frameworks keep it) turns thinking on; ``None`` when there is no such setting, so the
+    history decides (``check_entries``' ``reasoning=None``)."""
+    if isinstance(setting, Mapping):
+        return setting.get("type") in ("enabled", "adaptive")
+    return None
+
+
+def refuse_history(problems: Iterable[HistoryProblem], provider: str | None, *,
+                   exempt: Collection[str], log: logging.Logger) -> None:
+    """Raise ``HistoryError`` for the ``problems`` whose kind is not in ``exempt`` (those the
+    framework's own class repairs on the wire), logging them first: the vendor's 400, refused
+    before the request is sent. Nothing to raise: returns."""
+    refused = [p for p in problems if p.kind not in exempt]
+    if refused:
+        log.warning("toolstream: refusing to send a history the vendor would reject: %s",
+                    "; ".join(p.detail for p in refused))
+        raise HistoryError(refused, provider)
 
 
 def assembler_limit(limit: int | None) -> dict[str, Any]:
