@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import logging
 import tempfile
@@ -33,13 +34,14 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import yaml
 
-from toolstream_core import Provider
+from toolstream_core import Provider, Turn
 from toolstream_core.testing import api_from_uri, request_model
 from toolstream_core.vendors import SDK_EXTRA, make_client, open_stream
 
@@ -433,15 +435,13 @@ def _gemini_http_options(target: Target) -> Any:
     )
 
 
-def _messages(target: Target) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": target.prompt}]
-
-
-def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
+def sdk_chunks(target: Target, *, max_tokens: int | None = _MAX_TOKENS,
+               ) -> tuple[list[Any], BaseException | None]:
     """The raw SDK stream objects for the target, and the exception that ended it (if any).
 
     This is the plain ``stream=True`` call a toolstream user wraps; it is also what
-    the SDK itself hands the frameworks.
+    the SDK itself hands the frameworks. ``max_tokens=None`` leaves the limit out, as
+    OpenAI's ``chat.completions.stream`` call below does (a live server reports it back).
     """
     chunks: list[Any] = []
     try:
@@ -451,7 +451,7 @@ def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
         stream = open_stream(target.api, client, model=target.model,
                              contents=target.prompt,
                              tools=None if target.api == "gemini" else target.wire_tools,
-                             max_tokens=_MAX_TOKENS)
+                             max_tokens=max_tokens)
         for chunk in stream:
             chunks.append(chunk)
     except EngineUnavailable:
@@ -467,44 +467,218 @@ def _omit() -> Any:
     return openai.omit
 
 
-def _anthropic_omit() -> Any:
-    import anthropic
+# --------------------------------------------------------------------------- readers
+#
+# How each framework turns a stream of chunks into the calls it hands the tool runner.
+# The demo feeds a reader what a replayed exchange produced; the benchmarks
+# (``benchmarks/peers.py``) feed the same reader pre-built chunks, batch by batch, and
+# time it. ``feed`` takes an iterable so a timed batch costs one call, not one a chunk.
 
-    return anthropic.omit
+
+class Reader(Protocol):
+    """One framework's stream-to-calls code, fed chunks and asked for the calls at the end."""
+
+    def feed(self, chunks: Iterable[Any]) -> None: ...
+
+    def calls(self) -> list[CallView]: ...
+
+
+class LangChainMerge:
+    """``full = chunk if full is None else full + chunk`` over ``AIMessageChunk``s.
+
+    The loop LangChain's streaming docs teach; the runner gets ``full.tool_calls``
+    (``parse_partial_json`` under the hood) and ``full.invalid_tool_calls`` are not run.
+    """
+
+    def __init__(self) -> None:
+        self.full: Any = None
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        full = self.full
+        for chunk in chunks:
+            full = chunk if full is None else full + chunk
+        self.full = full
+
+    def calls(self) -> list[CallView]:
+        return [] if self.full is None else langchain_calls(self.full)
+
+
+class LangChainGenerate:
+    """``generate_from_stream`` over the ``ChatGenerationChunk``s: what ``invoke`` runs on a
+    streaming model (the demo shows the docs' loop, `LangChainMerge`; the benchmarks time both)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[Any] = []
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        self.chunks.extend(chunks)
+
+    def calls(self) -> list[CallView]:
+        from langchain_core.language_models.chat_models import generate_from_stream
+
+        result = generate_from_stream(iter(self.chunks))
+        return langchain_calls(result.generations[0].message)
+
+
+def langchain_calls(message: Any) -> list[CallView]:
+    """An ``AIMessage``'s calls: ``tool_calls`` run, ``invalid_tool_calls`` kept aside."""
+    calls = [CallView(tc.get("name"), tc.get("id"), RUN, tc.get("args")) for tc in message.tool_calls]
+    for bad in message.invalid_tool_calls:
+        calls.append(CallView(bad.get("name"), bad.get("id"), INVALID, None,
+                              bad.get("error") or "invalid_tool_calls"))
+    return calls
+
+
+class LlamaIndexRead:
+    """``llm.stream_chat(...)`` to the last response, then ``get_tool_calls_from_response``.
+
+    ``parse_each`` also parses every streamed response, as ``FunctionAgent`` does to show
+    calls as they grow (the benchmarks time it both ways; the demo reads the last only).
+    """
+
+    def __init__(self, llm: Any, *, parse_each: bool = False) -> None:
+        self.llm = llm
+        self.parse_each = parse_each
+        self.last: Any = None
+
+    def stream(self, prompt: str) -> Iterator[Any]:
+        """The framework's own stream of ``ChatResponse``s for one user message."""
+        chat_message = _need(
+            "llamaindex", lambda: __import__("llama_index.core.llms", fromlist=["x"]).ChatMessage
+        )
+        return cast(Iterator[Any], self.llm.stream_chat([chat_message(role="user", content=prompt)]))
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        parse = self.llm.get_tool_calls_from_response if self.parse_each else None
+        for response in chunks:
+            self.last = response
+            if parse is not None:
+                parse(response, error_on_no_tool_call=False)
+
+    def calls(self) -> list[CallView]:
+        if self.last is None:
+            return []
+        found = self.llm.get_tool_calls_from_response(self.last, error_on_no_tool_call=False)
+        return [CallView(sel.tool_name, sel.tool_id or None, RUN, sel.tool_kwargs) for sel in found]
+
+
+class OpenAIChatState:
+    """``ChatCompletionStreamState``: what ``chat.completions.stream`` runs on each chunk.
+
+    The helper passes over chunks that are not ``chat.completion.chunk`` (Azure's content
+    filter events) and so does this. ``get_final_completion`` parses the arguments of
+    ``strict`` input tools; the rest get the ``json.loads`` every example writes.
+    """
+
+    def __init__(self, input_tools: list[Any] | None = None) -> None:
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+
+        self.state: Any = (ChatCompletionStreamState(input_tools=input_tools) if input_tools
+                           else ChatCompletionStreamState())
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        handle = self.state.handle_chunk
+        for chunk in chunks:
+            if chunk.object == "chat.completion.chunk":
+                handle(chunk)
+
+    def calls(self) -> list[CallView]:
+        calls: list[CallView] = []
+        for choice in self.state.get_final_completion().choices:
+            for tc in choice.message.tool_calls or []:
+                function = getattr(tc, "function", None)
+                if function is None:
+                    continue
+                parsed = getattr(function, "parsed_arguments", None)
+                calls.append(_loaded(function.name, tc.id, function.arguments, parsed))
+        return calls
+
+
+class AnthropicAccumulate:
+    """``accumulate_event``: what ``messages.stream`` runs on each event, then its snapshot's
+    ``tool_use`` blocks (``build_events``, the helper's per-event UI events, is not run)."""
+
+    def __init__(self) -> None:
+        self.accumulate, takes_bufs = _accumulator()
+        self.extra: dict[str, Any] = {"json_bufs": {}} if takes_bufs else {}
+        self.snapshot: Any = None
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        accumulate, extra = self.accumulate, self.extra
+        snapshot = self.snapshot
+        for event in chunks:
+            snapshot = accumulate(event=event, current_snapshot=snapshot, **extra)
+        self.snapshot = snapshot
+
+    def calls(self) -> list[CallView]:
+        if self.snapshot is None:  # get_final_message asserts the same
+            raise AssertionError
+        return [CallView(block.name, block.id, RUN, block.input)
+                for block in self.snapshot.content if getattr(block, "type", None) == "tool_use"]
+
+
+@cache
+def _accumulator() -> tuple[Callable[..., Any], bool]:
+    """The SDK's ``accumulate_event``, and whether this release threads ``json_bufs`` through it."""
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    return accumulate_event, "json_bufs" in inspect.signature(accumulate_event).parameters
+
+
+class ToolstreamAssemble:
+    """toolstream's `Assembler` fed every chunk; its turn's calls committed, rejected or dropped."""
+
+    def __init__(self, provider: str, *, tools: Mapping[str, Any] | None = None,
+                 config: Any = None) -> None:
+        from toolstream_core import Assembler
+
+        self.assembler = Assembler(tools=tools, config=config, provider=cast(Provider, provider))
+
+    def feed(self, chunks: Iterable[Any]) -> None:
+        feed = self.assembler.feed
+        for chunk in chunks:
+            feed(chunk)
+
+    def finish(self, error: BaseException | None = None) -> Turn:
+        """The turn, with the transport marked incomplete when ``error`` ended the stream."""
+        return self.assembler.finish(transport_complete=error is None, error=error)
+
+    def calls(self) -> list[CallView]:
+        return turn_calls(self.finish())
+
+
+def turn_calls(turn: Turn) -> list[CallView]:
+    """Each call of a turn as the runner sees it: committed, rejected with a reason, dropped."""
+    calls: list[CallView] = []
+    for call in turn.calls:
+        committed = str(getattr(call.state, "value", call.state)) == "committed"
+        reason = None if call.reason is None else str(getattr(call.reason, "value", call.reason))
+        calls.append(CallView(call.name, call.id, COMMIT if committed else REJECT,
+                              call.arguments if committed else None, reason))
+    for call in turn.dropped:
+        calls.append(CallView(call.name, call.id, DROP, None, "invalid_json"))
+    return calls
+
+
+def runnable(calls: Iterable[CallView]) -> list[tuple[str | None, Any]]:
+    """``(name, arguments)`` of the calls a tool runner would run: run or committed."""
+    return [(call.name, call.arguments) for call in calls if call.verdict in (RUN, COMMIT)]
 
 
 # --------------------------------------------------------------------------- engines
 
 
 def _toolstream(target: Target, label: str) -> Outcome:
-    from toolstream_core import Assembler
-
     chunks, error = sdk_chunks(target)
-    assembler = Assembler(tools=target.tools or None, provider=cast(Provider, target.api))
-    for chunk in chunks:
-        assembler.feed(chunk)
-    turn = assembler.finish(transport_complete=error is None, error=error)
-    calls: list[CallView] = []
-    for call in turn.calls:
-        state = str(getattr(call.state, "value", call.state))
-        calls.append(
-            CallView(
-                name=call.name,
-                id=call.id,
-                verdict=COMMIT if state == "committed" else REJECT,
-                arguments=call.arguments if state == "committed" else None,
-                reason=None if call.reason is None else str(getattr(call.reason, "value",
-                                                                     call.reason)),
-            )
-        )
-    for call in turn.dropped:
-        calls.append(CallView(call.name, call.id, DROP, None, "invalid_json"))
+    reader = ToolstreamAssemble(target.api, tools=target.tools or None)
+    reader.feed(chunks)
+    turn = reader.finish(error)
     raw = [c.raw_arguments for c in [*turn.calls, *turn.dropped]]
     return Outcome(
         "toolstream",
         label,
         "ok",
-        calls=calls,
+        calls=turn_calls(turn),
         error=None if error is None else _exc_text(error),
         extra={
             "finish_reason": _text(turn.finish_reason),
@@ -524,18 +698,9 @@ def _toolstream(target: Target, label: str) -> Outcome:
 
 
 def _langchain(target: Target, label: str) -> Outcome:
-    model = _langchain_model(target)
-    full: Any = None
-    for chunk in model.stream(target.prompt):
-        full = chunk if full is None else full + chunk
-    calls: list[CallView] = []
-    if full is not None:
-        for tc in full.tool_calls:
-            calls.append(CallView(tc.get("name"), tc.get("id"), RUN, tc.get("args")))
-        for bad in full.invalid_tool_calls:
-            calls.append(CallView(bad.get("name"), bad.get("id"), INVALID, None,
-                                  bad.get("error") or "invalid_tool_calls"))
-    return Outcome("langchain", label, "ok", calls=calls)
+    reader = LangChainMerge()
+    reader.feed(_langchain_model(target).stream(target.prompt))
+    return Outcome("langchain", label, "ok", calls=reader.calls())
 
 
 def _langchain_model(target: Target) -> Any:
@@ -594,18 +759,9 @@ _LANGCHAIN_FAMILIES: dict[str, Callable[[Target], Any]] = {
 
 
 def _llamaindex(target: Target, label: str) -> Outcome:
-    llm = _llamaindex_llm(target)
-    chat_message = _need(
-        "llamaindex", lambda: __import__("llama_index.core.llms", fromlist=["x"]).ChatMessage
-    )
-    last: Any = None
-    for last in llm.stream_chat([chat_message(role="user", content=target.prompt)]):  # noqa: B007
-        pass
-    calls: list[CallView] = []
-    if last is not None:
-        for sel in llm.get_tool_calls_from_response(last, error_on_no_tool_call=False):
-            calls.append(CallView(sel.tool_name, sel.tool_id or None, RUN, sel.tool_kwargs))
-    return Outcome("llamaindex", label, "ok", calls=calls)
+    reader = LlamaIndexRead(_llamaindex_llm(target))
+    reader.feed(reader.stream(target.prompt))
+    return Outcome("llamaindex", label, "ok", calls=reader.calls())
 
 
 # LlamaIndex refuses model names it has no context-window entry for (an emulator's
@@ -682,23 +838,14 @@ def _sdk(target: Target, label: str) -> Outcome:
         events, error = sdk_chunks(target)
         return Outcome("sdk", label, "ok", calls=loop(events),
                        error=None if error is None else _exc_text(error))
-    if target.api == "openai-chat":
-        client = _client(target)
-        with client.chat.completions.stream(
-            model=target.model, messages=_messages(target), tools=target.wire_tools or _omit()
-        ) as stream:
-            for _event in stream:
-                pass
-            completion = stream.get_final_completion()
-        calls: list[CallView] = []
-        for choice in completion.choices:
-            for tc in choice.message.tool_calls or []:
-                function = getattr(tc, "function", None)
-                if function is None:
-                    continue
-                parsed = getattr(function, "parsed_arguments", None)
-                calls.append(_loaded(function.name, tc.id, function.arguments, parsed))
-        return Outcome("sdk", label, "ok", calls=calls)
+    if target.api in _SDK_STATES:  # the helper's own per-chunk state, on the chunks that arrived
+        state, max_tokens = _SDK_STATES[target.api]
+        chunks, error = sdk_chunks(target, max_tokens=max_tokens)
+        reader = state(target)
+        reader.feed(chunks)
+        if error is not None:  # the helper raises it out of its iteration
+            raise error
+        return Outcome("sdk", label, "ok", calls=reader.calls())
     if target.api == "openai-responses":
         client = _client(target)
         with client.responses.stream(
@@ -713,21 +860,6 @@ def _sdk(target: Target, label: str) -> Outcome:
             if getattr(item, "type", None) == "function_call"
         ]
         return Outcome("sdk", label, "ok", calls=calls)
-    if target.api == "anthropic":
-        client = _client(target)
-        with client.messages.stream(
-            model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
-            tools=target.wire_tools or _anthropic_omit(),
-        ) as stream:
-            for _event in stream:
-                pass
-            message = stream.get_final_message()
-        calls = [
-            CallView(block.name, block.id, RUN, block.input)
-            for block in message.content
-            if getattr(block, "type", None) == "tool_use"
-        ]
-        return Outcome("sdk", label, "ok", calls=calls)
     client = _client(target)
     calls = []
     # google-genai has no accumulating helper: the plain stream, as in sdk_chunks.
@@ -735,6 +867,15 @@ def _sdk(target: Target, label: str) -> Outcome:
         for fc in chunk.function_calls or []:
             calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
     return Outcome("sdk", label, "ok", calls=calls)
+
+
+#: The SDK helpers whose per-chunk state a reader runs, and the output limit the helper's
+#: request sends: ``chat.completions.stream`` and ``messages.stream`` are these states
+#: over the ``stream=True`` chunks (the benchmarks time the same readers).
+_SDK_STATES: dict[str, tuple[Callable[[Target], Reader], int | None]] = {
+    "openai-chat": (lambda target: OpenAIChatState(target.wire_tools), None),
+    "anthropic": (lambda target: AnthropicAccumulate(), _MAX_TOKENS),
+}
 
 
 def _bedrock_calls(events: list[Any]) -> list[CallView]:
