@@ -15,7 +15,7 @@ roster. The peers run their real code paths, with only the socket taken away:
   ``generate_from_stream`` (what ``invoke`` runs on a streaming model). ``ChatOpenAI`` also
   ``model_dump``s each SDK chunk and fires callbacks first; that cost is *not* counted here.
 - LlamaIndex: ``OpenAI.stream_chat`` (its ``update_tool_calls`` accumulation, a
-  ``ChatResponse`` per chunk) with the SDK client's ``create`` returning the chunks, plus
+  ``ChatResponse`` per chunk) on an ``openai_client`` whose ``create`` returns the chunks, plus
   ``get_tool_calls_from_response`` on every streamed response, as ``FunctionAgent`` does.
 - OpenAI SDK: ``ChatCompletionStreamState.handle_chunk`` then ``get_final_completion`` and one
   ``json.loads`` of the final arguments (which any caller needs to run the tool). No
@@ -295,13 +295,17 @@ class _ChunkSource:
 
 @cache
 def _llamaindex_llm() -> tuple[Any, _ChunkSource]:
-    """One ``OpenAI`` LLM (built once, off the clock) on one chunk source."""
+    """One ``OpenAI`` LLM (built once, off the clock) on one chunk source, given through the
+    constructor's public ``openai_client`` parameter.
+
+    Not a real ``openai.OpenAI`` on a custom transport: that would put the SDK's SSE decoding
+    and ``construct_type`` of every chunk on the clock, while this contender, like its
+    baseline ``core_openai_obj``, is fed ``ChatCompletionChunk`` objects prepared off it.
+    """
     from llama_index.llms.openai import OpenAI
 
     source = _ChunkSource()
-    llm = OpenAI(model="gpt-4.1", api_key="sk-bench")
-    llm._client = source
-    return llm, source
+    return OpenAI(model="gpt-4.1", api_key="sk-bench", openai_client=source), source
 
 
 class _LlamaIndex:
