@@ -12,11 +12,19 @@ real framework class, and reads the result the way an agent loop would:
 * **LlamaIndex**: ``llm.stream_chat(...)`` to the last response, then
   ``llm.get_tool_calls_from_response(..., error_on_no_tool_call=False)``.
 * **SDK helper**: OpenAI ``chat.completions.stream`` / ``responses.stream`` and
-  their ``get_final_*``, Anthropic ``messages.stream`` and ``get_final_message``;
-  google-genai has no accumulating helper, so its ``chunk.function_calls`` are used.
-  Where the helper returns argument *text*, the runner is assumed to do
-  ``json.loads(arguments or "{}")``, the line every example writes.
+  their ``get_final_*``, Anthropic ``messages.stream`` and ``get_final_message``
+  (for chat and messages, the state those helpers run on each chunk, over the same
+  ``stream=True`` chunks); google-genai has no accumulating helper, so its
+  ``chunk.function_calls`` are used. Where the helper returns argument *text*, the
+  runner is assumed to do ``json.loads(arguments or "{}")``, the line every example
+  writes.
 * **toolstream**: the SDK's own chunk objects fed to `Assembler`.
+
+What each framework does with the chunks is a *reader* (`LangChainMerge`,
+`LlamaIndexRead`, `OpenAIChatState`, `AnthropicAccumulate`, `ToolstreamAssemble`, ...):
+the demo feeds it a replayed stream, and the benchmarks (``benchmarks/peers.py``, not
+shipped) feed the same reader pre-built chunks and time it, so the table and the
+timings are of one piece of code.
 
 Frameworks are optional extras: a missing one is reported as unavailable, never
 faked. Nothing here prints; `_demo` turns outcomes into a table.
