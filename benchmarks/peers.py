@@ -33,16 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-from toolstream_core.app.peers import (
-    AnthropicAccumulate,
-    LangChainGenerate,
-    LangChainMerge,
-    LlamaIndexRead,
-    OpenAIChatState,
-    Reader,
-    ToolstreamAssemble,
-    runnable,
-)
+import toolstream_core.app.peers as readers
 
 from benchmarks.workloads import Workload
 
@@ -188,30 +179,30 @@ def core_config() -> Any:
 class _Reading:
     """A reader fed each batch as prepared; ``finish`` is what it hands the tool runner."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: readers.Reader) -> None:
         self.reader = reader
 
     def feed(self, batch: list[Any]) -> None:
         self.reader.feed(batch)
 
     def finish(self) -> Outcome:
-        return runnable(self.reader.calls())
+        return readers.runnable(self.reader.calls())
 
 
 def _core(workload: Workload) -> Session:
-    return _Reading(ToolstreamAssemble(workload.api, config=core_config()))
+    return _Reading(readers.ToolstreamAssemble(workload.api, config=core_config()))
 
 
 def _openai_state(workload: Workload) -> Session:
-    return _Reading(OpenAIChatState())
+    return _Reading(readers.OpenAIChatState())
 
 
 def _anthropic_accumulate(workload: Workload) -> Session:
-    return _Reading(AnthropicAccumulate())
+    return _Reading(readers.AnthropicAccumulate())
 
 
 def _langchain_merge_only(workload: Workload) -> Session:
-    return _Reading(LangChainGenerate())
+    return _Reading(readers.LangChainGenerate())
 
 
 # --- LangChain: ChatOpenAI's per-chunk conversion on the clock ----------------------------
@@ -241,7 +232,7 @@ class _Converted(_Reading):
     """Dict chunks through ``ChatOpenAI``'s conversion, then the reader: its messages (the
     ``full + chunk`` loop) or the generation chunks (``generate_from_stream``)."""
 
-    def __init__(self, reader: Reader, *, messages: bool) -> None:
+    def __init__(self, reader: readers.Reader, *, messages: bool) -> None:
         super().__init__(reader)
         self.convert = _langchain_converter()
         self.messages = messages
@@ -252,11 +243,11 @@ class _Converted(_Reading):
 
 
 def _langchain_loop(workload: Workload) -> Session:
-    return _Converted(LangChainMerge(), messages=True)
+    return _Converted(readers.LangChainMerge(), messages=True)
 
 
 def _langchain_generate(workload: Workload) -> Session:
-    return _Converted(LangChainGenerate(), messages=False)
+    return _Converted(readers.LangChainGenerate(), messages=False)
 
 
 # --- LlamaIndex: the SDK client's create() returns the chunks fed so far -------------------
@@ -314,7 +305,7 @@ class _LlamaIndex:
     def __init__(self, workload: Workload, *, parse_each: bool) -> None:
         llm, self.source = _llamaindex_llm()
         self.source.restart()
-        self.reader = LlamaIndexRead(llm, parse_each=parse_each)
+        self.reader = readers.LlamaIndexRead(llm, parse_each=parse_each)
         self.responses = self.reader.stream("go")
 
     def _ready(self) -> Iterator[Any]:
@@ -328,7 +319,7 @@ class _LlamaIndex:
     def finish(self) -> Outcome:
         self.source.closed = True
         self.reader.feed(self.responses)
-        return runnable(self.reader.calls())
+        return readers.runnable(self.reader.calls())
 
 
 def _llamaindex(workload: Workload) -> Session:
