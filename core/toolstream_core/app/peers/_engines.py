@@ -43,13 +43,6 @@ ENGINE_TITLES: dict[str, str] = {
     "toolstream": "toolstream",
 }
 
-_EXTRA_FOR: dict[str, str] = {
-    "langchain": "langchain",
-    "llamaindex": "llamaindex",
-    "sdk": "all",
-    "toolstream": "all",
-}
-
 # Keys that only have to look like keys: the cassette answers, nothing leaves the host.
 _DEMO_KEY = "toolstream-demo-offline-key"
 _MAX_TOKENS = 1024
