@@ -48,6 +48,8 @@ class EngineUnavailable(Exception):
 
 
 def need(extra: str, importer: Callable[[], Any]) -> Any:
+    """``importer()``, or `EngineUnavailable` naming the extra that installs what it imports:
+    a missing framework is an "n/a" column, never a crash."""
     try:
         return importer()
     except ImportError as exc:
