@@ -14,7 +14,7 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.peers import _core_config
+from benchmarks.peers import core_config
 from benchmarks.workloads import ToolCallSpec, Workload, size_label, synthetic, write_file_call
 
 
@@ -79,7 +79,7 @@ def core_peak(workload: Workload) -> MemoryResult:
     from benchmarks.floor import MINIMAL
 
     def assemble() -> Any:
-        assembler = Assembler(config=_core_config(), provider=workload.api)
+        assembler = Assembler(config=core_config(), provider=workload.api)
         for chunk in workload.iter_events("dict"):
             assembler.feed(chunk)
         return assembler.finish()

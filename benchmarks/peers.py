@@ -4,14 +4,18 @@ Each contender is a factory of *sessions*. A session is fed batches of one input
 text, dicts, SDK objects) and ``finish()``es into ``[(tool name, parsed arguments), ...]`` so
 the harness can check that every contender really reassembled the call it was timed on.
 
-The peers are driven through their real code paths, with only the socket taken away:
+What a framework does with the chunks is not written here: it is the reader in
+`toolstream_core.app.peers` (``LangChainMerge``, ``LlamaIndexRead``, ``OpenAIChatState``,
+``AnthropicAccumulate``, ``ToolstreamAssemble``), the same code ``toolstream demo`` runs on
+replayed streams. This module prepares the input, hands it over batch by batch and keeps the
+roster. The peers run their real code paths, with only the socket taken away:
 
 - LangChain: ``ChatOpenAI._convert_chunk_to_generation_chunk`` (what ``ChatOpenAI._stream``
   runs on every chunk) then either the ``full = full + chunk`` loop its streaming docs teach or
   ``generate_from_stream`` (what ``invoke`` runs on a streaming model). ``ChatOpenAI`` also
   ``model_dump``s each SDK chunk and fires callbacks first; that cost is *not* counted here.
 - LlamaIndex: ``OpenAI.stream_chat`` (its ``update_tool_calls`` accumulation, a
-  ``ChatResponse`` per chunk) with the SDK client's ``create`` returning the chunks, plus
+  ``ChatResponse`` per chunk) on an ``openai_client`` whose ``create`` returns the chunks, plus
   ``get_tool_calls_from_response`` on every streamed response, as ``FunctionAgent`` does.
 - OpenAI SDK: ``ChatCompletionStreamState.handle_chunk`` then ``get_final_completion`` and one
   ``json.loads`` of the final arguments (which any caller needs to run the tool). No
@@ -23,12 +27,13 @@ The peers are driven through their real code paths, with only the socket taken a
 from __future__ import annotations
 
 import collections
-import inspect
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
+
+import toolstream_core.app.peers as readers
 
 from benchmarks.workloads import Workload
 
@@ -149,7 +154,10 @@ class _Floor:
         return None
 
 
-# --- toolstream -----------------------------------------------------------------------------
+# --- the readers, timed -------------------------------------------------------------------
+#
+# What each framework does with the chunks is `toolstream_core.app.peers`'s reader for it, the
+# code ``toolstream demo`` runs on replayed streams; a session hands it the prepared batches.
 
 
 def core_available() -> bool:
@@ -161,30 +169,43 @@ def core_available() -> bool:
 
 
 @cache
-def _core_config() -> Any:
+def core_config() -> Any:
     """Limits raised so 16 MiB calls are assembled, not failed by the 256 KiB default."""
     from toolstream_core import AssembleConfig
 
     return AssembleConfig.from_mapping({"max_tool_argument_bytes": 1 << 30})
 
 
-class _Core:
-    def __init__(self, workload: Workload) -> None:
-        from toolstream_core import Assembler
+class _Reading:
+    """A reader fed each batch as prepared; ``finish`` is what it hands the tool runner."""
 
-        self.assembler = Assembler(config=_core_config(), provider=workload.api)
+    def __init__(self, reader: readers.Reader) -> None:
+        self.reader = reader
 
     def feed(self, batch: list[Any]) -> None:
-        feed = self.assembler.feed
-        for chunk in batch:
-            feed(chunk)
+        self.reader.feed(batch)
 
     def finish(self) -> Outcome:
-        turn = self.assembler.finish()
-        return [(call.name, call.arguments) for call in turn.committed]
+        return readers.runnable(self.reader.calls())
 
 
-# --- LangChain ------------------------------------------------------------------------------
+def _core(workload: Workload) -> Session:
+    return _Reading(readers.ToolstreamAssemble(workload.api, config=core_config()))
+
+
+def _openai_state(workload: Workload) -> Session:
+    return _Reading(readers.OpenAIChatState())
+
+
+def _anthropic_accumulate(workload: Workload) -> Session:
+    return _Reading(readers.AnthropicAccumulate())
+
+
+def _langchain_merge_only(workload: Workload) -> Session:
+    return _Reading(readers.LangChainGenerate())
+
+
+# --- LangChain: ChatOpenAI's per-chunk conversion on the clock ----------------------------
 
 
 @cache
@@ -207,61 +228,29 @@ def _langchain_converter() -> Callable[[dict[str, Any]], Any]:
     return convert
 
 
-def _lc_outcome(message: Any) -> Outcome:
-    return [(tc["name"], tc["args"]) for tc in message.tool_calls]
+class _Converted(_Reading):
+    """Dict chunks through ``ChatOpenAI``'s conversion, then the reader: its messages (the
+    ``full + chunk`` loop) or the generation chunks (``generate_from_stream``)."""
 
-
-class _LangChainLoop:
-    """``full = chunk if full is None else full + chunk`` over ``AIMessageChunk``s."""
-
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, reader: readers.Reader, *, messages: bool) -> None:
+        super().__init__(reader)
         self.convert = _langchain_converter()
-        self.full: Any = None
-
-    def feed(self, batch: list[dict[str, Any]]) -> None:
-        convert = self.convert
-        full = self.full
-        for chunk in batch:
-            generation = convert(chunk)
-            if generation is None:
-                continue
-            full = generation.message if full is None else full + generation.message
-        self.full = full
-
-    def finish(self) -> Outcome:
-        return _lc_outcome(self.full)
-
-
-class _LangChainGenerate:
-    """Per-chunk conversion, then ``generate_from_stream`` over the collected chunks."""
-
-    def __init__(self, workload: Workload) -> None:
-        self.convert = _langchain_converter()
-        self.chunks: list[Any] = []
-
-    def feed(self, batch: list[dict[str, Any]]) -> None:
-        convert = self.convert
-        append = self.chunks.append
-        for chunk in batch:
-            generation = convert(chunk)
-            if generation is not None:
-                append(generation)
-
-    def finish(self) -> Outcome:
-        from langchain_core.language_models.chat_models import generate_from_stream
-
-        result = generate_from_stream(iter(self.chunks))
-        return _lc_outcome(result.generations[0].message)
-
-
-class _LangChainMergeOnly(_LangChainGenerate):
-    """``generate_from_stream`` alone, on chunks converted outside the timed section."""
+        self.messages = messages
 
     def feed(self, batch: list[Any]) -> None:
-        self.chunks.extend(batch)
+        generations = [g for g in map(self.convert, batch) if g is not None]
+        self.reader.feed([g.message for g in generations] if self.messages else generations)
 
 
-# --- LlamaIndex -----------------------------------------------------------------------------
+def _langchain_loop(workload: Workload) -> Session:
+    return _Converted(readers.LangChainMerge(), messages=True)
+
+
+def _langchain_generate(workload: Workload) -> Session:
+    return _Converted(readers.LangChainGenerate(), messages=False)
+
+
+# --- LlamaIndex: the SDK client's create() returns the chunks fed so far -------------------
 
 
 class _Starved(RuntimeError):
@@ -269,13 +258,18 @@ class _Starved(RuntimeError):
 
 
 class _ChunkSource:
-    """Stands in for the OpenAI SDK stream: ``create()`` returns the chunks fed so far."""
+    """Stands in for the OpenAI SDK client: ``chat.completions.create()`` returns the chunks fed so far."""
 
     def __init__(self) -> None:
         self.queue: collections.deque[Any] = collections.deque()
         self.closed = False
         self.chat = self
         self.completions = self
+
+    def restart(self) -> None:
+        """A new stream: nothing queued, not closed."""
+        self.queue.clear()
+        self.closed = False
 
     def create(self, **_: Any) -> Iterator[Any]:
         return self._iterate()
@@ -291,90 +285,49 @@ class _ChunkSource:
 
 
 @cache
-def _llamaindex_llm() -> Any:
+def _llamaindex_llm() -> tuple[Any, _ChunkSource]:
+    """One ``OpenAI`` LLM (built once, off the clock) on one chunk source, given through the
+    constructor's public ``openai_client`` parameter.
+
+    Not a real ``openai.OpenAI`` on a custom transport: that would put the SDK's SSE decoding
+    and ``construct_type`` of every chunk on the clock, while this contender, like its
+    baseline ``core_openai_obj``, is fed ``ChatCompletionChunk`` objects prepared off it.
+    """
     from llama_index.llms.openai import OpenAI
 
-    return OpenAI(model="gpt-4.1", api_key="sk-bench")
+    source = _ChunkSource()
+    return OpenAI(model="gpt-4.1", api_key="sk-bench", openai_client=source), source
 
 
 class _LlamaIndex:
-    """``OpenAI.stream_chat`` plus, optionally, ``get_tool_calls_from_response`` per chunk."""
+    """``OpenAI.stream_chat`` pulled as far as the chunks fed so far, into the reader."""
 
-    per_chunk_parse = True
+    def __init__(self, workload: Workload, *, parse_each: bool) -> None:
+        llm, self.source = _llamaindex_llm()
+        self.source.restart()
+        self.reader = readers.LlamaIndexRead(llm, parse_each=parse_each)
+        self.responses = self.reader.stream("go")
 
-    def __init__(self, workload: Workload) -> None:
-        from llama_index.core.llms import ChatMessage
-
-        self.llm = _llamaindex_llm()
-        self.source = _ChunkSource()
-        self.llm._client = self.source
-        self.responses = self.llm.stream_chat([ChatMessage(role="user", content="go")])
-        self.last: Any = None
-
-    def _take(self, response: Any) -> None:
-        self.last = response
-        if self.per_chunk_parse:
-            self.llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+    def _ready(self) -> Iterator[Any]:
+        while self.source.queue:
+            yield next(self.responses)
 
     def feed(self, batch: list[Any]) -> None:
         self.source.queue.extend(batch)
-        while self.source.queue:
-            self._take(next(self.responses))
+        self.reader.feed(self._ready())
 
     def finish(self) -> Outcome:
         self.source.closed = True
-        for response in self.responses:
-            self._take(response)
-        calls = self.llm.get_tool_calls_from_response(self.last, error_on_no_tool_call=False)
-        return [(call.tool_name, call.tool_kwargs) for call in calls]
+        self.reader.feed(self.responses)
+        return readers.runnable(self.reader.calls())
 
 
-class _LlamaIndexNoParse(_LlamaIndex):
-    per_chunk_parse = False
+def _llamaindex(workload: Workload) -> Session:
+    return _LlamaIndex(workload, parse_each=True)
 
 
-# --- vendor SDKs ----------------------------------------------------------------------------
-
-
-class _OpenAIStreamState:
-    def __init__(self, workload: Workload) -> None:
-        from openai.lib.streaming.chat import ChatCompletionStreamState
-
-        self.state: Any = ChatCompletionStreamState()
-
-    def feed(self, batch: list[Any]) -> None:
-        handle = self.state.handle_chunk
-        for chunk in batch:
-            handle(chunk)
-
-    def finish(self) -> Outcome:
-        message = self.state.get_final_completion().choices[0].message
-        return [(tc.function.name, json.loads(tc.function.arguments or "{}")) for tc in message.tool_calls or []]
-
-
-@cache
-def _accumulate() -> tuple[Callable[..., Any], bool]:
-    from anthropic.lib.streaming._messages import accumulate_event
-
-    takes_bufs = "json_bufs" in inspect.signature(accumulate_event).parameters
-    return accumulate_event, takes_bufs
-
-
-class _AnthropicAccumulate:
-    def __init__(self, workload: Workload) -> None:
-        self.accumulate, takes_bufs = _accumulate()
-        self.extra: dict[str, Any] = {"json_bufs": {}} if takes_bufs else {}
-        self.snapshot: Any = None
-
-    def feed(self, batch: list[Any]) -> None:
-        accumulate, extra = self.accumulate, self.extra
-        snapshot = self.snapshot
-        for event in batch:
-            snapshot = accumulate(event=event, current_snapshot=snapshot, **extra)
-        self.snapshot = snapshot
-
-    def finish(self) -> Outcome:
-        return [(b.name, b.input) for b in self.snapshot.content if b.type == "tool_use"]
+def _llamaindex_noparse(workload: Workload) -> Session:
+    return _LlamaIndex(workload, parse_each=False)
 
 
 # --- the roster -----------------------------------------------------------------------------
@@ -385,23 +338,23 @@ ANY_API = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 CONTENDERS: list[Contender] = [
     Contender("floor", "json.loads floor", ANY_API, "wire", _Floor, "floor"),
-    Contender("core_dict", "toolstream (dicts)", ANY_API, "dict", _Core, "core"),
-    Contender("core_openai_obj", "toolstream (SDK objects)", OPENAI, "openai-object", _Core, "core"),
+    Contender("core_dict", "toolstream (dicts)", ANY_API, "dict", _core, "core"),
+    Contender("core_openai_obj", "toolstream (SDK objects)", OPENAI, "openai-object", _core, "core"),
     Contender(
         "core_anthropic_obj",
         "toolstream (SDK objects)",
         ANTHROPIC,
         "anthropic-object",
-        _Core,
+        _core,
         "core",
     ),
-    Contender("lc_loop", "LangChain full+chunk loop", OPENAI, "dict", _LangChainLoop, "peer", "core_dict"),
+    Contender("lc_loop", "LangChain full+chunk loop", OPENAI, "dict", _langchain_loop, "peer", "core_dict"),
     Contender(
         "lc_generate",
         "LangChain generate_from_stream",
         OPENAI,
         "dict",
-        _LangChainGenerate,
+        _langchain_generate,
         "peer",
         "core_dict",
     ),
@@ -410,7 +363,7 @@ CONTENDERS: list[Contender] = [
         "LangChain generate_from_stream (merge only)",
         OPENAI,
         "langchain-chunk",
-        _LangChainMergeOnly,
+        _langchain_merge_only,
         "peer",
         "core_dict",
     ),
@@ -419,7 +372,7 @@ CONTENDERS: list[Contender] = [
         "LlamaIndex stream_chat + per-chunk get_tool_calls",
         OPENAI,
         "openai-object",
-        _LlamaIndex,
+        _llamaindex,
         "peer",
         "core_openai_obj",
     ),
@@ -428,7 +381,7 @@ CONTENDERS: list[Contender] = [
         "LlamaIndex stream_chat (accumulation only)",
         OPENAI,
         "openai-object",
-        _LlamaIndexNoParse,
+        _llamaindex_noparse,
         "peer",
         "core_openai_obj",
     ),
@@ -437,7 +390,7 @@ CONTENDERS: list[Contender] = [
         "OpenAI SDK ChatCompletionStreamState",
         OPENAI,
         "openai-object",
-        _OpenAIStreamState,
+        _openai_state,
         "peer",
         "core_openai_obj",
     ),
@@ -446,7 +399,7 @@ CONTENDERS: list[Contender] = [
         "Anthropic SDK accumulate_event",
         ANTHROPIC,
         "anthropic-object",
-        _AnthropicAccumulate,
+        _anthropic_accumulate,
         "peer",
         "core_anthropic_obj",
     ),

@@ -27,13 +27,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from toolstream_core import Assembler
 
-    from benchmarks.peers import _core_config
+    from benchmarks.peers import core_config
 
     workload = synthetic("write_file", args.api, args.kib * KiB, args.fragment)
     kind = args.input if args.input == "dict" else f"{args.api.split('-')[0]}-object"
     source, prepare = PREPARERS[kind]
     chunks = prepare(list(workload.iter_events(source)))
-    assembler = Assembler(config=_core_config(), provider=args.api)
+    assembler = Assembler(config=core_config(), provider=args.api)
     profiler = cProfile.Profile()
     profiler.enable()
     for chunk in chunks:

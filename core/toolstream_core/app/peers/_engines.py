@@ -1,46 +1,34 @@
-"""What the tools people already use would hand to their tool runner, computed for real.
-
-`toolstream demo` compares toolstream with plain LangChain, plain LlamaIndex and the
-vendor SDKs' own stream helpers. A comparison is only worth showing if the other
-side is the real code, so every engine here replays the same recorded HTTP exchange
-(a vcrpy cassette, ``record_mode="none"``) through the real vendor client and the
-real framework class, and reads the result the way an agent loop would:
-
-* **LangChain**: ``model.stream(...)`` with the usual ``full = full + chunk`` merge;
-  the runner gets ``full.tool_calls`` (``parse_partial_json`` under the hood), and
-  ``full.invalid_tool_calls`` are not run.
-* **LlamaIndex**: ``llm.stream_chat(...)`` to the last response, then
-  ``llm.get_tool_calls_from_response(..., error_on_no_tool_call=False)``.
-* **SDK helper**: OpenAI ``chat.completions.stream`` / ``responses.stream`` and
-  their ``get_final_*``, Anthropic ``messages.stream`` and ``get_final_message``;
-  google-genai has no accumulating helper, so its ``chunk.function_calls`` are used.
-  Where the helper returns argument *text*, the runner is assumed to do
-  ``json.loads(arguments or "{}")``, the line every example writes.
-* **toolstream**: the SDK's own chunk objects fed to `Assembler`.
-
-Frameworks are optional extras: a missing one is reported as unavailable, never
-faked. Nothing here prints; `_demo` turns outcomes into a table.
-"""
+"""The demo's engines: each replays a target through the real vendor client and the real
+framework class, and hands the chunks to that framework's reader (`_readers`)."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import logging
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, cast
-from urllib.parse import urlsplit
+from typing import Any
 
-import yaml
-
-from toolstream_core import Provider
-from toolstream_core.testing import api_from_uri, request_model
+from toolstream_core.app.peers._readers import (
+    RUN,
+    AnthropicAccumulate,
+    CallView,
+    EngineUnavailable,
+    LangChainMerge,
+    LlamaIndexRead,
+    OpenAIChatState,
+    Reader,
+    ToolstreamAssemble,
+    loaded,
+    named_fields,
+    need,
+    turn_calls,
+)
+from toolstream_core.app.peers._targets import Target
 from toolstream_core.vendors import SDK_EXTRA, make_client, open_stream
 
 logger = logging.getLogger(__name__)
@@ -55,52 +43,9 @@ ENGINE_TITLES: dict[str, str] = {
     "toolstream": "toolstream",
 }
 
-_EXTRA_FOR: dict[str, str] = {
-    "langchain": "langchain",
-    "llamaindex": "llamaindex",
-    "sdk": "all",
-    "toolstream": "all",
-}
-
 # Keys that only have to look like keys: the cassette answers, nothing leaves the host.
 _DEMO_KEY = "toolstream-demo-offline-key"
 _MAX_TOKENS = 1024
-
-# Verdicts: what happens to one call in each engine.
-RUN = "run"  # handed to the tool runner with these arguments
-INVALID = "invalid"  # kept aside by the engine; not run (and nothing answers its id)
-COMMIT = "commit"  # toolstream: committed, safe to run
-REJECT = "reject"  # toolstream: not run, one paired error result
-DROP = "drop"  # toolstream: removed with protocol repair
-
-
-@dataclass(frozen=True)
-class Target:
-    """One recorded stream and what it takes to ask the same question again."""
-
-    cassette: Path
-    interaction: int
-    api: str
-    model: str
-    base_url: str
-    api_version: str | None
-    prompt: str
-    tools: dict[str, dict[str, Any]]
-    wire_tools: list[Any]
-
-
-@dataclass
-class CallView:
-    """One tool call as an engine would hand it on."""
-
-    name: str | None
-    id: str | None
-    verdict: str
-    arguments: Any = None
-    reason: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return _attrs(self, "name", "id", "verdict", "arguments", "reason")
 
 
 @dataclass
@@ -116,164 +61,10 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            **_attrs(self, "engine", "label", "status", "error"),
+            **named_fields(self, "engine", "label", "status", "error"),
             "calls": [c.as_dict() for c in self.calls],
             **self.extra,
         }
-
-
-def _attrs(obj: object, *names: str) -> dict[str, Any]:
-    """The named attributes in that order: the JSON key order users and golden files see."""
-    return {name: getattr(obj, name) for name in names}
-
-
-class EngineUnavailable(Exception):
-    """An optional package the engine needs is not installed."""
-
-
-# --------------------------------------------------------------------------- targets
-
-
-def make_target(cassette: Path, interaction: Mapping[str, Any], index: int, work: Path) -> Target:
-    """A replayable target for one cassette interaction.
-
-    The interaction is written alone to a cassette under ``work`` so every engine
-    gets exactly this response, whatever else the original cassette holds.
-    """
-    request = interaction.get("request") or {}
-    uri = str(request.get("uri") or "")
-    api = api_from_uri(uri)
-    if api is None:
-        raise ValueError(f"{cassette}#{index}: {uri!r} is not a known vendor endpoint")
-    base_url, api_version = _base_url(api, uri)
-    body = _request_json(request)
-    single = work / f"{cassette.parent.name}__{cassette.stem}__{index}.yaml"
-    single.write_text(
-        yaml.safe_dump({"interactions": [dict(interaction)], "version": 1}, allow_unicode=True),
-        encoding="utf-8",
-    )
-    declared = _declared_tools(body)
-    wire_tools: list[Any] = declared if isinstance(declared, list) else []
-    return Target(
-        cassette=single,
-        interaction=index,
-        api=api,
-        model=request_model(request) or "model",
-        base_url=base_url,
-        api_version=api_version,
-        prompt=_prompt(api, body) or "Use the tools.",
-        tools=tools_from_request(api, wire_tools),
-        wire_tools=wire_tools,
-    )
-
-
-def _declared_tools(body: Mapping[str, Any]) -> Any:
-    """The request's tool list (Bedrock's sits under ``toolConfig``)."""
-    config = body.get("toolConfig")
-    return config.get("tools") if isinstance(config, Mapping) else body.get("tools")
-
-
-def _base_url(api: str, uri: str) -> tuple[str, str | None]:
-    """The client base URL that makes the SDK send its request to the recorded path."""
-    parts = urlsplit(uri)
-    root = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path
-    if api in ("bedrock-converse", "ollama", "cohere"):  # their SDKs add the whole path
-        return root, None
-    if api == "openai-chat":
-        return root + path[: path.rfind("/chat/completions")], None
-    if api == "openai-responses":
-        return root + path[: path.rfind("/responses")], None
-    if api == "anthropic":
-        return root + path[: path.rfind("/v1/messages")], None
-    marker = path.find("/models/")
-    prefix = path[:marker]  # "/v1beta" or "/<base path>/v1beta"
-    version = prefix.rsplit("/", 1)[-1] or None
-    return root + prefix[: len(prefix) - len(version or "")], version
-
-
-def _request_json(request: Mapping[str, Any]) -> dict[str, Any]:
-    body = request.get("body")
-    if isinstance(body, Mapping):
-        body = body.get("string")
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if not isinstance(body, str) or not body:
-        return {}
-    try:
-        doc = json.loads(body)
-    except json.JSONDecodeError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def _prompt(api: str, body: Mapping[str, Any]) -> str | None:
-    """The user's text in the recorded request (only so the replayed request reads the same)."""
-    if api == "openai-responses":
-        value = body.get("input")
-        if isinstance(value, str):
-            return value
-    messages = body.get("messages") or body.get("contents") or body.get("input") or []
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, Mapping):
-            continue
-        content = message.get("content", message.get("parts"))
-        if isinstance(content, str):
-            return content
-        for part in content if isinstance(content, list) else []:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                return str(part["text"])
-    return None
-
-
-def tools_from_request(api: str, wire_tools: list[Any]) -> dict[str, dict[str, Any]]:
-    """``name -> JSON Schema`` from the tools the recorded request declared.
-
-    Gemini's own schema dialect (upper-case ``type`` names) is lower-cased so the
-    registry is plain JSON Schema.
-    """
-    found: dict[str, dict[str, Any]] = {}
-    for tool in wire_tools:
-        if not isinstance(tool, Mapping):
-            continue
-        if api == "gemini":
-            declarations = tool.get("functionDeclarations") or tool.get("function_declarations")
-            for decl in declarations or []:
-                if isinstance(decl, Mapping) and isinstance(decl.get("name"), str):
-                    schema = (
-                        decl.get("parametersJsonSchema")
-                        or decl.get("parameters_json_schema")
-                        or decl.get("parameters")
-                        or {"type": "object"}
-                    )
-                    found[decl["name"]] = _json_schema_types(schema)
-            continue
-        inner = tool.get("function") or tool.get("toolSpec")
-        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
-        name = function.get("name")
-        schema = function.get("parameters") or function.get("input_schema")
-        spec = function.get("inputSchema")
-        if schema is None and isinstance(spec, Mapping):  # Bedrock: {"json": schema}
-            schema = spec.get("json")
-        if isinstance(name, str) and isinstance(schema, Mapping):
-            found[name] = dict(schema)
-    return found
-
-
-def _json_schema_types(schema: Any) -> Any:
-    if isinstance(schema, Mapping):
-        out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key == "type" and isinstance(value, str):
-                out[key] = value.lower()
-            elif key in ("propertyOrdering", "property_ordering"):
-                continue
-            else:
-                out[key] = _json_schema_types(value)
-        return out
-    if isinstance(schema, list):
-        return [_json_schema_types(v) for v in schema]
-    return schema
 
 
 # --------------------------------------------------------------------------- running
@@ -409,39 +200,30 @@ def _label(engine: str, api: str) -> str:
     return labels[engine][api]
 
 
-def _need(extra: str, importer: Callable[[], Any]) -> Any:
-    try:
-        return importer()
-    except ImportError as exc:
-        raise EngineUnavailable(extra) from exc
-
-
 # ----------------------------------------------------------------- vendor clients
 
 
 def _client(target: Target) -> Any:
     """The vendor's own client, pointed at the replayed cassette (`toolstream_core.vendors`)."""
-    return _need(SDK_EXTRA[target.api], lambda: make_client(
+    return need(SDK_EXTRA[target.api], lambda: make_client(
         target.api, api_key=_DEMO_KEY, base_url=target.base_url,
         api_version=(target.api_version or "v1beta") if target.api == "gemini" else None))
 
 
 def _gemini_http_options(target: Target) -> Any:
-    types = _need("gemini", lambda: __import__("google.genai.types", fromlist=["types"]))
+    types = need("gemini", lambda: __import__("google.genai.types", fromlist=["types"]))
     return types.HttpOptions(
         base_url=target.base_url, api_version=target.api_version or "v1beta"
     )
 
 
-def _messages(target: Target) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": target.prompt}]
-
-
-def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
+def sdk_chunks(target: Target, *, max_tokens: int | None = _MAX_TOKENS,
+               ) -> tuple[list[Any], BaseException | None]:
     """The raw SDK stream objects for the target, and the exception that ended it (if any).
 
     This is the plain ``stream=True`` call a toolstream user wraps; it is also what
-    the SDK itself hands the frameworks.
+    the SDK itself hands the frameworks. ``max_tokens=None`` leaves the limit out, as
+    OpenAI's ``chat.completions.stream`` call below does (a live server reports it back).
     """
     chunks: list[Any] = []
     try:
@@ -451,7 +233,7 @@ def sdk_chunks(target: Target) -> tuple[list[Any], BaseException | None]:
         stream = open_stream(target.api, client, model=target.model,
                              contents=target.prompt,
                              tools=None if target.api == "gemini" else target.wire_tools,
-                             max_tokens=_MAX_TOKENS)
+                             max_tokens=max_tokens)
         for chunk in stream:
             chunks.append(chunk)
     except EngineUnavailable:
@@ -467,44 +249,20 @@ def _omit() -> Any:
     return openai.omit
 
 
-def _anthropic_omit() -> Any:
-    import anthropic
-
-    return anthropic.omit
-
-
 # --------------------------------------------------------------------------- engines
 
 
 def _toolstream(target: Target, label: str) -> Outcome:
-    from toolstream_core import Assembler
-
     chunks, error = sdk_chunks(target)
-    assembler = Assembler(tools=target.tools or None, provider=cast(Provider, target.api))
-    for chunk in chunks:
-        assembler.feed(chunk)
-    turn = assembler.finish(transport_complete=error is None, error=error)
-    calls: list[CallView] = []
-    for call in turn.calls:
-        state = str(getattr(call.state, "value", call.state))
-        calls.append(
-            CallView(
-                name=call.name,
-                id=call.id,
-                verdict=COMMIT if state == "committed" else REJECT,
-                arguments=call.arguments if state == "committed" else None,
-                reason=None if call.reason is None else str(getattr(call.reason, "value",
-                                                                     call.reason)),
-            )
-        )
-    for call in turn.dropped:
-        calls.append(CallView(call.name, call.id, DROP, None, "invalid_json"))
+    reader = ToolstreamAssemble(target.api, tools=target.tools or None)
+    reader.feed(chunks)
+    turn = reader.finish(error)
     raw = [c.raw_arguments for c in [*turn.calls, *turn.dropped]]
     return Outcome(
         "toolstream",
         label,
         "ok",
-        calls=calls,
+        calls=turn_calls(turn),
         error=None if error is None else _exc_text(error),
         extra={
             "finish_reason": _text(turn.finish_reason),
@@ -524,31 +282,22 @@ def _toolstream(target: Target, label: str) -> Outcome:
 
 
 def _langchain(target: Target, label: str) -> Outcome:
-    model = _langchain_model(target)
-    full: Any = None
-    for chunk in model.stream(target.prompt):
-        full = chunk if full is None else full + chunk
-    calls: list[CallView] = []
-    if full is not None:
-        for tc in full.tool_calls:
-            calls.append(CallView(tc.get("name"), tc.get("id"), RUN, tc.get("args")))
-        for bad in full.invalid_tool_calls:
-            calls.append(CallView(bad.get("name"), bad.get("id"), INVALID, None,
-                                  bad.get("error") or "invalid_tool_calls"))
-    return Outcome("langchain", label, "ok", calls=calls)
+    reader = LangChainMerge()
+    reader.feed(_langchain_model(target).stream(target.prompt))
+    return Outcome("langchain", label, "ok", calls=reader.calls())
 
 
 def _langchain_model(target: Target) -> Any:
     extra = "langchain"
     if target.api in ("openai-chat", "openai-responses"):
-        chat_openai = _need(extra, lambda: __import__("langchain_openai").ChatOpenAI)
+        chat_openai = need(extra, lambda: __import__("langchain_openai").ChatOpenAI)
         return chat_openai(**_keyed(target), use_responses_api=target.api == "openai-responses")
     if target.api == "anthropic":
-        chat_anthropic = _need(extra, lambda: __import__("langchain_anthropic").ChatAnthropic)
+        chat_anthropic = need(extra, lambda: __import__("langchain_anthropic").ChatAnthropic)
         return chat_anthropic(**_keyed(target), max_tokens=_MAX_TOKENS)
     if target.api in _LANGCHAIN_FAMILIES:
         return _LANGCHAIN_FAMILIES[target.api](target)
-    chat_google = _need(
+    chat_google = need(
         extra, lambda: __import__("langchain_google_genai").ChatGoogleGenerativeAI
     )
     return chat_google(
@@ -567,7 +316,7 @@ def _keyed(target: Target) -> dict[str, Any]:
 
 
 def _chat_bedrock(target: Target) -> Any:
-    chat = _need("langchain", lambda: __import__("langchain_aws").ChatBedrockConverse)
+    chat = need("langchain", lambda: __import__("langchain_aws").ChatBedrockConverse)
     # keys given so the control-plane client it also builds does not look for an AWS
     # profile (an instance-metadata request the recorded exchange does not hold)
     return chat(model=target.model, client=_client(target), region_name="us-east-1",
@@ -576,12 +325,12 @@ def _chat_bedrock(target: Target) -> Any:
 
 
 def _chat_ollama(target: Target) -> Any:
-    chat = _need("langchain", lambda: __import__("langchain_ollama").ChatOllama)
+    chat = need("langchain", lambda: __import__("langchain_ollama").ChatOllama)
     return chat(model=target.model, base_url=target.base_url, num_predict=_MAX_TOKENS)
 
 
 def _chat_cohere(target: Target) -> Any:
-    chat = _need("langchain", lambda: __import__("langchain_cohere").ChatCohere)
+    chat = need("langchain", lambda: __import__("langchain_cohere").ChatCohere)
     return chat(model=target.model, cohere_api_key=_DEMO_KEY, base_url=target.base_url,
                 max_retries=0, max_tokens=_MAX_TOKENS)
 
@@ -594,18 +343,9 @@ _LANGCHAIN_FAMILIES: dict[str, Callable[[Target], Any]] = {
 
 
 def _llamaindex(target: Target, label: str) -> Outcome:
-    llm = _llamaindex_llm(target)
-    chat_message = _need(
-        "llamaindex", lambda: __import__("llama_index.core.llms", fromlist=["x"]).ChatMessage
-    )
-    last: Any = None
-    for last in llm.stream_chat([chat_message(role="user", content=target.prompt)]):  # noqa: B007
-        pass
-    calls: list[CallView] = []
-    if last is not None:
-        for sel in llm.get_tool_calls_from_response(last, error_on_no_tool_call=False):
-            calls.append(CallView(sel.tool_name, sel.tool_id or None, RUN, sel.tool_kwargs))
-    return Outcome("llamaindex", label, "ok", calls=calls)
+    reader = LlamaIndexRead(_llamaindex_llm(target))
+    reader.feed(reader.stream(target.prompt))
+    return Outcome("llamaindex", label, "ok", calls=reader.calls())
 
 
 # LlamaIndex refuses model names it has no context-window entry for (an emulator's
@@ -634,15 +374,15 @@ def _llamaindex_family(target: Target) -> Any:
     """LlamaIndex's Bedrock Converse, Ollama and Cohere classes, on the replayed exchange."""
     extra = "llamaindex"
     if target.api == "bedrock-converse":
-        llm = _need(extra, lambda: __import__("llama_index.llms.bedrock_converse",
+        llm = need(extra, lambda: __import__("llama_index.llms.bedrock_converse",
                                               fromlist=["x"]).BedrockConverse)
         return llm(model=target.model, client=_client(target), region_name="us-east-1",
                    max_tokens=_MAX_TOKENS, max_retries=1)
     if target.api == "ollama":
-        llm = _need(extra, lambda: __import__("llama_index.llms.ollama",
+        llm = need(extra, lambda: __import__("llama_index.llms.ollama",
                                               fromlist=["x"]).Ollama)
         return llm(model=target.model, base_url=target.base_url, context_window=32_768)
-    llm = _need(extra, lambda: __import__("llama_index.llms.cohere", fromlist=["x"]).Cohere)
+    llm = need(extra, lambda: __import__("llama_index.llms.cohere", fromlist=["x"]).Cohere)
     return llm(model=target.model, api_key=_DEMO_KEY, base_url=target.base_url,
                max_retries=0, max_tokens=_MAX_TOKENS)
 
@@ -652,7 +392,7 @@ def _llamaindex_llm(target: Target) -> Any:
     if target.api in _LANGCHAIN_FAMILIES:
         return _llamaindex_family(target)
     if target.api == "gemini":
-        google_llm = _need(extra, lambda: __import__("llama_index.llms.google_genai",
+        google_llm = need(extra, lambda: __import__("llama_index.llms.google_genai",
                                                      fromlist=["x"]).GoogleGenAI)
         # Both limits given so the constructor does not fetch model metadata (a GET the
         # recorded exchange does not hold); the model is in the URL path, so it is kept.
@@ -661,14 +401,14 @@ def _llamaindex_llm(target: Target) -> Any:
             max_tokens=_MAX_TOKENS, context_window=1_000_000,
         )
     if target.api == "anthropic":
-        anthropic_llm = _need(extra, lambda: __import__("llama_index.llms.anthropic",
+        anthropic_llm = need(extra, lambda: __import__("llama_index.llms.anthropic",
                                                         fromlist=["x"]).Anthropic)
         return anthropic_llm(
             model=_llamaindex_model(target.api, target.model), base_url=target.base_url,
             api_key=_DEMO_KEY, max_retries=0, max_tokens=_MAX_TOKENS,
         )
     name = "OpenAI" if target.api == "openai-chat" else "OpenAIResponses"
-    openai_llm = _need(extra, lambda: getattr(__import__("llama_index.llms.openai",
+    openai_llm = need(extra, lambda: getattr(__import__("llama_index.llms.openai",
                                                          fromlist=["x"]), name))
     return openai_llm(
         model=_llamaindex_model(target.api, target.model), api_base=target.base_url,
@@ -682,23 +422,14 @@ def _sdk(target: Target, label: str) -> Outcome:
         events, error = sdk_chunks(target)
         return Outcome("sdk", label, "ok", calls=loop(events),
                        error=None if error is None else _exc_text(error))
-    if target.api == "openai-chat":
-        client = _client(target)
-        with client.chat.completions.stream(
-            model=target.model, messages=_messages(target), tools=target.wire_tools or _omit()
-        ) as stream:
-            for _event in stream:
-                pass
-            completion = stream.get_final_completion()
-        calls: list[CallView] = []
-        for choice in completion.choices:
-            for tc in choice.message.tool_calls or []:
-                function = getattr(tc, "function", None)
-                if function is None:
-                    continue
-                parsed = getattr(function, "parsed_arguments", None)
-                calls.append(_loaded(function.name, tc.id, function.arguments, parsed))
-        return Outcome("sdk", label, "ok", calls=calls)
+    if target.api in _SDK_STATES:  # the helper's own per-chunk state, on the chunks that arrived
+        state, max_tokens = _SDK_STATES[target.api]
+        chunks, error = sdk_chunks(target, max_tokens=max_tokens)
+        reader = state(target)
+        reader.feed(chunks)
+        if error is not None:  # the helper raises it out of its iteration
+            raise error
+        return Outcome("sdk", label, "ok", calls=reader.calls())
     if target.api == "openai-responses":
         client = _client(target)
         with client.responses.stream(
@@ -708,24 +439,9 @@ def _sdk(target: Target, label: str) -> Outcome:
                 pass
             response = stream.get_final_response()
         calls = [
-            _loaded(item.name, item.call_id, item.arguments, None)
+            loaded(item.name, item.call_id, item.arguments, None)
             for item in response.output
             if getattr(item, "type", None) == "function_call"
-        ]
-        return Outcome("sdk", label, "ok", calls=calls)
-    if target.api == "anthropic":
-        client = _client(target)
-        with client.messages.stream(
-            model=target.model, max_tokens=_MAX_TOKENS, messages=_messages(target),
-            tools=target.wire_tools or _anthropic_omit(),
-        ) as stream:
-            for _event in stream:
-                pass
-            message = stream.get_final_message()
-        calls = [
-            CallView(block.name, block.id, RUN, block.input)
-            for block in message.content
-            if getattr(block, "type", None) == "tool_use"
         ]
         return Outcome("sdk", label, "ok", calls=calls)
     client = _client(target)
@@ -735,6 +451,15 @@ def _sdk(target: Target, label: str) -> Outcome:
         for fc in chunk.function_calls or []:
             calls.append(CallView(fc.name, fc.id, RUN, fc.args or {}))
     return Outcome("sdk", label, "ok", calls=calls)
+
+
+#: The SDK helpers whose per-chunk state a reader runs, and the output limit the helper's
+#: request sends: ``chat.completions.stream`` and ``messages.stream`` are these states
+#: over the ``stream=True`` chunks (the benchmarks time the same readers).
+_SDK_STATES: dict[str, tuple[Callable[[Target], Reader], int | None]] = {
+    "openai-chat": (lambda target: OpenAIChatState(target.wire_tools), None),
+    "anthropic": (lambda target: AnthropicAccumulate(), _MAX_TOKENS),
+}
 
 
 def _bedrock_calls(events: list[Any]) -> list[CallView]:
@@ -756,7 +481,7 @@ def _bedrock_calls(events: list[Any]) -> list[CallView]:
         elif "contentBlockStop" in event:
             entry = open_calls.pop(event["contentBlockStop"].get("contentBlockIndex"), None)
             if entry is not None:
-                calls.append(_loaded(entry[0], entry[1], entry[2], None))
+                calls.append(loaded(entry[0], entry[1], entry[2], None))
     return calls
 
 
@@ -779,7 +504,7 @@ def _cohere_calls(events: list[Any]) -> list[CallView]:
             open_calls[event.index][2] += event.delta.message.tool_calls.function.arguments
         elif kind == "tool-call-end" and event.index in open_calls:
             name, call_id, text = open_calls.pop(event.index)
-            calls.append(_loaded(name, call_id, text, None))
+            calls.append(loaded(name, call_id, text, None))
     return calls
 
 
@@ -793,16 +518,6 @@ _EVENT_LOOPS: dict[str, Callable[[list[Any]], list[CallView]]] = {
 def _text(value: Any) -> Any:
     """An SDK enum (google-genai's ``FinishReason.STOP``) as its wire string."""
     return getattr(value, "value", value)
-
-
-def _loaded(name: str | None, call_id: str | None, text: str | None, parsed: Any) -> CallView:
-    """An OpenAI call as the runner gets it: parsed by the SDK, else ``json.loads``."""
-    if parsed is not None:
-        return CallView(name, call_id, RUN, parsed)
-    try:
-        return CallView(name, call_id, RUN, json.loads(text or "{}"))
-    except json.JSONDecodeError as exc:
-        return CallView(name, call_id, INVALID, None, f"json.loads: {exc.msg}")
 
 
 _RUNNERS: dict[str, Callable[[Target, str], Outcome]] = {
