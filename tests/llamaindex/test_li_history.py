@@ -196,7 +196,7 @@ def thinking_llm(emu: VendorEmulator) -> Any:
 def test_check_raises_locally_instead_of_the_vendors_400(emu: VendorEmulator) -> None:
     """A tool_use of the current loop that lost its thinking block: only the model could
     rebuild it. ``"check"`` raises before anything is sent, naming the message and the call;
-    ``"repair"`` (the LLM's default) sends it."""
+    ``"repair"`` (the LLM's default) sends it, and the vendor answers with its 400."""
     llm = ToolstreamLLM(thinking_llm(emu), history="check")
     with pytest.raises(HistoryError) as caught:
         llm.chat(thinking_history(False))
@@ -207,8 +207,9 @@ def test_check_raises_locally_instead_of_the_vendors_400(emu: VendorEmulator) ->
     assert emu.requests == []  # nothing was sent
     assert llm.chat(thinking_history(True)).message.content  # the intact history goes out
     emu.clear()
-    assert ToolstreamLLM(thinking_llm(emu)).chat(thinking_history(False)).message.content
-    assert len(emu.requests) == 1
+    with pytest.raises(Exception, match="Expected `thinking`"):
+        ToolstreamLLM(thinking_llm(emu)).chat(thinking_history(False))
+    assert emu.statuses == [400]
 
 
 def test_check_reads_the_new_user_message_of_a_tool_call(emu: VendorEmulator) -> None:
@@ -222,7 +223,7 @@ def test_check_reads_the_new_user_message_of_a_tool_call(emu: VendorEmulator) ->
 
 async def test_the_agent_checks_by_default(emu: VendorEmulator) -> None:
     """``ToolstreamFunctionAgent`` defaults to ``"check"`` (as ``ToolstreamMiddleware``);
-    ``history="repair"`` lets the same history go out."""
+    ``history="repair"`` lets the same history go out (to the vendor's 400)."""
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(), llm=thinking_llm(emu))
     with pytest.raises(HistoryError, match="thinking") as caught:
         await agent.run(chat_history=thinking_history(False))
@@ -230,8 +231,9 @@ async def test_the_agent_checks_by_default(emu: VendorEmulator) -> None:
     assert emu.requests == []
     agent = ToolstreamFunctionAgent(tools=Recorder().tools(), llm=thinking_llm(emu),
                                     history="repair")
-    result = await agent.run(chat_history=thinking_history(False))
-    assert str(result) and len(emu.requests) == 1
+    with pytest.raises(Exception, match="Expected `thinking`"):
+        await agent.run(chat_history=thinking_history(False))
+    assert emu.statuses == [400]
 
 
 def gemini_history() -> list[ChatMessage]:

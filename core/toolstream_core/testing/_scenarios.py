@@ -133,6 +133,10 @@ _TABLE: tuple[tuple[str, frozenset[str], Expectation, str], ...] = (
     ("pause_turn", _ANTHROPIC, Expectation(),
      "A long server-tool turn paused: text and a web_search server_tool_use, then "
      "stop_reason pause_turn (the client sends the turn back to continue it)."),
+    ("thinking_call", _ANTHROPIC, Expectation(committed=("get_weather",)),
+     "Extended thinking: a thinking block (thinking_delta pieces, then its signature_delta) "
+     "before a get_weather tool_use; while thinking is on, the next request must send the "
+     "signed block back before the call."),
 )
 
 SCENARIOS: dict[str, Scenario] = {
@@ -251,6 +255,10 @@ _NON_ASCII = {
     "content": "こんにちは世界 — naïve café 🚀✨ 你好\uff0c世界 👋🏽 Ünïcödé ½",
 }
 _TRUNCATED = {"path": "/tmp/a.txt", "content": "This text never arrives."}
+_THINKING = ("The user wants the weather in Paris. I have a get_weather tool that takes a "
+             "city, so I should call it with \"Paris\" and report what it returns.")
+#: What a scenario's script carries besides its calls: the thinking block's text.
+_EXTRAS: dict[str, dict[str, Any]] = {"thinking_call": {"thinking": _THINKING}}
 _FINAL_TEXT = PLAIN_TEXT  # the server replaces it with what the request's tool results were
 
 
@@ -290,8 +298,8 @@ def build_script(name: str, rng: random.Random) -> Script:
         return Script(name, None, (CallSpec("write_file", args_json(_NON_ASCII, "世")),), "stop")
     if name == "missing_index":
         return Script(name, None, (weather, single), "stop")
-    if name == "resent_duplicate":
-        return Script(name, None, (weather,), "stop")
+    if name in ("resent_duplicate", "thinking_call"):  # one get_weather call (sent twice / after thinking)
+        return Script(name, None, (weather,), "stop", extra=dict(_EXTRAS.get(name, {})))
     if name == "truncated_length":
         call = CallSpec("write_file", args_json(_TRUNCATED))
         return Script(name, None, (call,), "length", cut_at=len('{"path":"/tmp/a'))

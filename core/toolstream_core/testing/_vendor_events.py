@@ -31,7 +31,9 @@ __all__ = [
     "anthropic_input_delta",
     "anthropic_message",
     "anthropic_message_delta",
+    "anthropic_signature_delta",
     "anthropic_text_delta",
+    "anthropic_thinking_delta",
     "anthropic_tool_block",
     "anthropic_tool_events",
     "chat_base",
@@ -279,6 +281,19 @@ def anthropic_input_delta(index: int, partial_json: str) -> dict[str, Any]:
 
 def anthropic_text_delta(index: int, text: str) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}
+
+
+def anthropic_thinking_delta(index: int, thinking: str) -> dict[str, Any]:
+    """A piece of a ``thinking`` block's text (extended thinking)."""
+    return {"type": "content_block_delta", "index": index,
+            "delta": {"type": "thinking_delta", "thinking": thinking}}
+
+
+def anthropic_signature_delta(index: int, signature: str) -> dict[str, Any]:
+    """A ``thinking`` block's whole signature, sent once just before its ``content_block_stop``
+    (the client must send the block back with it while thinking is on)."""
+    return {"type": "content_block_delta", "index": index,
+            "delta": {"type": "signature_delta", "signature": signature}}
 
 
 def anthropic_block_stop(index: int) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Streamed as ``event: <type>`` + ``data:`` frames: ``message_start``, per
 content block ``content_block_start`` / ``content_block_delta`` (``text_delta``
 or ``input_json_delta``) / ``content_block_stop``, ``ping``, then
-``message_delta`` (``stop_reason``) and ``message_stop``; a paused turn is a
+``message_delta`` (``stop_reason``) and ``message_stop``; with extended thinking the
+first block is a ``thinking`` block (``thinking_delta`` pieces, then one
+``signature_delta`` just before its stop); a paused turn is a
 ``server_tool_use`` block and ``stop_reason: "pause_turn"``; errors are an
 ``event: error`` frame. Blocks are sequential on the real wire, so parallel
 calls are consecutive ``tool_use`` blocks.
@@ -21,7 +23,9 @@ from ._vendor_events import (
     anthropic_error,
     anthropic_message,
     anthropic_message_delta,
+    anthropic_signature_delta,
     anthropic_text_delta,
+    anthropic_thinking_delta,
     anthropic_tool_block,
     anthropic_tool_events,
 )
@@ -34,6 +38,10 @@ _ERROR_EVENT = anthropic_error()
 
 def _blocks(script: Script, rng: random.Random) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    thinking = script.extra.get("thinking")
+    if thinking is not None:
+        blocks.append({"type": "thinking", "thinking": thinking,
+                       "signature": rand_id(rng, "EqQBCkYIBxgCKkA", 160)})
     if script.text is not None:
         blocks.append({"type": "text", "text": script.text})
     for i, call in enumerate(script.calls):
@@ -71,6 +79,22 @@ def _frame(event: dict[str, Any]) -> bytes:
     return sse(event, event["type"])
 
 
+def _open_block(idx: int, block: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    """A block's events up to (not including) its ``content_block_stop``; Anthropic sends
+    one ``ping`` after the first block's start."""
+    if block["type"] == "text":
+        return [anthropic_block_start(idx, {"type": "text", "text": ""}), {"type": "ping"},
+                *(anthropic_text_delta(idx, piece) for piece in split_text(block["text"], rng, max_piece=8))]
+    if block["type"] == "thinking":
+        pieces = split_text(block["thinking"], rng, max_piece=40)
+        return [anthropic_block_start(idx, {"type": "thinking", "thinking": "", "signature": ""}),
+                {"type": "ping"}, *(anthropic_thinking_delta(idx, piece) for piece in pieces),
+                anthropic_signature_delta(idx, block["signature"])]
+    tool = anthropic_tool_block(block["type"], block["id"], block["name"], {})
+    start, *deltas = anthropic_tool_events(idx, tool, ["", *split_text(block["args"], rng)])[:-1]
+    return [start, {"type": "ping"}, *deltas] if idx == 0 else [start, *deltas]
+
+
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
     """The streamed answer for ``script``."""
     msg_id = rand_id(rng, "msg_01", 22)
@@ -79,19 +103,8 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
                       "message": anthropic_message(msg_id, model, _usage(body, 1))})]
     last = len(blocks) - 1
     for idx, block in enumerate(blocks):
-        if block["type"] == "text":
-            frames.append(_frame(anthropic_block_start(idx, {"type": "text", "text": ""})))
-            frames.append(_frame({"type": "ping"}))
-            for piece in split_text(block["text"], rng, max_piece=8):
-                frames.append(_frame(anthropic_text_delta(idx, piece)))
-        else:
-            tool = anthropic_tool_block(block["type"], block["id"], block["name"], {})
-            # The stop is sent below, unless an error or a dropped socket comes first.
-            start, *deltas = anthropic_tool_events(idx, tool, ["", *split_text(block["args"], rng)])[:-1]
-            frames.append(_frame(start))
-            if idx == 0:
-                frames.append(_frame({"type": "ping"}))
-            frames.extend(_frame(delta) for delta in deltas)
+        # The stop is sent below, unless an error or a dropped socket comes first.
+        frames.extend(_frame(event) for event in _open_block(idx, block, rng))
         if idx == last and script.ending == "error":
             frames.append(_frame(_ERROR_EVENT))
             return Rendered(frames)
@@ -114,7 +127,7 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
     msg_id = rand_id(rng, "msg_01", 22)
     content: list[dict[str, Any]] = []
     for block in _blocks(script, rng):
-        if block["type"] == "text":
+        if block["type"] in ("text", "thinking"):
             content.append(block)
         elif script.ending != "length":
             content.append(anthropic_tool_block(block["type"], block["id"], block["name"],
@@ -154,7 +167,44 @@ def check_history(body: dict[str, Any]) -> Reply | None:
                 f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
                 f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
                 "have a corresponding `tool_result` block in the next message.")
-    return None
+    return _thinking_first(body)
+
+
+_THINKING_ON = frozenset({"enabled", "adaptive"})
+_THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def _thinking_first(body: dict[str, Any]) -> Reply | None:
+    """Anthropic's 400 when, with thinking on, the assistant message whose ``tool_use``
+    blocks the last message answers does not start with its (signed) thinking block. A last
+    message with more than tool results (a new question) starts a new turn: no rule then."""
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") not in _THINKING_ON:
+        return None
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not _only_results(neighbour(messages, len(messages) - 1)):
+        return None
+    index = len(messages) - 2
+    assistant = neighbour(messages, index)
+    content = assistant.get("content")
+    first = content[0] if isinstance(content, list) and content else {}
+    kind = first.get("type") if isinstance(first, dict) else None
+    if kind in _THINKING_BLOCKS and (kind == "redacted_thinking" or first.get("signature")):
+        return None
+    if kind == "thinking":
+        return _error(f"messages.{index}.content.0: Invalid `signature` in `thinking` block")
+    return _error(
+        f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        f"`{kind}`. When `thinking` is enabled, a final `assistant` message must start with a "
+        "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+        "We recommend you include thinking blocks from previous turns. To avoid this "
+        "requirement, disable `thinking`.")
+
+
+def _only_results(message: dict[str, Any]) -> bool:
+    """The message is tool results and nothing else (the tool loop goes on)."""
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and len(_blocks_of(message, "tool_result")) == len(content)
 
 
 def _unpaired(msg: dict[str, Any], kind: str, key: str,
