@@ -74,6 +74,11 @@ def _stop_reason(script: Script) -> str | None:
     return None
 
 
+def _output_tokens(blocks: list[dict[str, Any]]) -> int:
+    """The usage the emulator reports: about four characters of call arguments a token."""
+    return sum(len(b.get("args", "")) for b in blocks) // 4 + 5
+
+
 def _frame(event: dict[str, Any]) -> bytes:
     """An SSE frame named after the event's type, as Anthropic sends them."""
     return sse(event, event["type"])
@@ -113,7 +118,7 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
         frames.append(_frame(anthropic_block_stop(idx)))
     if script.ending == "no_finish":
         return Rendered(frames)
-    output = sum(len(b.get("args", "")) for b in blocks) // 4 + 5
+    output = _output_tokens(blocks)
     frames.append(_frame(anthropic_message_delta(_stop_reason(script), _usage(body, output))))
     frames.append(_frame({"type": "message_stop"}))
     return Rendered(frames)
@@ -126,13 +131,14 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
         return failed
     msg_id = rand_id(rng, "msg_01", 22)
     content: list[dict[str, Any]] = []
-    for block in _blocks(script, rng):
+    blocks = _blocks(script, rng)
+    for block in blocks:
         if block["type"] in ("text", "thinking"):
             content.append(block)
         elif script.ending != "length":
             content.append(anthropic_tool_block(block["type"], block["id"], block["name"],
                                                 _loads(block["args"])))
-    output = sum(len(b.get("args", "")) for b in _blocks(script, rng)) // 4 + 5
+    output = _output_tokens(blocks)
     return Reply(200, anthropic_message(msg_id, model, _usage(body, output), content=content,
                                         stop_reason=_stop_reason(script)))
 
