@@ -499,6 +499,11 @@ def states(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
     return [(c.id, c.state, c.reason) for c in turn.calls]
 
 
+def named_states(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
+    """``states`` by name instead of id: for hand-built calls whose ids are the point."""
+    return [(c.name, c.state, c.reason) for c in turn.calls]
+
+
 def record_events(**kwargs: Any) -> tuple[Assembler, list[Any]]:
     """An ``Assembler`` whose UI events are collected into the returned list, in order."""
     seen: list[Any] = []
@@ -637,8 +642,3 @@ def gemini_end() -> list[dict[str, Any]]:
                                    "willContinue": True}}]),
         gemini_chunk([{"functionCall": {}}], finish_reason="STOP"),
     ]
-
-
-def run_on(events: Iterable[Any], provider: str, **kwargs: Any) -> Turn:
-    """``run`` with the provider positional: the hand-built-event tests name it every time."""
-    return run(events, provider=provider, **kwargs)

@@ -21,15 +21,11 @@ from builders import (
     chat_chunk,
     lenient,
     make,
+    named_states,
     run,
-    run_on,
     states,
 )
-from toolstream_core import AssembleConfig, CallState, Reason, ToolSpec, Turn
-
-
-def _named(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
-    return [(c.name, c.state, c.reason) for c in turn.calls]
+from toolstream_core import AssembleConfig, CallState, Reason, ToolSpec
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t "])
@@ -142,7 +138,7 @@ def test_rule5_toolspec_strict_overrides_mode() -> None:
 def test_rule5_whitespace_only_arguments_are_json_whitespace(text: str, state: CallState) -> None:
     events = [chat_chunk([chat_call(0, "", id="call_1", name="add")]), chat_chunk([chat_call(0, text)]),
               chat_chunk(finish="tool_calls")]
-    turn = run_on(events, "openai-chat")
+    turn = run(events, provider="openai-chat")
     call = turn.calls[0]
     assert call.state is state
     if state is CallState.committed:
@@ -159,9 +155,9 @@ def _legacy(pieces: list[str]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("mode", ["strict", "lenient"])
 def test_rule5_legacy_function_call_gets_a_stable_synthesized_id(mode: str) -> None:
     config = AssembleConfig(mode=mode)  # type: ignore[arg-type]
-    one = run_on(_legacy(['{"a": 1, "b": 2}']), "openai-chat", config=config)
-    other = run_on(_legacy(['{"a"', ': 1, "b', '": 2}']), "openai-chat", config=config)
-    assert _named(one) == [("add", CallState.committed, None)]
+    one = run(_legacy(['{"a": 1, "b": 2}']), provider="openai-chat", config=config)
+    other = run(_legacy(['{"a"', ': 1, "b', '": 2}']), provider="openai-chat", config=config)
+    assert named_states(one) == [("add", CallState.committed, None)]
     assert one.calls[0].arguments == {"a": 1, "b": 2}
     assert one.calls[0].id is not None and one.calls[0].id == other.calls[0].id
 
@@ -169,5 +165,5 @@ def test_rule5_legacy_function_call_gets_a_stable_synthesized_id(mode: str) -> N
 def test_rule5_strict_mode_still_fails_a_missing_id_where_the_protocol_has_ids() -> None:
     events = [chat_chunk([chat_call(0, "", name="add")]), chat_chunk([chat_call(0, "{}")]),
               chat_chunk(finish="tool_calls")]
-    turn = run_on(events, "openai-chat", config=AssembleConfig(mode="strict"))
-    assert _named(turn) == [("add", CallState.failed, Reason.missing_id_or_name)]
+    turn = run(events, provider="openai-chat", config=AssembleConfig(mode="strict"))
+    assert named_states(turn) == [("add", CallState.failed, Reason.missing_id_or_name)]

@@ -20,13 +20,13 @@ from builders import (
     gemini_chunk,
     gemini_end,
     gemini_weather,
+    named_states,
     run,
-    run_on,
     snapshot,
 )
 from google.genai import types as genai_types
 from openai.types.chat import ChatCompletionChunk
-from toolstream_core import CallState, Reason, Turn
+from toolstream_core import CallState, Reason
 
 ADD = '{"a":2,"b":3}'
 GARBAGE: list[Any] = [None, [], ["x"], "data", b"\xff\xfe", 42, 3.5, True, {}]
@@ -148,16 +148,12 @@ def test_well_formed_events_of_unknown_kinds_are_ignored(provider: str, event: A
     assert snapshot(run(events, provider=provider)) == expected
 
 
-def _named(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
-    return [(c.name, c.state, c.reason) for c in turn.calls]
-
-
 # -- an SDK object with no field set is the dict {} ---------------------------------------------
 
 def test_rule_malformed_empty_chat_sdk_object_fails_the_live_call() -> None:
     empty = ChatCompletionChunk.construct()  # what the openai SDK makes of `data: {}`
-    turn = run_on([*chat_add(), empty, *chat_tail()], "openai-chat")
-    assert _named(turn) == [("add", CallState.failed, Reason.upstream_error)]
+    turn = run([*chat_add(), empty, *chat_tail()], provider="openai-chat")
+    assert named_states(turn) == [("add", CallState.failed, Reason.upstream_error)]
     assert any("no field set" in a for a in turn.anomalies)
 
 
@@ -165,8 +161,8 @@ def test_rule_malformed_chat_sdk_usage_chunk_with_no_choices_stays_legal() -> No
     usage = ChatCompletionChunk.model_validate({
         "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
         "choices": [], "usage": {"completion_tokens": 5, "prompt_tokens": 1, "total_tokens": 6}})
-    turn = run_on([*chat_add(), usage, *chat_tail()], "openai-chat")
-    assert _named(turn) == [("add", CallState.committed, None)]
+    turn = run([*chat_add(), usage, *chat_tail()], provider="openai-chat")
+    assert named_states(turn) == [("add", CallState.committed, None)]
     assert turn.calls[0].arguments == {"a": 1}
 
 
@@ -177,15 +173,15 @@ def _sdk(event: dict[str, Any]) -> genai_types.GenerateContentResponse:
 def test_rule_malformed_empty_gemini_sdk_object_fails_the_live_call() -> None:
     events = [_sdk(e) for e in gemini_weather()]
     events += [genai_types.GenerateContentResponse(), *(_sdk(e) for e in gemini_end())]
-    turn = run_on(events, "gemini")
-    assert _named(turn) == [("getWeather", CallState.failed, Reason.upstream_error)]
+    turn = run(events, provider="gemini")
+    assert named_states(turn) == [("getWeather", CallState.failed, Reason.upstream_error)]
 
 
 def test_rule_malformed_gemini_sdk_usage_only_chunk_stays_legal() -> None:
     usage = _sdk({"usageMetadata": {"candidatesTokenCount": 3}})
     events = [*(_sdk(e) for e in gemini_weather()), usage, *(_sdk(e) for e in gemini_end())]
-    turn = run_on(events, "gemini")
-    assert _named(turn) == [("getWeather", CallState.committed, None)]
+    turn = run(events, provider="gemini")
+    assert named_states(turn) == [("getWeather", CallState.committed, None)]
     assert turn.calls[0].arguments == {"location": "Boston"}
 
 
@@ -234,7 +230,7 @@ MISTYPED = [
 
 @pytest.mark.parametrize(("provider", "events"), MISTYPED)
 def test_rule_malformed_mistyped_identity_field_fails_that_call(provider: str, events: list[Any]) -> None:
-    turn = run_on(events, provider)
+    turn = run(events, provider=provider)
     assert turn.calls, "the call (or its orphaned arguments) must be reported"
     assert all(c.state is CallState.failed and c.reason is Reason.upstream_error for c in turn.calls)
     assert turn.anomalies
@@ -249,8 +245,8 @@ def test_rule_malformed_mistyped_identity_field_fails_that_call(provider: str, e
                  id="gemini"),
 ])
 def test_rule_malformed_well_typed_identity_still_commits(provider: str, events: list[Any]) -> None:
-    turn = run_on(events, provider)
-    assert _named(turn) == [("add", CallState.committed, None)]
+    turn = run(events, provider=provider)
+    assert named_states(turn) == [("add", CallState.committed, None)]
 
 
 def _no_index(tc: dict[str, Any]) -> dict[str, Any]:
@@ -265,8 +261,8 @@ def test_rule_mistyped_id_without_index_fails_every_live_call_of_the_choice() ->
     second = [chat_chunk([_no_index(chat_call(0, "", id=True, name="write_file"))]),
               chat_chunk([_no_index(chat_call(0, '{"path": "/tmp/x"}'))])]
     other_choice = [*chat_add(ci=1), *chat_tail(ci=1)]
-    turn = run_on([*first, *second, *other_choice, chat_chunk(finish="tool_calls")], "openai-chat")
-    assert _named(turn) == [("get_weather", CallState.failed, Reason.upstream_error),
+    turn = run([*first, *second, *other_choice, chat_chunk(finish="tool_calls")], provider="openai-chat")
+    assert named_states(turn) == [("get_weather", CallState.failed, Reason.upstream_error),
                              ("write_file", CallState.failed, Reason.upstream_error),
                              ("add", CallState.committed, None)]
     assert len(turn.error_results()) == 2
@@ -274,5 +270,5 @@ def test_rule_mistyped_id_without_index_fails_every_live_call_of_the_choice() ->
 
 def test_rule_mistyped_id_with_an_index_fails_only_its_call() -> None:
     second = [chat_chunk([chat_call(1, "", id=True, name="mul")]), chat_chunk([chat_call(1, "{}")])]
-    turn = run_on([*chat_add(), *second, *chat_tail()], "openai-chat")
-    assert _named(turn) == [("add", CallState.committed, None), ("mul", CallState.failed, Reason.upstream_error)]
+    turn = run([*chat_add(), *second, *chat_tail()], provider="openai-chat")
+    assert named_states(turn) == [("add", CallState.committed, None), ("mul", CallState.failed, Reason.upstream_error)]

@@ -8,18 +8,21 @@ from typing import Any
 
 import builders as b
 import pytest
-from builders import chat_add, chat_call, chat_chunk, chat_tail, gemini_chunk, gemini_end, gemini_weather, run, run_on
-from toolstream_core import CallState, Reason, Turn
+from builders import (
+    chat_add,
+    chat_call,
+    chat_chunk,
+    chat_tail,
+    gemini_chunk,
+    gemini_end,
+    gemini_weather,
+    named_states,
+    run,
+    states,
+)
+from toolstream_core import CallState, Reason
 
 ADD = '{"a":2,"b":3}'
-
-
-def states(turn: Any) -> list[tuple[str | None, CallState, Reason | None]]:
-    return [(c.id, c.state, c.reason) for c in turn.calls]
-
-
-def _named(turn: Turn) -> list[tuple[str | None, CallState, Reason | None]]:
-    return [(c.name, c.state, c.reason) for c in turn.calls]
 
 
 @pytest.mark.parametrize("index", [7, None, "1", 1.0, True, [1]])
@@ -88,7 +91,7 @@ def test_responses_arguments_for_an_item_never_added_fail_the_live_calls() -> No
 def test_rule_orphan_chat_fragment_on_unopened_index_fails_the_choice_not_a_new_call() -> None:
     orphan = chat_chunk([chat_call(7, ', "c": 1')])
     other_choice = [*chat_add(ci=1), *chat_tail(ci=1)]
-    turn = run_on([*chat_add(), orphan, *other_choice, *chat_tail()], "openai-chat")
+    turn = run([*chat_add(), orphan, *other_choice, *chat_tail()], provider="openai-chat")
     by_id = {c.id: (c.state, c.reason) for c in turn.calls}
     assert by_id == {"call_a0": (CallState.failed, Reason.upstream_error),
                      "call_a1": (CallState.committed, None)}
@@ -97,15 +100,15 @@ def test_rule_orphan_chat_fragment_on_unopened_index_fails_the_choice_not_a_new_
 
 def test_rule_orphan_chat_new_index_with_a_name_still_opens_a_call() -> None:
     second = [chat_chunk([chat_call(1, "", id="call_m", name="mul")]), chat_chunk([chat_call(1, "{}")])]
-    turn = run_on([*chat_add(), *second, *chat_tail()], "openai-chat")
-    assert _named(turn) == [("add", CallState.committed, None), ("mul", CallState.committed, None)]
+    turn = run([*chat_add(), *second, *chat_tail()], provider="openai-chat")
+    assert named_states(turn) == [("add", CallState.committed, None), ("mul", CallState.committed, None)]
 
 
 def test_rule_orphan_gemini_partial_args_after_the_call_ended_fails_it() -> None:
     ended = gemini_chunk([{"functionCall": {"partialArgs": [{"jsonPath": "$.location", "stringValue": "ton"}]}}])
     orphan = gemini_chunk([{"functionCall": {"partialArgs": [{"jsonPath": "$.unit", "stringValue": "C"}]}}])
-    turn = run_on([*gemini_weather(), ended, orphan, gemini_chunk([], finish_reason="STOP")], "gemini")
-    assert _named(turn) == [("getWeather", CallState.failed, Reason.upstream_error)]
+    turn = run([*gemini_weather(), ended, orphan, gemini_chunk([], finish_reason="STOP")], provider="gemini")
+    assert named_states(turn) == [("getWeather", CallState.failed, Reason.upstream_error)]
     assert len(turn.error_results()) == 1  # no nameless call for an id the vendor never sent
 
 
@@ -117,7 +120,7 @@ def test_rule_orphan_gemini_partial_args_spare_other_candidates() -> None:
 
     ended = gemini_chunk([{"functionCall": {"name": "now", "args": {}}}])
     orphan = gemini_chunk([{"functionCall": {"partialArgs": [{"jsonPath": "$.x", "stringValue": "1"}]}}])
-    turn = run_on([on(1, ended), *gemini_weather(), on(1, orphan), *gemini_end()], "gemini")
+    turn = run([on(1, ended), *gemini_weather(), on(1, orphan), *gemini_end()], provider="gemini")
     assert {c.name: (c.state, c.reason) for c in turn.calls} == {
         "now": (CallState.failed, Reason.upstream_error),
         "getWeather": (CallState.committed, None)}
