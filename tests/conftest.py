@@ -10,6 +10,8 @@ import pytest
 from streams_util import find_streams_dir
 from toolstream_core.testing import VendorEmulator
 
+from benchmarks.postgres import fresh_database, postgres_server
+
 # tests/llamaindex runs in the "llamaindex" env (`.[dev-llamaindex]`, .ci/run). The "latest" env
 # (`.[dev]`) has no LlamaIndex, whose integrations pin older SDK majors: there the directory is
 # not collected at all (said in the header), rather than collected and skipped.
@@ -42,3 +44,17 @@ def emu(emulator: VendorEmulator) -> VendorEmulator:
     """The shared ``emulator`` with an empty queue and request log for this test."""
     emulator.clear()
     return emulator
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A real PostgreSQL 16 for this pytest process (``pgserver``, started on first use, stopped
+    and removed at the end); its server URL. Tests take ``pg_url``, a database of their own."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(postgres: str) -> str:
+    """An empty database on the session's PostgreSQL, for this test alone."""
+    return fresh_database(postgres)
