@@ -54,9 +54,10 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
     ctx = (Context.from_dict(agent, json.loads(saved.read_text()), serializer=serializer)
            if saved.exists() else Context(agent))
     memory = Memory.from_defaults(session_id=job["session"], async_database_uri=job["memory"])
+    # The limit is kept in the context from the run that set it; each run here sets its own.
+    await ctx.store.set("max_iterations", job.get("max_iterations", 20))
     try:
-        output = await agent.run(job["message"], ctx=ctx, memory=memory,
-                                 max_iterations=job.get("max_iterations", 20))
+        output = await agent.run(job["message"], ctx=ctx, memory=memory)
         outcome = str(output)
     except WorkflowRuntimeError as exc:  # the run's iteration limit
         outcome = f"stopped: {exc}"
