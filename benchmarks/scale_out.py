@@ -7,9 +7,11 @@ own thread id, all on one PostgreSQL (LangGraph's ``PostgresSaver`` and ``Postgr
 one vendor emulator (``ChatOpenAI`` streaming from ``scenario:<name>@<thread id>``, so every
 thread has its own call ids). The threads mix complete turns and cut ones (``MIX``).
 
-Reported per mode: threads per second, model requests per second, the p50 / p99 latency of a
-thread (``agent.invoke`` in its worker, complete scenarios only, the same work in both modes),
-and what went wrong: requests the emulator refused, cut calls that ran, threads that raised.
+Reported per mode, over alternating rounds: threads and model requests per second (from the
+first thread's start to the last one's end, the workers' start-up left out), the p50 / p99
+latency of a thread (``agent.invoke`` in its worker, complete scenarios only: the same work
+in both modes), the workers' CPU per thread (what a busy machine disturbs least), and what
+went wrong: requests the emulator refused, cut calls that ran, threads that raised.
 
 The same harness serves the scale-out tests (``tests/langchain/test_lc_scale_out.py``): a
 worker is ``python -m benchmarks.scale_out worker`` with a JSON job on stdin (one agent
@@ -31,11 +33,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 # At module level: the tools' annotations are read by name when LangChain builds their schemas.
 from langchain.tools import ToolRuntime
@@ -238,6 +241,12 @@ def _batch(job: Mapping[str, Any]) -> dict[str, Any]:
     tools = _counting_tools(job["db"], crash=False, repeatable=False)
     out: list[dict[str, Any]] = []
     with _savers(job) as (saver, store):
+        if job.get("barrier"):
+            _agent(job, saver, store, tools, "scenario:text")  # the first one imports (~3 s)
+            sys.stdout.write("ready\n")
+            sys.stdout.flush()
+            sys.stdin.readline()
+        begun, cpu = time.time(), time.process_time()
         for thread, scenario in job["threads"]:
             agent = _agent(job, saver, store, tools, f"scenario:{scenario}@{thread}")
             config = {"configurable": {"thread_id": thread}}
@@ -250,13 +259,17 @@ def _batch(job: Mapping[str, Any]) -> dict[str, Any]:
                 error = type(exc).__name__
             out.append({"thread": thread, "scenario": scenario, "error": error,
                         "seconds": time.perf_counter() - started})
-    return {"threads": out}
+        # the batch alone, without the process's start (imports, connections)
+        return {"threads": out, "begun": begun, "ended": time.time(),
+                "cpu_seconds": time.process_time() - cpu}
 
 
 def worker_main() -> int:
-    """``python -m benchmarks.scale_out worker``: one JSON job on stdin, one JSON line out."""
+    """``python -m benchmarks.scale_out worker``: one JSON job on a line of stdin, one JSON
+    line out. A batch with ``"barrier": true`` prints ``ready`` once it is set up, and starts
+    when a line comes in: the workers of a load start together, their imports done."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    job = json.loads(sys.stdin.read())
+    job = json.loads(sys.stdin.readline())
     result = _batch(job) if "threads" in job else _invoke(job)
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0
@@ -271,28 +284,47 @@ class Worker:
 
     job: dict[str, Any]
     proc: subprocess.Popen[str]
+    stderr: IO[bytes]
+
+    def ready(self) -> None:
+        """Wait until a barrier job says it is set up."""
+        assert self.proc.stdout is not None
+        self.proc.stdout.readline()
+
+    def go(self) -> None:
+        """Let a barrier job start."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.close()
 
     def wait(self, timeout: float = WORKER_TIMEOUT) -> tuple[int, dict[str, Any] | None, str]:
         """Exit status, the JSON it printed (``None`` if it died first), and its stderr."""
+        self.proc.stdin = None  # closed already; communicate() must not flush it
         try:
-            out, err = self.proc.communicate(timeout=timeout)
+            out, _ = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            out, err = self.proc.communicate()
+            out, _ = self.proc.communicate()
+        self.stderr.seek(0)
+        err = self.stderr.read().decode(errors="replace")
+        self.stderr.close()
         lines = [line for line in out.splitlines() if line.startswith("{")]
         return self.proc.returncode, (json.loads(lines[-1]) if lines else None), err
 
 
 def start_worker(job: Mapping[str, Any]) -> Worker:
-    """Start ``python -m benchmarks.scale_out worker`` on ``job``."""
+    """Start ``python -m benchmarks.scale_out worker`` on ``job``. Its stderr goes to a file,
+    so a chatty worker never blocks on a full pipe while the driver waits on its stdout."""
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by Worker.wait)
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_out", "worker"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            text=True)
     assert proc.stdin is not None
-    proc.stdin.write(json.dumps(job))
-    proc.stdin.close()
-    proc.stdin = None  # communicate() must not flush a closed pipe
-    return Worker(dict(job), proc)
+    proc.stdin.write(json.dumps(job) + "\n")
+    proc.stdin.flush()
+    if not job.get("barrier"):
+        proc.stdin.close()
+    return Worker(dict(job), proc, stderr)
 
 
 def run_worker(job: Mapping[str, Any]) -> tuple[int, dict[str, Any] | None, str]:
@@ -302,11 +334,13 @@ def run_worker(job: Mapping[str, Any]) -> tuple[int, dict[str, Any] | None, str]
 
 @dataclass
 class LoadResult:
-    """One mode's load: every thread's outcome and the wall time of the whole load."""
+    """One mode's load: every thread's outcome; from the first thread's start to the last
+    thread's end (the workers' start-up left out), and the CPU the workers spent on it."""
 
     gated: bool
     threads: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)  # workers that did not finish cleanly
 
 
@@ -320,17 +354,25 @@ def run_load(db: str, emulator: str, *, processes: int, threads: int, gated: boo
              prefix: str) -> LoadResult:
     """K worker processes at once, each running its threads one after another."""
     processes, threads = min(processes, MAX_PROCESSES), min(threads, MAX_THREADS)
-    started = time.perf_counter()
-    workers = [start_worker({"db": db, "emulator": emulator, "gated": gated, "threads": part})
+    workers = [start_worker({"db": db, "emulator": emulator, "gated": gated, "threads": part,
+                             "barrier": True})
                for part in plan(processes, threads, prefix)]
+    for worker in workers:
+        worker.ready()
+    for worker in workers:
+        worker.go()
     result = LoadResult(gated)
+    spans: list[tuple[float, float]] = []
     for worker in workers:
         status, out, err = worker.wait()
         if status != 0 or out is None:
             result.failures.append(f"worker exit {status}: {err[-2000:]}")
             continue
         result.threads.extend(out["threads"])
-    result.seconds = time.perf_counter() - started
+        result.cpu_seconds += out["cpu_seconds"]
+        spans.append((out["begun"], out["ended"]))
+    if spans:
+        result.seconds = max(end for _, end in spans) - min(begin for begin, _ in spans)
     return result
 
 
@@ -393,55 +435,88 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def _mode_row(load: LoadResult, requests: int, problems: list[str], cut_runs: int) -> dict[str, Any]:
-    complete = [t["seconds"] for t in load.threads if t["scenario"] in RUNS]
-    return {
-        "mode": "gated" if load.gated else "plain",
-        "threads": len(load.threads),
-        "seconds": round(load.seconds, 2),
-        "threads_per_s": round(len(load.threads) / load.seconds, 2),
-        "requests_per_s": round(requests / load.seconds, 2),
-        "p50_ms": round(1000 * statistics.median(complete), 1) if complete else None,
-        "p99_ms": round(1000 * _pct(complete, 0.99), 1),
-        "refused_requests": sum(1 for p in problems if "HTTP" in p),
-        "cut_calls_run": cut_runs,
-        "threads_raised": sum(1 for t in load.threads if t["error"]),
-    }
+@dataclass
+class _Mode:
+    """One mode summed over the rounds."""
+
+    gated: bool
+    threads: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    requests: int = 0
+    refused: int = 0
+    cut_runs: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, load: LoadResult, requests: Sequence[Any], statuses: Sequence[int],
+            runs: Sequence[Mapping[str, Any]]) -> None:
+        self.threads += load.threads
+        self.seconds += load.seconds
+        self.cpu_seconds += load.cpu_seconds
+        self.requests += len(requests)
+        self.refused += sum(1 for status in statuses if status != 200)
+        cut = {t["thread"] for t in load.threads if t["scenario"] not in RUNS}
+        self.cut_runs += sum(1 for row in runs if row["thread_id"] in cut)
+        self.problems += load_problems(load, requests, statuses, runs)
+
+    def row(self) -> dict[str, Any]:
+        complete = [t["seconds"] for t in self.threads if t["scenario"] in RUNS]
+        n = len(self.threads)
+        return {
+            "mode": "gated" if self.gated else "plain",
+            "threads": n,
+            "seconds": round(self.seconds, 2),
+            "threads_per_s": round(n / self.seconds, 2),
+            "requests_per_s": round(self.requests / self.seconds, 2),
+            "p50_ms": round(1000 * statistics.median(complete), 1),
+            "p99_ms": round(1000 * _pct(complete, 0.99), 1),
+            "cpu_ms_per_thread": round(1000 * self.cpu_seconds / n, 1),
+            "refused_requests": self.refused,
+            "cut_calls_run": self.cut_runs,
+            "threads_raised": sum(1 for t in self.threads if t["error"]),
+            "problems": len(self.problems),
+        }
 
 
-def benchmark(processes: int, threads: int) -> dict[str, Any]:
-    """Plain then gated, each on a fresh database of one server, against one emulator."""
+def benchmark(processes: int, threads: int, rounds: int) -> dict[str, Any]:
+    """Plain and gated in turn (the order swaps every round, so a busy machine's drift falls
+    on both), each round on a fresh database of one server, against one emulator."""
     from toolstream_core.testing import VendorEmulator
 
     from benchmarks.postgres import fresh_database, postgres_server
 
-    rows = []
+    modes = {False: _Mode(False), True: _Mode(True)}
     with postgres_server() as server, VendorEmulator() as emulator:
-        for gated in (False, True):
-            db = fresh_database(server)
-            prepare_database(db)
-            emulator.clear()
-            load = run_load(db, emulator.base_url, processes=processes, threads=threads,
-                            gated=gated, prefix="gated" if gated else "plain")
-            runs = tool_runs(db)
-            problems = load_problems(load, emulator.requests, emulator.statuses, runs)
-            cut = {t["thread"] for t in load.threads if t["scenario"] not in RUNS}
-            rows.append(_mode_row(load, len(emulator.requests), problems,
-                                  sum(1 for r in runs if r["thread_id"] in cut)))
-            log.info("%s: %s", rows[-1]["mode"], rows[-1])
-    return {"processes": processes, "threads_per_process": threads, "cpus": os.cpu_count(),
-            "modes": rows}
+        for round_ in range(rounds):
+            for gated in ((False, True) if round_ % 2 == 0 else (True, False)):
+                db = fresh_database(server)
+                prepare_database(db)
+                emulator.clear()
+                load = run_load(db, emulator.base_url, processes=processes, threads=threads,
+                                gated=gated, prefix=f"r{round_}")
+                modes[gated].add(load, emulator.requests, emulator.statuses, tool_runs(db))
+                log.info("round %d %s: %.1f s, %d threads", round_, "gated" if gated else "plain",
+                         load.seconds, len(load.threads))
+    return {"processes": processes, "threads_per_process": threads, "rounds": rounds,
+            "cpus": os.cpu_count(), "load_average": os.getloadavg()[0],
+            "modes": [modes[False].row(), modes[True].row()]}
+
+
+_COLUMNS = (("mode", "mode"), ("threads", "threads"), ("seconds", "s"),
+            ("threads_per_s", "threads/s"), ("requests_per_s", "requests/s"), ("p50_ms", "p50 ms"),
+            ("p99_ms", "p99 ms"), ("cpu_ms_per_thread", "worker CPU ms/thread"),
+            ("refused_requests", "refused requests"), ("cut_calls_run", "cut calls run"),
+            ("threads_raised", "threads raised"))
 
 
 def render(doc: Mapping[str, Any]) -> str:
-    head = ("| mode | threads | wall s | threads/s | requests/s | p50 ms | p99 ms | refused "
-            "requests | cut calls run | threads raised |")
     lines = [f"{doc['processes']} processes x {doc['threads_per_process']} threads, "
-             f"{doc['cpus']} CPUs", "", head, "|" + "---|" * 10]
+             f"{doc['rounds']} rounds per mode, {doc['cpus']} CPUs, load average "
+             f"{doc['load_average']:.1f} at the end", "",
+             "| " + " | ".join(title for _, title in _COLUMNS) + " |",
+             "|" + "---|" * len(_COLUMNS)]
     for row in doc["modes"]:
-        lines.append("| " + " | ".join(str(row[k]) for k in (
-            "mode", "threads", "seconds", "threads_per_s", "requests_per_s", "p50_ms", "p99_ms",
-            "refused_requests", "cut_calls_run", "threads_raised")) + " |")
+        lines.append("| " + " | ".join(str(row[key]) for key, _ in _COLUMNS) + " |")
     return "\n".join(lines)
 
 
@@ -454,10 +529,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=4, help=f"at most {MAX_PROCESSES}")
     parser.add_argument("--threads", type=int, default=25, help="per process, at most "
                         f"{MAX_THREADS}")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per mode, alternating")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(args_in)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    doc = benchmark(args.processes, args.threads)
+    doc = benchmark(args.processes, args.threads, max(1, min(args.rounds, 10)))
     sys.stdout.write((json.dumps(doc, indent=2) if args.json else render(doc)) + "\n")
     return 0
 
