@@ -1,7 +1,7 @@
 """Scale out: gated agents in several worker processes on one PostgreSQL.
 
-``python -m benchmarks.scale_out [--processes 4] [--threads 25] [--json]`` runs the same load
-twice, side by side in one run: ``create_agent`` with ``ToolstreamMiddleware`` (gated) and
+``python -m benchmarks.scale_out [--processes 4] [--threads 25] [--rounds 2] [--json]`` runs
+the same load twice, side by side in one run: ``create_agent`` with ``ToolstreamMiddleware`` (gated) and
 without it (plain). Each of K worker processes runs N threads one after another, each on its
 own thread id, all on one PostgreSQL (LangGraph's ``PostgresSaver`` and ``PostgresStore``) and
 one vendor emulator (``ChatOpenAI`` streaming from ``scenario:<name>@<thread id>``, so every
@@ -10,8 +10,9 @@ thread has its own call ids). The threads mix complete turns and cut ones (``MIX
 Reported per mode, over alternating rounds: threads and model requests per second (from the
 first thread's start to the last one's end, the workers' start-up left out), the p50 / p99
 latency of a thread (``agent.invoke`` in its worker, complete scenarios only: the same work
-in both modes), the workers' CPU per thread (what a busy machine disturbs least), and what
-went wrong: requests the emulator refused, cut calls that ran, threads that raised.
+in both modes) and the median CPU its worker spent on it, the workers' CPU per thread of any
+scenario (CPU is what a busy machine disturbs least), and what went wrong: requests the
+emulator refused, cut calls that ran, threads that raised.
 
 The same harness serves the scale-out tests (``tests/langchain/test_lc_scale_out.py``): a
 worker is ``python -m benchmarks.scale_out worker`` with a JSON job on stdin (one agent
@@ -250,7 +251,7 @@ def _batch(job: Mapping[str, Any]) -> dict[str, Any]:
         for thread, scenario in job["threads"]:
             agent = _agent(job, saver, store, tools, f"scenario:{scenario}@{thread}")
             config = {"configurable": {"thread_id": thread}}
-            started = time.perf_counter()
+            started, used = time.perf_counter(), time.process_time()
             error = None
             try:
                 agent.invoke({"messages": [("user", "go")]}, config,
@@ -258,7 +259,8 @@ def _batch(job: Mapping[str, Any]) -> dict[str, Any]:
             except Exception as exc:  # the plain agent raises on a dropped stream
                 error = type(exc).__name__
             out.append({"thread": thread, "scenario": scenario, "error": error,
-                        "seconds": time.perf_counter() - started})
+                        "seconds": time.perf_counter() - started,
+                        "cpu": time.process_time() - used})
         # the batch alone, without the process's start (imports, connections)
         return {"threads": out, "begun": begun, "ended": time.time(),
                 "cpu_seconds": time.process_time() - cpu}
@@ -461,6 +463,7 @@ class _Mode:
 
     def row(self) -> dict[str, Any]:
         complete = [t["seconds"] for t in self.threads if t["scenario"] in RUNS]
+        complete_cpu = [t["cpu"] for t in self.threads if t["scenario"] in RUNS]
         n = len(self.threads)
         return {
             "mode": "gated" if self.gated else "plain",
@@ -471,6 +474,7 @@ class _Mode:
             "p50_ms": round(1000 * statistics.median(complete), 1),
             "p99_ms": round(1000 * _pct(complete, 0.99), 1),
             "cpu_ms_per_thread": round(1000 * self.cpu_seconds / n, 1),
+            "complete_cpu_p50_ms": round(1000 * statistics.median(complete_cpu), 1),
             "refused_requests": self.refused,
             "cut_calls_run": self.cut_runs,
             "threads_raised": sum(1 for t in self.threads if t["error"]),
@@ -504,7 +508,8 @@ def benchmark(processes: int, threads: int, rounds: int) -> dict[str, Any]:
 
 _COLUMNS = (("mode", "mode"), ("threads", "threads"), ("seconds", "s"),
             ("threads_per_s", "threads/s"), ("requests_per_s", "requests/s"), ("p50_ms", "p50 ms"),
-            ("p99_ms", "p99 ms"), ("cpu_ms_per_thread", "worker CPU ms/thread"),
+            ("p99_ms", "p99 ms"), ("complete_cpu_p50_ms", "CPU ms p50"),
+            ("cpu_ms_per_thread", "worker CPU ms/thread"),
             ("refused_requests", "refused requests"), ("cut_calls_run", "cut calls run"),
             ("threads_raised", "threads raised"))
 
