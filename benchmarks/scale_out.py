@@ -177,7 +177,8 @@ def _agent(job: Mapping[str, Any], checkpointer: Any, store: Any, tools: list[An
     if job.get("crash_before_model_call") is not None:
         middleware.append(_crash_before_model_call(int(job["crash_before_model_call"])))
     if job.get("gated", True):
-        middleware.append(ToolstreamMiddleware(max_retries=int(job.get("max_retries", 2))))
+        middleware.append(ToolstreamMiddleware(max_retries=int(job.get("max_retries", 2)),
+                                               config=job.get("config")))
     if job.get("hitl"):
         middleware.append(HumanInTheLoopMiddleware(interrupt_on=dict.fromkeys(job["hitl"], True)))
     model = ChatOpenAI(model=model_name, api_key="test", base_url=job["emulator"] + "/v1",
