@@ -29,9 +29,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
-from langgraph.errors import GraphBubbleUp
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.errors import GraphInterrupt
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
@@ -93,7 +93,7 @@ class CallLedger:
         self.store.put(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
             result = handler(request)
-        except GraphBubbleUp:
+        except GraphInterrupt:
             self.store.delete(LEDGER_NAMESPACE, self.key)  # an interrupt: LangGraph re-runs it
             raise
         self.store.put(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
@@ -108,7 +108,7 @@ class CallLedger:
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
             result = await handler(request)
-        except GraphBubbleUp:
+        except GraphInterrupt:
             await self.store.adelete(LEDGER_NAMESPACE, self.key)
             raise
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
