@@ -89,6 +89,8 @@ class AssembleConfig:
     sensitive_tools: tuple[tuple[str, Sensitive], ...] = ()
     """Tools whose arguments stay private everywhere (see ``_sensitive``): given as a list of
     names or a mapping name -> ``true`` / argument paths, kept as ``(name, sensitive)`` pairs."""
+    tenant: str | None = None
+    """The ``tenant`` label on every metric (DESIGN §4.12); ``None``: no such label."""
 
     def __post_init__(self) -> None:
         for key, choices in _CHOICES.items():
@@ -119,6 +121,8 @@ class AssembleConfig:
                              f"got {self.trace_tool_arguments!r}")
         object.__setattr__(self, "sensitive_tools",
                            parse_sensitive_tools(self.sensitive_tools, f"{SECTION}.sensitive_tools"))
+        if self.tenant is not None and (not isinstance(self.tenant, str) or not self.tenant.strip()):
+            raise ValueError(f"{SECTION}.tenant: expected a tenant name or null, got {self.tenant!r}")
 
     @property
     def strict(self) -> bool:

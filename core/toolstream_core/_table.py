@@ -34,7 +34,7 @@ from ._call import MOVE_TO, Call, Move, move
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
 from ._finalize import NO_VALUE, Deferred, decide, same_copy
-from ._metrics import metrics
+from ._metrics import Instrument, metrics
 from ._models import (
     ArgumentsDelta,
     AssemblerEvent,
@@ -98,6 +98,7 @@ class CallTable:
         self._forward = config.ui_forward_partial_args
         self._plain = on_event is None and not registry.sensitive  # events need no more than a list
         self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
+        self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class CallTable:
 
     def finish(self, transport_complete: bool, error: BaseException | None, *, cancelled: bool) -> Turn:
         """Decide every live call (rule 4, then rules 5 and 7 per call) and build the Turn."""
+        self._ended_at = time.monotonic()
         complete = False
         if not cancelled:
             complete, reason, detail = self._completion(transport_complete, error)
@@ -375,6 +377,7 @@ class CallTable:
         call = self.calls.get(key)
         if call is not None and call.state is _OPEN:
             move(call, Move.close)
+            call.closed_at = time.monotonic()
 
     def settle(self, key: Hashable) -> None:
         """Rule 10: a point where the vendor can no longer change this call; pipeline if allowed."""
@@ -496,7 +499,7 @@ class CallTable:
         for twin in call.twins:
             twin_raw = twin.raw()
             if twin.name != call.name or not same_copy(twin_raw, raw):
-                metrics.count("duplicate", self.provider, call.name)
+                self._metric("duplicate", 1, call)
                 self._terminate(
                     call, Move.fail, Reason.duplicate_conflict,
                     f"call id {call.id!r} was sent again with different arguments",
@@ -514,10 +517,9 @@ class CallTable:
             must_be_object=self.config.arguments_must_be_object,
         )
         if call.twins or decision.deduplicated:
-            metrics.count("duplicate", self.provider, call.name)
+            self._metric("duplicate", 1, call)
         if decision.reason is None:
-            metrics.record("bytes", call.nbytes, self.provider, call.name)
-            metrics.record("to_commit", time.monotonic() - call.opened_at, self.provider, call.name)
+            self._commit_latency(call)  # before the commit's event: a slow callback is not ours
             self._terminate(call, Move.commit, arguments=decision.arguments)
             return
         if decision.reason is Reason.invalid_json:
@@ -526,12 +528,12 @@ class CallTable:
         self._terminate(call, Move.fail, decision.reason, decision.detail)
 
     def _reject_invalid_json(self, call: Call, detail: str) -> None:
-        metrics.count("invalid_json", self.provider, call.name)
+        self._metric("invalid_json", 1, call)
         call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
         self._terminate(call, Move.fail, Reason.invalid_json, detail)
 
     def _overflow(self, call: Call) -> None:
-        metrics.count("overflow", self.provider, call.name)
+        self._metric("overflow", 1, call)
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
         call.blocks = []
         call.done_text = None
@@ -579,11 +581,26 @@ class CallTable:
             provider=self.provider,
             sensitive=self._registry.sensitivity(call.name),
         )
+        self._metric("bytes", call.nbytes + call.twin_bytes, call, state=state.value)
         if state is CallState.committed:
             self._emit(CallCommitted(call.final))
         else:
-            metrics.count("rejected", self.provider, call.name)
+            self._metric("rejected", 1, call, reason=(reason or Reason.upstream_error).value)
             self._emit(CallRejected(call.final))
+
+    def _metric(self, name: Instrument, value: float, call: Call, **extra: str) -> None:
+        """Record one of the §4.12 instruments for ``call``, with the config's tenant."""
+        metrics.record(name, value, self.provider, call.name, self.config.tenant, extra)
+
+    def _commit_latency(self, call: Call) -> None:
+        """§4.12: a commit's latency from the end of the stream (``finish``), or, for a call
+        committed before it (pipelining, 4.10), from the vendor's close of its arguments;
+        and, under its own name, from the call's first event."""
+        now = time.monotonic()
+        start = self._ended_at if self._ended_at is not None else call.closed_at
+        if start is not None:
+            self._metric("to_commit", max(0.0, now - start), call)
+        self._metric("open_to_commit", now - call.opened_at, call)
 
     def _synthesized_id(self, call: Call) -> str:
         """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""

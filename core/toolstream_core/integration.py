@@ -39,6 +39,8 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
+- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
+  an agent refuses to run a call the gate did not commit.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ._history import HistoryError, HistoryProblem
+from ._metrics import record_refused_execution
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
@@ -73,6 +76,7 @@ __all__ = [
     "events_for_response",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "record_refused_execution",
     "refuse_history",
     "rejection_detail",
     "request_limit",

@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "allow_pipelined_execute": [],
     "trace_tool_arguments": None,
     "sensitive_tools": (),
+    "tenant": None,
 }
 
 FULL_YAML = """\
@@ -49,6 +50,7 @@ agent_stream_assemble:
   sensitive_tools:
     login: true
     http_request: [headers.Authorization, password]
+  tenant: acme
 logging:
   level: info
 """
@@ -66,6 +68,7 @@ FULL_VALUES: dict[str, Any] = {
     "allow_pipelined_execute": ["read_file", "search"],
     "trace_tool_arguments": True,
     "sensitive_tools": (("login", True), ("http_request", ("headers.Authorization", "password"))),
+    "tenant": "acme",
 }
 
 
@@ -181,6 +184,10 @@ BAD_VALUES: list[tuple[str, Any]] = [
     ("sensitive_tools", {"login": "yes"}),
     ("sensitive_tools", {"http_request": ["headers..Authorization"]}),
     ("sensitive_tools", {"http_request": []}),
+    ("tenant", ""),
+    ("tenant", "  "),
+    ("tenant", 7),
+    ("tenant", ["acme"]),
 ]
 
 
