@@ -34,6 +34,7 @@ class AssemblerOptions(TypedDict, total=False):
     provider: Provider | None
     on_event: Callable[[AssemblerEvent], None] | None
     max_output_tokens: int | None
+    run_budget: int | None
 
 
 class _Drive:

@@ -99,6 +99,8 @@ class CallTable:
         self._plain = on_event is None and not registry.sensitive  # events need no more than a list
         self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
         self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
+        self.run_budget: int | None = None  # calls the run may still commit (set by the Assembler)
+        self._commits = 0
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -118,7 +120,7 @@ class CallTable:
             # Turn.complete stays the config mode's answer.
             unsignalled = reason is Reason.stream_truncated and detail is _NO_SIGNAL
             default_strict = self.config.mode == "strict"
-            for call in self._client_calls():
+            for call in self._ordered(self._client_calls()):  # the run budget goes in queue order
                 if call.state not in _LIVE:
                     continue
                 proven = complete
@@ -518,6 +520,11 @@ class CallTable:
         )
         if call.twins or decision.deduplicated:
             self._metric("duplicate", 1, call)
+        if decision.reason is None and not self._within_budget():
+            self._terminate(call, Move.fail, Reason.run_budget_exceeded,
+                            f"the run's tool-call budget allowed {self.run_budget} more call(s) in this "
+                            "turn, all committed")
+            return
         if decision.reason is None:
             self._commit_latency(call)  # before the commit's event: a slow callback is not ours
             self._terminate(call, Move.commit, arguments=decision.arguments)
@@ -526,6 +533,14 @@ class CallTable:
             self._reject_invalid_json(call, decision.detail or "invalid JSON")
             return
         self._terminate(call, Move.fail, decision.reason, decision.detail)
+
+    def _within_budget(self) -> bool:
+        """Seed gate step 5, the last check before a call is queued: one more commit fits the
+        run's budget (DESIGN 4.8). Counted here, so early (pipelined) commits count first."""
+        if self.run_budget is not None and self._commits >= self.run_budget:
+            return False
+        self._commits += 1
+        return True
 
     def _reject_invalid_json(self, call: Call, detail: str) -> None:
         self._metric("invalid_json", 1, call)
@@ -646,12 +661,16 @@ class CallTable:
             provider=self.provider,
         )
 
-    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
-        clients = self._client_calls()
+    def _ordered(self, clients: list[Call]) -> list[Call]:
+        """``clients`` in ``finalize_order``: the order of ``Turn.calls`` and of the queue."""
         if self.config.finalize_order == "provider_index":
             clients.sort(key=lambda c: (_order_key(c.order), c.seq))
         else:
             clients.sort(key=lambda c: c.seq)
+        return clients
+
+    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
+        clients = self._ordered(self._client_calls())
         calls: list[ToolCall] = []
         dropped: list[ToolCall] = []
         results: list[ErrorResult] = []
@@ -677,6 +696,7 @@ class CallTable:
             error=error,
             provider=self.provider,
             anomalies=tuple(self._anomalies),
+            run_budget_left=None if self.run_budget is None else self.run_budget - self._commits,
             _results=tuple(results),
         )
 

@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "trace_tool_arguments": None,
     "sensitive_tools": (),
     "tenant": None,
+    "max_tool_calls_per_run": None,
 }
 
 FULL_YAML = """\
@@ -51,6 +52,7 @@ agent_stream_assemble:
     login: true
     http_request: [headers.Authorization, password]
   tenant: acme
+  max_tool_calls_per_run: 2
 logging:
   level: info
 """
@@ -69,6 +71,7 @@ FULL_VALUES: dict[str, Any] = {
     "trace_tool_arguments": True,
     "sensitive_tools": (("login", True), ("http_request", ("headers.Authorization", "password"))),
     "tenant": "acme",
+    "max_tool_calls_per_run": 2,
 }
 
 
@@ -188,6 +191,11 @@ BAD_VALUES: list[tuple[str, Any]] = [
     ("tenant", "  "),
     ("tenant", 7),
     ("tenant", ["acme"]),
+    ("max_tool_calls_per_run", 0),
+    ("max_tool_calls_per_run", -2),
+    ("max_tool_calls_per_run", 1.5),
+    ("max_tool_calls_per_run", "2"),
+    ("max_tool_calls_per_run", True),
 ]
 
 
@@ -285,3 +293,12 @@ agent_stream_assemble:
     - http_request: [headers.Authorization]
 """)
     assert config.sensitive_tools == (("login", True), ("http_request", ("headers.Authorization",)))
+
+
+def test_max_tool_calls_per_run_from_every_form() -> None:
+    """Issue 26: ``{"max_tool_calls_per_run": 2}`` was an unknown key."""
+    expected = AssembleConfig(max_tool_calls_per_run=2)
+    assert AssembleConfig.from_mapping({"max_tool_calls_per_run": 2}) == expected
+    assert AssembleConfig.from_yaml("agent_stream_assemble:\n  max_tool_calls_per_run: 2\n") == expected
+    assert AssembleConfig.coerce({"max_tool_calls_per_run": 2}) == expected
+    assert AssembleConfig.from_yaml("agent_stream_assemble:\n  max_tool_calls_per_run: null\n") == AssembleConfig()

@@ -72,6 +72,14 @@ def test_assemble_passes_its_keywords_to_the_assembler() -> None:
     assert any(isinstance(e, CallOpened) for e in seen)
 
 
+def test_both_drivers_take_the_run_budget() -> None:
+    expected = [("call_1", CallState.committed, None), ("call_2", CallState.failed, Reason.run_budget_exceeded)]
+    turn = assemble(iter(chat_events()), run_budget=1)
+    assert (summary(turn), turn.run_budget_left) == (expected, 0)
+    turn = asyncio.run(aassemble(_agen(chat_events()), run_budget=1))
+    assert (summary(turn), turn.run_budget_left) == (expected, 0)
+
+
 def _raising(events: list[Any], error: BaseException, after: int) -> Iterator[Any]:
     yield from events[:after]
     raise error
