@@ -4,7 +4,7 @@ Many backends speak "the OpenAI chat API" and each one serialises streamed tool
 calls a little differently. A profile renders the same neutral scenario script
 (the calls, their argument text, how the turn ends) the way that server puts it
 on the wire, so a stack can be tested against vLLM, Ollama, DeepSeek, Groq,
-Mistral, OpenRouter or a LiteLLM proxy (in front of an OpenAI-style backend, or of
+Mistral, OpenRouter, NVIDIA NIM or a LiteLLM proxy (in front of an OpenAI-style backend, or of
 Ollama) without running one.
 
 Every profile's class docstring lists the quirks it reproduces and where each
@@ -305,10 +305,30 @@ class LiteLLMOllama(Profile):
     fingerprint = None
 
 
+class Nvidia(Profile):
+    """NVIDIA NIM for LLMs (``integrate.api.nvidia.com``, self-hosted NIM containers).
+
+    - **No ``index``** on streamed tool calls, and **each call whole in one chunk** (no
+      argument deltas): NVIDIA's own docs for it, in its LangChain integration,
+      ``langchain-nvidia-ai-endpoints`` 1.5, ``ChatNVIDIA._custom_postprocess``: "the nim api
+      does not return the function index for tool calls in stream responses [...] the nim
+      endpoint returns only full tool calls, no deltas". Parallel calls come one per chunk.
+    - Otherwise OpenAI's shape: ``finish_reason: "tool_calls"``, usage only on request.
+    """
+
+    name = "nvidia"
+    server = "NVIDIA NIM"
+    quirks = ("no index on tool calls (langchain-nvidia-ai-endpoints _custom_postprocess)",
+              "each call whole in its own chunk")
+    index = "omit"
+    whole_calls = True
+    fingerprint = None
+
+
 #: The compatible-server profiles, by name (``VendorEmulator(profile=name)``).
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (Vllm(), Ollama(), DeepSeek(), Groq(), Mistral(), OpenRouter(),
-                        LiteLLM(), LiteLLMOllama())
+                        LiteLLM(), LiteLLMOllama(), Nvidia())
 }
 
 
