@@ -29,7 +29,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from lc_util import Recorder, assert_history_paired, recording_tools
 from profile_util import sorted_calls
-from toolstream_core.testing import SCENARIOS, VendorEmulator
+from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 from langchain_toolstream import (
@@ -132,6 +132,30 @@ def _cohere(base: str) -> BaseChatModel:
                              max_tokens=LIMIT)
 
 
+def _litellm(base: str) -> BaseChatModel:
+    litellm = pytest.importorskip("langchain_litellm")
+    return litellm.ChatLiteLLM(model="openai/gpt-4.1-mini", api_base=base + "/v1",  # type: ignore[no-any-return]
+                               api_key="test", max_tokens=LIMIT, max_retries=0)
+
+
+def _nvidia(base: str) -> BaseChatModel:
+    nvidia = pytest.importorskip("langchain_nvidia_ai_endpoints")
+    return nvidia.ChatNVIDIA(model="meta/llama-3.1-70b-instruct", base_url=base + "/v1",  # type: ignore[no-any-return]
+                             api_key="nvapi-test", max_completion_tokens=LIMIT)
+
+
+def _bedrock_switch(base: str) -> BaseChatModel:
+    """``ChatBedrock`` with the Converse switch: a ``ChatBedrockConverse`` inside."""
+    aws = pytest.importorskip("langchain_aws")
+    from botocore.config import Config
+
+    return aws.ChatBedrock(  # type: ignore[no-any-return]
+        model_id="anthropic.claude-3-5-sonnet-20240620-v1:0", region_name="us-east-1",
+        endpoint_url=base, aws_access_key_id="toolstream-test", aws_secret_access_key="test",
+        beta_use_converse_api=True, streaming=True, model_kwargs={"max_tokens": LIMIT},
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+
+
 Factory = Callable[[str], BaseChatModel]
 
 #: class name -> (the API its wire is, the emulator's server profile or None, the factory)
@@ -147,6 +171,9 @@ CLASSES: dict[str, tuple[str, str | None, Factory]] = {
     "ChatXAI": ("openai-chat", None, _xai),
     "ChatTogether": ("openai-chat", None, _together),
     "AzureChatOpenAI": ("openai-chat", None, _azure),
+    "ChatLiteLLM": ("openai-chat", None, _litellm),
+    "ChatNVIDIA": ("openai-chat", "nvidia", _nvidia),
+    "ChatBedrock-converse-switch": ("bedrock-converse", None, _bedrock_switch),
 }
 
 
@@ -207,11 +234,18 @@ WHOLE = frozenset({"ChatBedrockConverse-converse"})
 
 #: How the gate reads each class: the vendor SDK's own events, or LangChain's chunks.
 MODES = {name: "tap" for name in CLASSES} | {
-    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks")}
+    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks", "ChatNVIDIA")}
 
 
 def expected_rejected(name: str, scenario: str) -> list[str]:
     return [] if name in WHOLE else list(SCENARIOS[scenario].expect.rejected)
+
+
+def assert_sent_paired(emu: VendorEmulator) -> None:
+    """Every request the class really sent pairs each call with one result, both ways, and
+    sends every call's arguments as a JSON object (read off the wire, not the messages)."""
+    for received in emu.requests:
+        assert history_pairing(received.api, received.body, path=received.path) == [], received.body
 
 
 CASES = [(n, s) for n in CLASSES for s in SCENARIO_CASES
@@ -233,6 +267,7 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert [c["name"] for c in first.invalid_tool_calls] == expected_rejected(name, scenario)
     assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
     assert set(rejected) <= answered_ids(emu.requests[-1].body)
+    assert_sent_paired(emu)
 
 
 @pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
@@ -253,6 +288,7 @@ def test_with_toolstream_hands_out_only_complete_calls(
     if answers:
         gated.invoke([HumanMessage("go"), message, *answers])
         assert {m.tool_call_id for m in answers} <= answered_ids(emu.requests[-1].body)
+    assert_sent_paired(emu)
 
 
 def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(
