@@ -1,16 +1,23 @@
-"""The LangChain partner classes users already run, gated, against the emulator over HTTP.
+"""The LangChain chat model classes users run, gated, against the emulator over HTTP.
 
 One table: each class, the emulator (and server profile) its wire is served by, and how the
 real class is pointed at it. Through ``create_agent(model, tools,
 middleware=[ToolstreamMiddleware()])`` and through ``with_toolstream``: complete parallel
 calls run exactly once with the vendor's arguments; a call cut by the max-token stop, or by a
-stream that ends without a finish, never runs and its id is answered in the next request.
+stream that ends without a finish, never runs, and the next request carries it next to its
+error result. Every request body the class really sent is read both ways
+(``history_pairing``): every result has its call, every call its one result, every call's
+arguments a JSON object.
 
-``ChatOllama``, ``ChatBedrockConverse`` (streaming, and ``disable_streaming=True`` through
-``converse``) and ``ChatCohere`` are tapped on their own SDKs (``ollama``, boto3, ``cohere``)
+The four core classes (``ChatOpenAI`` on chat and Responses, ``ChatAnthropic``,
+``ChatGoogleGenerativeAI``), ``ChatLiteLLM`` (the ``litellm`` module's chunks), ``ChatBedrock``
+with the Converse switch (its ``ChatBedrockConverse`` inside), ``ChatOllama``,
+``ChatBedrockConverse`` (streaming, and ``disable_streaming=True`` through ``converse``) and
+``ChatCohere`` are tapped on their own SDKs
 against the emulator's native wires; classes built on ``langchain-openai`` (``AzureChatOpenAI``,
 ``ChatDeepSeek``, ``ChatXAI``, ``ChatTogether``) on the OpenAI SDK; ``ChatMistralAI`` (its own
-httpx client), ``ChatGroq`` (the ``groq`` SDK) and ``ChatFireworks`` (``fireworks-ai``) are
+httpx client), ``ChatGroq`` (the ``groq`` SDK), ``ChatFireworks`` (``fireworks-ai``) and
+``ChatNVIDIA`` (``requests``; NIM's whole calls without ``index``) are
 gated on LangChain's own chunks, through the finish signals their packages put in
 ``response_metadata``. The record's ``mode`` says which, per class.
 """
@@ -18,7 +25,6 @@ gated on LangChain's own chunks, through the finish signals their packages put i
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,9 +33,9 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
-from lc_util import Recorder, assert_history_paired, recording_tools
+from lc_util import Recorder, assert_history_paired, make_model, recording_tools
 from profile_util import sorted_calls
-from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing
+from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing, sent_calls
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 from langchain_toolstream import (
@@ -158,8 +164,27 @@ def _bedrock_switch(base: str) -> BaseChatModel:
 
 Factory = Callable[[str], BaseChatModel]
 
+
+def _core(api: str, **kwargs: Any) -> Factory:
+    """The four core classes (``ChatOpenAI`` on chat and Responses, ``ChatAnthropic``,
+    ``ChatGoogleGenerativeAI``), as ``lc_util.make_model`` builds them."""
+    def factory(base: str) -> BaseChatModel:
+        return make_model(api, _Base(base), max_tokens=LIMIT, **kwargs)  # type: ignore[no-any-return]
+    return factory
+
+
+class _Base:
+    """What ``make_model`` reads of an emulator: its base URL."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
 #: class name -> (the API its wire is, the emulator's server profile or None, the factory)
 CLASSES: dict[str, tuple[str, str | None, Factory]] = {
+    "ChatOpenAI": ("openai-chat", None, _core("openai-chat")),
+    "ChatOpenAI-responses": ("openai-responses", None, _core("openai-responses")),
+    "ChatAnthropic": ("anthropic", None, _core("anthropic")),
+    "ChatGoogleGenerativeAI": ("gemini", None, _core("gemini")),
     "ChatOllama": ("ollama", None, _ollama),
     "ChatBedrockConverse": ("bedrock-converse", None, _bedrock),
     "ChatBedrockConverse-converse": ("bedrock-converse", None, _bedrock_whole),
@@ -208,22 +233,13 @@ def proven(api: str, scenario: str) -> list[tuple[str, dict[str, Any]]]:
             for c in build_script(scenario, scenario_rng(0, api, scenario)).calls]
 
 
-def answered_ids(body: Any) -> set[str]:
-    """Every tool-result id a request body carries, whatever the wire calls it. Ollama's tool
-    messages carry no id: there the error text names the call it answers (``(id call_...)``)."""
-    found: set[str] = set()
-    if isinstance(body, dict):
-        if body.get("role") == "tool" and isinstance(body.get("content"), str):
-            found.update(re.findall(r"\(id ([^)\s]+)\)", body["content"]))
-        for key, value in body.items():
-            if key in ("tool_call_id", "toolUseId") and isinstance(value, str):
-                found.add(value)
-            else:
-                found |= answered_ids(value)
-    elif isinstance(body, list):
-        for item in body:
-            found |= answered_ids(item)
-    return found
+def assert_calls_sent(emu: VendorEmulator, calls: list[Any]) -> None:
+    """``calls`` (rejected ones) are in the last request the class sent, as calls: by id, or
+    by name on the wires that pair by name (Ollama, Gemini without ids); ``assert_sent_paired``
+    then proves each has its one result."""
+    last = emu.requests[-1]
+    sent = set(sent_calls(last.api, last.body, path=last.path))
+    assert {c["id"] for c in calls} <= sent or {c["name"] for c in calls} <= sent, last.body
 
 
 #: Classes called without streaming: a whole answer cannot end without its finish (so
@@ -263,10 +279,9 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert sorted_calls(recorder.calls) == sorted_calls(proven(api, scenario))
     assert_history_paired(messages)
     first = next(m for m in messages if isinstance(m, AIMessage))
-    rejected = [c["id"] for c in first.invalid_tool_calls]
     assert [c["name"] for c in first.invalid_tool_calls] == expected_rejected(name, scenario)
     assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
-    assert set(rejected) <= answered_ids(emu.requests[-1].body)
+    assert_calls_sent(emu, first.invalid_tool_calls)
     assert_sent_paired(emu)
 
 
@@ -287,7 +302,7 @@ def test_with_toolstream_hands_out_only_complete_calls(
     assert {m.tool_call_id for m in answers} == {c["id"] for c in message.invalid_tool_calls}
     if answers:
         gated.invoke([HumanMessage("go"), message, *answers])
-        assert {m.tool_call_id for m in answers} <= answered_ids(emu.requests[-1].body)
+        assert_calls_sent(emu, message.invalid_tool_calls)
     assert_sent_paired(emu)
 
 

@@ -87,7 +87,7 @@ from ._clients import (
     scenario_tools,
     stream_sdk,
 )
-from ._pairing import PairingProblem, history_pairing
+from ._pairing import PairingProblem, history_pairing, sent_calls
 from ._profiles import PROFILES, Profile
 from ._recording import (
     default_cassette_dir,
@@ -147,6 +147,7 @@ __all__ = [
     "response_body",
     "run_fuzz",
     "scenario_tools",
+    "sent_calls",
     "stream_sdk",
     "use_cassette",
 ]

@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["PairingProblem", "history_pairing"]
+__all__ = ["PairingProblem", "history_pairing", "sent_calls"]
 
 Kind = Literal["unanswered", "answered_twice", "orphan_result", "arguments"]
 
@@ -225,15 +225,25 @@ def _judge(items: list[_Item]) -> list[PairingProblem]:
     return problems
 
 
+def _items(api: str, body: Mapping[str, Any], path: str) -> list[_Item]:
+    if api == "cohere" and path.rstrip("/").endswith("/v1/chat"):
+        return _cohere_v1(body)
+    reader = _READERS.get(api)
+    if reader is None:
+        raise ValueError(f"no pairing reader for the {api!r} wire")
+    return reader(body)
+
+
+def sent_calls(api: str, body: Mapping[str, Any], *, path: str = "") -> list[str]:
+    """The key of every call ``body`` sends, in order: its id, or its name where the wire
+    pairs by name (Ollama, Cohere v1, Gemini parts without ids)."""
+    return [key for item in _items(api, body, path) for key, _ in item.calls]
+
+
 def history_pairing(api: str, body: Mapping[str, Any], *, path: str = "") -> list[PairingProblem]:
     """What breaks the pairing in ``body``, a request on ``api`` (``path``: the URL path, which
     tells Cohere's v1 ``/v1/chat`` from v2); empty when every call and result pair up.
 
     For a request the emulator logged: ``history_pairing(r.api, r.body, path=r.path)``.
     """
-    if api == "cohere" and path.rstrip("/").endswith("/v1/chat"):
-        return _judge(_cohere_v1(body))
-    reader = _READERS.get(api)
-    if reader is None:
-        raise ValueError(f"no pairing reader for the {api!r} wire")
-    return _judge(reader(body))
+    return _judge(_items(api, body, path))
