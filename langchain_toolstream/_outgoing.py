@@ -34,8 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.messages.tool import InvalidToolCall, ToolCall
+from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 from toolstream_core import history_args
 
 from ._messages import call_order

@@ -10,10 +10,11 @@ object, never in fragments. Depending on the server version a call carries an ``
 ``("id", id)`` when the call has an id, else ``("index", index)``, else ``("call", n)`` in order
 of arrival. Its position (``ToolCall.index``, the calls' order) is ``function.index`` read as
 the server's Go encoder writes it: ``omitempty`` drops a zero, so a call without an index is
-call 0 (a server that numbers no call has them all at 0, kept in arrival order). A call sent again under a key already used is the same call re-sent: equal
-arguments commit once, different ones are a ``duplicate_conflict`` (rule 7) — except a call
-with no id at a used index that differs in name or arguments, which is a new call (servers
-that number every streamed call 0).
+call 0 (a server that numbers no call has them all at 0, kept in arrival order). A call sent
+again under a key already used is the same call re-sent: equal arguments commit once,
+different ones are a ``duplicate_conflict`` (rule 7) — except a call with no id at a used
+index that differs in name or arguments, which is a new call (servers that number every
+streamed call 0).
 Arguments (rule 3, §5.3): the object is the arguments, taken as is and judged as strictly as
 text (its compact JSON is ``raw_arguments``); a string is argument text, parsed strictly at the
 end like any other vendor's.

@@ -76,7 +76,8 @@ def _chat(body: Mapping[str, Any], by_name: bool = False) -> list[_Item]:
         if role == "assistant" and msg.get("tool_calls"):
             calls = []
             for call in _dicts(msg["tool_calls"]):
-                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                raw = call.get("function")
+                function: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 key = function.get("name") if by_name else call.get("id")
                 calls.append((str(key), _object_text(function.get("arguments"))))
             items.append(_Item(i, calls=tuple(calls)))
@@ -145,15 +146,15 @@ def _gemini(body: Mapping[str, Any]) -> list[_Item]:
 
 def _responses(body: Mapping[str, Any]) -> list[_Item]:
     items: list[_Item] = []
-    for i, item in enumerate(_dicts(body.get("input"))):
-        kind = str(item.get("type") or "")
+    for i, entry in enumerate(_dicts(body.get("input"))):
+        kind = str(entry.get("type") or "")
         if kind == "function_call":
-            items.append(_Item(i, calls=((str(item.get("call_id")),
-                                          _object_text(item.get("arguments"))),)))
-        elif kind.endswith("_call") and "call_id" in item:
-            items.append(_Item(i, calls=((str(item.get("call_id")), True),)))
+            items.append(_Item(i, calls=((str(entry.get("call_id")),
+                                          _object_text(entry.get("arguments"))),)))
+        elif kind.endswith("_call") and "call_id" in entry:
+            items.append(_Item(i, calls=((str(entry.get("call_id")), True),)))
         elif kind.endswith("_call_output"):
-            items.append(_Item(i, results=(str(item.get("call_id")),)))
+            items.append(_Item(i, results=(str(entry.get("call_id")),)))
         else:
             items.append(_Item(i))
     # consecutive call items are one turn, as the API reads them
