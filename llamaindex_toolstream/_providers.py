@@ -31,6 +31,10 @@ PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
     ("llama_index.llms.bedrock_converse", "BedrockConverse", "bedrock-converse"),
     # Cohere's v1 chat (``event_type`` events), which the "cohere" adapter reads too
     ("llama_index.llms.cohere", "Cohere", "cohere"),
+    # litellm's own translation of its upstream, always in the OpenAI chat shape
+    ("llama_index.llms.litellm", "LiteLLM", "openai-chat"),
+    # the mistralai SDK: Mistral's chat completions, the OpenAI chat wire with its quirks
+    ("llama_index.llms.mistralai", "MistralAI", "openai-chat"),
 )
 
 
