@@ -216,6 +216,9 @@ async def test_unproven_call_never_runs_and_is_answered(
     last = served.requests[-1]
     assert len(sent_calls(last.api, last.body, path=last.path)) == 1  # the cut call, in its turn
     assert_sent_paired(served)  # and answered once
+    if last.api == "bedrock-converse":  # the error flagged where the wire has a flag for it
+        [result] = [b["toolResult"] for b in last.body["messages"][-1]["content"] if "toolResult" in b]
+        assert result["status"] == "error"
 
 
 @pytest.mark.parametrize("family", sorted(f for f, (api, _, _) in FAMILIES.items()
