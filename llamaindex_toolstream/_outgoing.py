@@ -31,6 +31,8 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from toolstream_core import RECORD_KEY, history_args
 
+from ._messages import read_record
+
 __all__ = ["outgoing_for"]
 
 Rule = Callable[[list[ChatMessage]], list[ChatMessage]]
@@ -69,11 +71,21 @@ def calls_in_openai_kwargs(messages: list[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
+def _is_error(message: ChatMessage, rejected: set[str]) -> bool:
+    """An error result: marked so (``error_tool_messages``), or the answer to a call the gate
+    rejected (the record of its assistant message: the agent's tool step adds no mark)."""
+    kwargs = message.additional_kwargs
+    return bool(kwargs.get("is_error")) or str(kwargs.get("tool_call_id")) in rejected
+
+
 def status_error(messages: list[ChatMessage]) -> list[ChatMessage]:
     """``BedrockConverse``: an error result goes with ``toolResult.status: "error"``."""
+    records = [read_record(m) for m in messages if m.role == "assistant"]
+    rejected = {str(entry["tool_call_id"]) for record in records if record is not None
+                for entry in record["rejected"]}
     return [message.model_copy(update={"additional_kwargs": {**message.additional_kwargs,
                                                              "status": "error"}})
-            if message.role == "tool" and message.additional_kwargs.get("is_error")
+            if message.role == "tool" and _is_error(message, rejected)
             and "status" not in message.additional_kwargs else message
             for message in messages]
 
