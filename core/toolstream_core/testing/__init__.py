@@ -60,7 +60,8 @@ for ``error_event``, and a dropped socket for ``dropped_connection``.
 answered once, every result with its call, every call's arguments a JSON object).
 
 OpenAI-compatible servers: ``VendorEmulator(profile="vllm")`` (or ``ollama``,
-``deepseek``, ``groq``, ``mistral``, ``openrouter``, ``litellm``; see
+``deepseek``, ``groq``, ``mistral``, ``openrouter``, ``litellm``, ``litellm-ollama``,
+``nvidia``; see
 ``PROFILES``) streams the ``openai-chat`` answers with that server's documented
 quirks, each cited in the profile's docstring. A model ``scenario:<name>@<tag>``
 mixes ``<tag>`` into the seed, so the request gets its own call ids.
