@@ -173,7 +173,7 @@ def _cohere_v1(body: Mapping[str, Any]) -> list[_Item]:
     items: list[_Item] = []
     history = _dicts(body.get("chat_history"))
     for i, turn in enumerate(history):
-        role = turn.get("role")
+        role = str(turn.get("role") or "").upper()  # the cohere SDK sends "Chatbot", "Tool"
         if role == "CHATBOT" and turn.get("tool_calls"):
             items.append(_Item(i, calls=tuple((str(c.get("name")), isinstance(c.get("parameters", {}), dict))
                                               for c in _dicts(turn["tool_calls"]))))
