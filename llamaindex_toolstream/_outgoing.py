@@ -90,10 +90,47 @@ def status_error(messages: list[ChatMessage]) -> list[ChatMessage]:
             for message in messages]
 
 
+def _calls_of(message: ChatMessage) -> int:
+    calls = message.additional_kwargs.get("tool_calls")
+    return len(calls) if isinstance(calls, list) else 0
+
+
+def one_result_per_turn(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``Cohere`` (v1) pairs *every* tool message after a turn with *every* call of that turn
+    (N calls, N results: N x N ``tool_results``, each call answered N times, with the other
+    calls' outputs). Sent as one message, a turn's results pair with each call once: the
+    results of a turn with several calls go as one tool message holding them all, in order,
+    each under its call's name."""
+    out: list[ChatMessage] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        out.append(message)
+        i += 1
+        if message.role != "assistant" or _calls_of(message) < 2:
+            continue
+        results: list[ChatMessage] = []
+        while i < len(messages) and messages[i].role == "tool":
+            results.append(messages[i])
+            i += 1
+        if len(results) < 2:
+            out.extend(results)
+            continue
+        calls = message.additional_kwargs["tool_calls"]
+        names = [getattr(c, "name", None) or "result" for c in calls] if len(calls) == len(results) \
+            else ["result"] * len(results)
+        text = "\n".join(f"{name} (call {n}): {m.content}"
+                          for n, (name, m) in enumerate(zip(names, results, strict=True), 1))
+        out.append(ChatMessage(role="tool", content=text,
+                               additional_kwargs={"tool_call_id": results[0].additional_kwargs.get("tool_call_id")}))
+    return out
+
+
 #: (module, class name, the rule): what each class's converter needs, most specific first.
 _RULES: tuple[tuple[str, str, Rule], ...] = (
     ("llama_index.llms.litellm", "LiteLLM", calls_in_openai_kwargs),
     ("llama_index.llms.bedrock_converse", "BedrockConverse", status_error),
+    ("llama_index.llms.cohere", "Cohere", one_result_per_turn),
 )
 
 
