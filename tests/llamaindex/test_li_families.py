@@ -219,6 +219,9 @@ async def test_unproven_call_never_runs_and_is_answered(
     if last.api == "bedrock-converse":  # the error flagged where the wire has a flag for it
         [result] = [b["toolResult"] for b in last.body["messages"][-1]["content"] if "toolResult" in b]
         assert result["status"] == "error"
+    if last.api == "anthropic":
+        [block] = [b for b in last.body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+        assert block["is_error"] is True
 
 
 @pytest.mark.parametrize("family", sorted(f for f, (api, _, _) in FAMILIES.items()
