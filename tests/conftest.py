@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,10 @@ from streams_util import find_streams_dir
 from toolstream_core.testing import VendorEmulator
 
 from benchmarks.postgres import fresh_database, postgres_server
+
+# litellm fetches its model price list from the network when it is imported, unless told
+# to use the copy it ships (ChatLiteLLM and LlamaIndex's LiteLLM import it): no network here.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # tests/llamaindex runs in the "llamaindex" env (`.[dev-llamaindex]`, .ci/run). The "latest" env
 # (`.[dev]`) has no LlamaIndex, whose integrations pin older SDK majors: there the directory is

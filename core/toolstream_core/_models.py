@@ -85,6 +85,7 @@ class Reason(_StrEnum):
     duplicate_conflict = "duplicate_conflict"
     cancelled = "cancelled"
     idle_timeout = "idle_timeout"
+    run_budget_exceeded = "run_budget_exceeded"
 
 
 class AssemblerClosed(RuntimeError):
@@ -172,6 +173,9 @@ class Turn:
     error: BaseException | None = None
     provider: Provider | None = None
     anomalies: tuple[str, ...] = ()
+    run_budget_left: int | None = None
+    """How many more calls the run may commit after this turn (its ``run_budget`` minus the
+    calls committed here): the next turn's ``run_budget``. ``None``: no budget in force."""
     _results: tuple[ErrorResult, ...] = field(default=(), repr=False)
 
     @property
