@@ -39,6 +39,11 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
+- ``PRIVATE_CONTACTS``: every private name of another library that toolstream touches, why
+  and where (the one table); :func:`rebuilt` (a model's copy through its public constructor)
+  and :func:`private_copy` (a copy with a listed private attribute set) are how a shim makes
+  its tapped copy; :func:`tap_unavailable` builds the :class:`TapUnavailableError` a shim
+  raises when a class it claims to tap cannot be tapped.
 """
 
 from __future__ import annotations
@@ -47,6 +52,15 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ._contacts import (
+    PRIVATE_CONTACTS,
+    PrivateContact,
+    TapUnavailableError,
+    contacts_of,
+    private_copy,
+    rebuilt,
+    tap_unavailable,
+)
 from ._history import HistoryError, HistoryProblem
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
@@ -61,24 +75,31 @@ from .vendors._session import TapSession, TapState, call_observer
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
+    "PRIVATE_CONTACTS",
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
+    "PrivateContact",
     "ProgressEncoder",
     "RawSink",
     "Reshape",
     "TapSession",
     "TapState",
+    "TapUnavailableError",
     "assembler_limit",
     "call_observer",
+    "contacts_of",
     "events_for_response",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "private_copy",
+    "rebuilt",
     "refuse_history",
     "rejection_detail",
     "request_limit",
     "responses_answer",
     "settings_limit",
     "tap_client",
+    "tap_unavailable",
     "thinking_enabled",
     "trace_parent",
     "tracing_active",
