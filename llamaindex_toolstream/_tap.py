@@ -45,13 +45,25 @@ __all__ = ["RawSink", "tap_llm", "tappable"]
 _HERE = ("llamaindex_toolstream/_tap.py",)  # where the private contacts of a tap are listed
 
 
+#: The packages whose ``OpenAI`` classes (``OpenAI``, ``AzureOpenAI``, ``OpenAILike``) take
+#: the client through their constructor, as the shim knows it.
+_OPENAI_CONSTRUCTORS = ("llama_index.llms.openai.", "llama_index.llms.azure_openai.",
+                        "llama_index.llms.openai_like.")
+
+
 def _openai_fields(llm: Any, sink: RawSink) -> Any:
     # ``OpenAI`` (and ``OpenAILike``, ``AzureOpenAI``) keep the user's SDK clients (given, or
     # built from the settings and HTTP client given) behind ``_get_client`` / ``_get_aclient``;
-    # the copy takes the tapped ones through its constructor, reused for every request.
-    return rebuilt(llm, {"openai_client": tap_client(llm._get_client(), sink, "openai"),
-                         "async_openai_client": tap_client(llm._get_aclient(), sink, "openai"),
-                         "reuse_client": True})
+    # the copy takes the tapped ones through its constructor, reused for every request. A
+    # subclass with a constructor of its own (``DeepSeek``, ``Groq``, a user's class) may take
+    # other arguments or do I/O: its copy gets them as the listed private attributes instead.
+    clients = {"openai_client": tap_client(llm._get_client(), sink, "openai"),
+               "async_openai_client": tap_client(llm._get_aclient(), sink, "openai")}
+    if type(llm).__init__.__module__.startswith(_OPENAI_CONSTRUCTORS):
+        return rebuilt(llm, {**clients, "reuse_client": True})
+    return private_copy(llm, {"_client": clients["openai_client"],
+                              "_aclient": clients["async_openai_client"]},
+                        update={"reuse_client": True})
 
 
 def _anthropic_fields(llm: Any, sink: RawSink) -> Any:

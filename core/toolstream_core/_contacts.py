@@ -150,6 +150,14 @@ PRIVATE_CONTACTS: tuple[PrivateContact, ...] = (
     PrivateContact("llama-index-llms-openai", "llama_index.llms.openai.base:OpenAI", "_get_aclient",
                    "method", "call", _LI_TAP,
                    "the async twin of _get_client (async_openai_client=)", ("self",)),
+    PrivateContact("llama-index-llms-openai", "llama_index.llms.openai.base:OpenAI", "_client",
+                   "private_attr", "assign on the copy", _LI_TAP,
+                   "only for a subclass with a constructor of its own (DeepSeek, Groq, a user's "
+                   "class), which the shim cannot call knowing what it does: the tapped client "
+                   "is set on its model_copy(); OpenAI, OpenAILike and AzureOpenAI themselves "
+                   "are rebuilt by their constructor"),
+    PrivateContact("llama-index-llms-openai", "llama_index.llms.openai.base:OpenAI", "_aclient",
+                   "private_attr", "assign on the copy", _LI_TAP, "the async twin of _client"),
     PrivateContact("llama-index-llms-anthropic", "llama_index.llms.anthropic.base:Anthropic",
                    "_client", "private_attr", "read; assign on the copy", _LI_TAP,
                    _LI_PRIVATE_CLIENT.format(cls="Anthropic")),
@@ -316,9 +324,11 @@ def _assignable(cls: type) -> frozenset[str]:
     return _ASSIGNABLE[cls]
 
 
-def private_copy(model: Any, values: Mapping[str, Any]) -> Any:
-    """``model.model_copy()`` with private attributes set on the copy, through the attribute
-    protocol (pydantic routes a private attribute and a ``cached_property`` itself).
+def private_copy(model: Any, values: Mapping[str, Any], *,
+                 update: Mapping[str, Any] | None = None) -> Any:
+    """``model.model_copy(update=update)`` (public fields) with private attributes set on the
+    copy, through the attribute protocol (pydantic routes a private attribute and a
+    ``cached_property`` itself).
 
     Only for a name the table lists for the class with an ``assign`` use: the one way the
     shims write another library's private name, and only on their own copy. Raises
@@ -328,7 +338,7 @@ def private_copy(model: Any, values: Mapping[str, Any]) -> Any:
     if unlisted:
         raise LookupError(f"toolstream: {type(model).__name__}.{', '.join(sorted(unlisted))} is "
                           f"not in the table of private contact points")
-    copy = model.model_copy()
+    copy = model.model_copy(update=update)
     for name, value in values.items():
         setattr(copy, name, value)
     return copy

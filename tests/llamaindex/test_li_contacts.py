@@ -127,3 +127,21 @@ def test_anthropic_copy_is_tapped_and_the_users_llm_is_not(emu: VendorEmulator) 
     assert last.additional_kwargs["toolstream"]["mode"] == "tap"
     assert (llm._client, llm._aclient) == own
     assert not _is_tap(llm._client)
+
+
+def test_an_openai_subclass_with_its_own_constructor_is_tapped(emu: VendorEmulator) -> None:
+    """A subclass whose constructor the shim cannot call (it takes an argument that is no
+    field) gets the tapped clients on its copy under the listed private names."""
+    from llama_index.llms.openai import OpenAI
+
+    class Mine(OpenAI):
+        def __init__(self, region: str, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+
+    llm = Mine("eu", model="gpt-4o-mini", api_key="test", api_base=emu.base_url + "/v1",
+               max_retries=0, reuse_client=False)
+    emu.queue("openai-chat", "single_call")
+    record = _drain(ToolstreamLLM(llm)).additional_kwargs["toolstream"]
+    assert record["mode"] == "tap"
+    assert [c["name"] for c in record["committed"]] == ["write_file"]
+    assert llm.reuse_client is False
