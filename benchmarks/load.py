@@ -186,7 +186,7 @@ def _tag_header(tag: str) -> dict[str, str]:
     return {"x-toolstream-scenario": f"{SCENARIO}@{tag}"}
 
 
-def _langchain(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outcome]] | None:
+def _langchain(base_url: str, gate: bool, http: Any) -> Callable[[Any, str], Awaitable[Outcome]] | None:
     try:
         from langchain_openai import ChatOpenAI
 
@@ -200,7 +200,7 @@ def _langchain(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outc
         llm = ChatOpenAI(model="gpt-4o-mini", base_url=base_url + "/v1", api_key="test",
                          max_retries=0, timeout=REQUEST_TIMEOUT_S,
                          default_headers=_tag_header(tag),
-                         http_async_client=client._client)  # the shared pool
+                         http_async_client=http)  # the shared pool
         model: Any = llm.bind_tools(tools)
         if gate:
             model = with_toolstream(model, tools=TOOLS)
@@ -213,7 +213,7 @@ def _langchain(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outc
     return run
 
 
-def _llamaindex(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Outcome]] | None:
+def _llamaindex(base_url: str, gate: bool, http: Any) -> Callable[[Any, str], Awaitable[Outcome]] | None:
     try:
         from llama_index.core.llms import ChatMessage
         from llama_index.llms.openai import OpenAI
@@ -226,7 +226,7 @@ def _llamaindex(base_url: str, gate: bool) -> Callable[[Any, str], Awaitable[Out
         t0 = time.perf_counter()
         llm: Any = OpenAI(model="gpt-4o-mini", api_base=base_url + "/v1", api_key="test",
                           max_retries=0, timeout=REQUEST_TIMEOUT_S,
-                          default_headers=_tag_header(tag), async_http_client=client._client)
+                          default_headers=_tag_header(tag), async_http_client=http)
         if gate:
             llm = ToolstreamLLM(llm, tools=TOOLS)
         response = None
@@ -287,7 +287,7 @@ async def http_load(base_url: str, n: int, rounds: int, contenders: list[str],
         runners.update(plain=_plain, gated=_gated)
     for key, make in (("langchain", _langchain), ("llamaindex", _llamaindex)):
         if key in contenders:
-            gated, plain = make(base_url, True), make(base_url, False)
+            gated, plain = make(base_url, True, http), make(base_url, False, http)
             if gated is not None and plain is not None:
                 runners.update({BASELINE[key]: plain, key: gated})
     samples: dict[str, list[float]] = {k: [] for k in runners}

@@ -81,27 +81,44 @@ def _openai_objects(batch: list[str]) -> list[Any]:
     """``ChatCompletionChunk`` objects, the class the OpenAI SDK yields.
 
     Built with ``model_validate_json`` (pydantic-core, ~11 µs a chunk here) rather than the
-    SDK's own ``construct_type`` (~180 µs) so multi-million-chunk inputs can be prepared; the
-    objects are of the same class with the same fields. Chunks that do not validate (real
-    streams from OpenAI-compatible servers, e.g. Azure's ``"object": ""`` chunks) fall back to
-    ``construct_type``, which is what the SDK does with every chunk.
+    SDK's own unvalidated construction (~180 µs) so multi-million-chunk inputs can be
+    prepared; the objects are of the same class with the same fields. Chunks that do not
+    validate (real streams from OpenAI-compatible servers, e.g. Azure's ``"object": ""``
+    chunks) fall back to the SDK models' public ``construct`` (recursive, no validation),
+    which is what the SDK does with every chunk.
     """
-    from openai._models import construct_type
     from openai.types.chat import ChatCompletionChunk
     from pydantic import ValidationError
 
     return _validated(batch, ChatCompletionChunk.model_validate_json, ValidationError,
-                      lambda wire: construct_type(type_=ChatCompletionChunk, value=json.loads(wire)))
+                      lambda wire: ChatCompletionChunk.construct(**json.loads(wire)))
+
+
+@cache
+def _anthropic_event_classes() -> tuple[dict[str, Any], Any]:
+    """The classes of ``RawMessageStreamEvent`` by their ``type``, and the first of them."""
+    from typing import get_args
+
+    from anthropic.types import RawMessageStreamEvent
+
+    members = get_args(get_args(RawMessageStreamEvent)[0])
+    return {get_args(m.model_fields["type"].annotation)[0]: m for m in members}, members[0]
+
+
+def _anthropic_construct(wire: str) -> Any:
+    """An Anthropic event built as the SDK builds one it cannot validate: the class its
+    ``type`` names (the union's first for an unknown type), by the public ``construct``."""
+    value = json.loads(wire)
+    by_type, first = _anthropic_event_classes()
+    return by_type.get(value.get("type"), first).construct(**value)
 
 
 def _anthropic_objects(batch: list[str]) -> list[Any]:
     """Anthropic stream events, validated (fast path) or constructed like the SDK does."""
-    from anthropic._models import construct_type
-    from anthropic.types import RawMessageStreamEvent
     from pydantic import ValidationError
 
     return _validated(batch, _anthropic_adapter().validate_json, ValidationError,
-                      lambda wire: construct_type(type_=RawMessageStreamEvent, value=json.loads(wire)))
+                      _anthropic_construct)
 
 
 def _validated(batch: list[str], validate: Callable[[str], Any], invalid: type[Exception],

@@ -14,13 +14,15 @@
 Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``, and the classes
 built on it: ``AzureChatOpenAI``, ``ChatDeepSeek``, ``ChatXAI``...), ``ChatAnthropic``,
 ``ChatGoogleGenerativeAI``, ``ChatBedrockConverse``, ``ChatOllama`` and ``ChatCohere``, whose
-vendor streams the gate reads directly; other chat models are gated on LangChain's own chunks.
+vendor streams the gate reads directly (``TapUnavailableError`` when a release of theirs moved
+what the gate reads); other chat models are gated on LangChain's own chunks.
 ``docs/shims.md`` maps each name to the LlamaIndex shim.
 """
 
 from __future__ import annotations
 
 from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core.integration import TapUnavailableError
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -41,6 +43,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "RunStats",
+    "TapUnavailableError",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",
     "ToolstreamMiddleware",

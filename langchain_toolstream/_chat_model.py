@@ -164,8 +164,7 @@ class ToolstreamChatModel(BaseChatModel):
         return outgoing_for(self.chat_model, history)  # what the partner's converter serialises
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
-        inner = self.chat_model
-        return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
+        return streaming_off(self.chat_model, kwargs)
 
     def _report(self, run: GateRun) -> None:
         if run.turn is not None:
@@ -324,6 +323,24 @@ class ToolstreamChatModel(BaseChatModel):
     async def _agenerate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
         with model_run(kwargs.get("run_manager")):
             return _finalize(await super()._agenerate_with_cache(*args, **kwargs))
+
+
+def streaming_off(model: BaseChatModel, kwargs: Mapping[str, Any]) -> bool:
+    """Whether LangChain would answer this call of ``model`` whole rather than stream it.
+
+    Read from public settings, as ``BaseChatModel`` documents them: a class that implements no
+    ``_stream`` (the extension point, listed among the private contact points),
+    ``disable_streaming`` (``True``, or ``"tool_calling"`` with tools in the call), a
+    ``stream=False`` keyword, and a ``streaming=False`` the user set on the model.
+    """
+    if type(model)._stream is BaseChatModel._stream:
+        return True
+    disabled = model.disable_streaming
+    if disabled is True or (disabled == "tool_calling" and kwargs.get("tools")):
+        return True
+    if "stream" in kwargs and not kwargs["stream"]:
+        return True
+    return "streaming" in model.model_fields_set and getattr(model, "streaming", None) is False
 
 
 def _finalize(result: ChatResult) -> ChatResult:

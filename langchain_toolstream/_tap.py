@@ -7,21 +7,35 @@ What is LangChain's is here: which integration classes hold which SDK client in 
 The gate gets a private copy of the model with those clients wrapped.
 
 The copy is made per call, so nothing global is patched, the user's model object is never
-touched, and concurrent calls (``batch``, threads, tasks) never share a sink.
+touched, and concurrent calls (``batch``, threads, tasks) never share a sink. It is made
+through public API wherever the class has one: ``model_copy(update=...)`` of public client
+fields, or the class's constructor with the tapped client settings (``ChatOllama``). Only
+``ChatAnthropic`` keeps its client where no public argument reaches it; those names are in
+the table of private contact points (``toolstream_core.integration.PRIVATE_CONTACTS``).
+
+A class in the table below that cannot be tapped (an integration release that moved where it
+keeps its client) raises ``TapUnavailableError`` before the request is sent (DESIGN §6):
+judging its LangChain chunks instead would lose the proof the tap is there for.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
+from toolstream_core.integration import (
+    RawSink,
+    ollama_tap_kwargs,
+    private_copy,
+    rebuilt,
+    tap_client,
+    tap_unavailable,
+)
 
 __all__ = ["RawSink", "tap_model", "tappable"]
 
-_log = logging.getLogger(__name__)
+_HERE = ("langchain_toolstream/_tap.py",)  # where the private contacts of a tap are listed
 
 
 # -- which integrations can be tapped, and how -------------------------------------------------
@@ -40,13 +54,13 @@ def _openai_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return update or None
 
 
-def _anthropic_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
-    # ``_client`` / ``_async_client`` are cached properties: reading them builds the SDK
-    # client once on the user's model; the copy's tapped ones shadow them.
-    return {
-        "_client": tap_client(model._client, sink, "anthropic"),
-        "_async_client": tap_client(model._async_client, sink, "anthropic"),
-    }
+def _anthropic_fields(model: Any, sink: RawSink) -> BaseChatModel:
+    # ``_client`` / ``_async_client`` are cached properties (private contact points): reading
+    # them builds the SDK client once on the user's model; the copy's tapped ones shadow them.
+    tapped = {"_client": tap_client(model._client, sink, "anthropic"),
+              "_async_client": tap_client(model._async_client, sink, "anthropic")}
+    copy: BaseChatModel = private_copy(model, tapped)
+    return copy
 
 
 def _gemini_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
@@ -63,33 +77,28 @@ def _bedrock_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return None if client is None else {"client": tap_client(client, sink, "bedrock")}
 
 
-def _ollama_host(model: Any) -> tuple[Any, dict[str, Any]]:
-    """``ChatOllama``'s host and the client keyword arguments it builds its clients with
-    (credentials in the URL become headers, as ``ChatOllama`` itself does when it can)."""
-    kwargs = dict(model.client_kwargs or {})
-    try:
-        from langchain_ollama._utils import merge_auth_headers, parse_url_with_auth
-    except ImportError:  # another langchain-ollama: the URL as given
-        return model.base_url, kwargs
-    host, auth = parse_url_with_auth(model.base_url)
-    merge_auth_headers(kwargs, auth)
-    return host, kwargs
+def _with_hook(model: Any, own: str, sink: RawSink, asynchronous: bool) -> dict[str, Any]:
+    """``ChatOllama``'s ``sync_client_kwargs`` / ``async_client_kwargs`` (``own``) plus the
+    hook that tees the server's lines, added to the event hooks the client would have."""
+    shared, mine = dict(model.client_kwargs or {}), dict(getattr(model, own) or {})
+    hooks = mine.get("event_hooks", shared.get("event_hooks"))
+    hooked = ollama_tap_kwargs({"event_hooks": hooks}, sink, asynchronous=asynchronous)
+    return {**mine, **hooked}
 
 
-def _ollama_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
-    # ``ChatOllama`` keeps its ``ollama`` clients as private attributes. The copy gets clients
-    # of its own, built with the same settings plus the hook that tees the server's lines (the
-    # client's objects drop each call's id and index); the original keeps its own.
-    import ollama
-
-    host, kwargs = _ollama_host(model)
-    sync = {**kwargs, **(model.sync_client_kwargs or {})}
-    async_ = {**kwargs, **(model.async_client_kwargs or {})}
-    return {
-        "_client": ollama.Client(host=host, **ollama_tap_kwargs(sync, sink)),
-        "_async_client": ollama.AsyncClient(
-            host=host, **ollama_tap_kwargs(async_, sink, asynchronous=True)),
-    }
+def _ollama_fields(model: Any, sink: RawSink) -> BaseChatModel:
+    # ``ChatOllama`` builds its ``ollama`` clients from public fields (``base_url``,
+    # ``client_kwargs`` and the per-client ``sync_client_kwargs`` / ``async_client_kwargs``,
+    # which go to httpx). The copy is built by its constructor with the hook that tees the
+    # server's lines (the client's objects drop each call's id and index) in those fields, so
+    # it makes its own clients as the user's model did, credentials in the URL included; the
+    # original keeps its own. No model check on the copy: the user's model made it if asked.
+    copy: BaseChatModel = rebuilt(model, {
+        "sync_client_kwargs": _with_hook(model, "sync_client_kwargs", sink, False),
+        "async_client_kwargs": _with_hook(model, "async_client_kwargs", sink, True),
+        "validate_model_on_init": False,
+    }, restore=("validate_model_on_init",))
+    return copy
 
 
 def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
@@ -117,7 +126,9 @@ def _litellm_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return {"client": tap_client(model.client, sink, "litellm")}
 
 
-_Fields = Callable[[Any, RawSink], "dict[str, Any] | None"]
+_Fields = Callable[[Any, RawSink], "Mapping[str, Any] | BaseChatModel | None"]
+"""How a class is tapped: its public client fields to replace (``model_copy(update=...)``), or
+the tapped copy itself when it takes the class's constructor or a listed private name."""
 
 # (package, class in its MRO, family, how its clients are tapped, provider if the class decides)
 _CLASSES: tuple[tuple[str, str, str, _Fields, str | None], ...] = (
@@ -154,19 +165,23 @@ def static_provider(model: BaseChatModel) -> str | None:
 
 
 def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
-    """A shallow copy of ``model`` whose SDK client feeds ``sink``; ``None`` if not supported.
+    """A copy of ``model`` whose SDK client feeds ``sink``; ``None`` for a class the gate reads
+    through LangChain's chunks. The user's model keeps its own clients.
 
-    The copy is made by ``model_copy(update=...)``: the user's model keeps its own clients.
+    Raises ``TapUnavailableError`` for a class in the table that cannot be tapped.
     """
     entry = _entry(model)
     if entry is None:
         return None
     try:
-        update = entry[3](model, sink)
-    except Exception:  # an integration version we do not know: fall back, never break the call
-        _log.warning("toolstream: cannot tap %s; using LangChain chunks", type(model).__name__,
-                     exc_info=True)
-        return None
-    if not update:
-        return None
-    return model.model_copy(update=update)
+        tapped = entry[3](model, sink)
+    except Exception as exc:  # an integration release that keeps its client elsewhere
+        raise tap_unavailable(type(model), exc, files=_HERE) from exc
+    if isinstance(tapped, BaseChatModel):
+        return tapped
+    if not tapped:
+        raise tap_unavailable(type(model), "it holds no SDK client to tap", files=_HERE)
+    private = [name for name in tapped if name.startswith("_")]
+    if private:  # a public field update only: private names go through ``private_copy``
+        raise tap_unavailable(type(model), f"not public fields: {', '.join(private)}", files=_HERE)
+    return model.model_copy(update=dict(tapped))

@@ -2,7 +2,8 @@
 
 - :class:`ToolstreamLLM` wraps a function-calling LLM (OpenAI chat and Responses, Anthropic,
   Google GenAI, Ollama, Bedrock Converse); ``get_tool_calls_from_response`` hands out committed
-  calls only. A ``provider=`` that does not match the LLM raises ``ProviderMismatchError``.
+  calls only. A ``provider=`` that does not match the LLM raises ``ProviderMismatchError``;
+  a class whose SDK stream the gate cannot reach raises ``TapUnavailableError``.
 - :class:`ToolstreamFunctionAgent` is a drop-in ``FunctionAgent`` (standalone or inside
   ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
 - :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core.integration import TapUnavailableError
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (
@@ -52,6 +54,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "ProviderMismatchError",
+    "TapUnavailableError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
     "ToolstreamStreamHandler",

@@ -8,78 +8,114 @@ SDK's event objects as they go. So the gate reads the events the SDK parsed from
 (``toolstream_core.integration.tap_client``: the SDK knowledge, shared with the LangChain
 shim). What is LlamaIndex's is here: which class holds which SDK client in which field.
 
-The gate streams from a private copy of the LLM made per call with ``model_copy(update=...)``,
-so nothing global is patched, the user's LLM object is never touched, and concurrent calls
-never share a sink. Classes not in the table are read from ``ChatResponse.raw``.
+The gate streams from a private copy of the LLM made per call, so nothing global is
+patched, the user's LLM object is never touched, and concurrent calls never share a sink. The
+copy is made through the class's public constructor wherever it takes the client
+(``OpenAI(openai_client=)``, ``Ollama(client=)``, ``BedrockConverse(client=)``); ``Anthropic``
+and ``Cohere`` take none, and their client is set on a ``model_copy()`` under the private
+names listed in the table of private contact points
+(``toolstream_core.integration.PRIVATE_CONTACTS``). Classes not in the table are read from
+``ChatResponse.raw``.
+
+A recognised class of a tapped provider that cannot be tapped (a release that moved where it
+keeps its client, or ``BedrockConverse`` with aioboto3 installed) raises
+``TapUnavailableError`` before the request is sent (DESIGN §6): its ``ChatResponse.raw`` has
+lost the proof the tap is there for.
 """
 
 from __future__ import annotations
 
-import logging
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
+from toolstream_core.integration import (
+    RawSink,
+    ollama_tap_kwargs,
+    private_copy,
+    rebuilt,
+    tap_client,
+    tap_unavailable,
+)
+
+from ._providers import detect_llm_provider
 
 __all__ = ["RawSink", "tap_llm", "tappable"]
 
-logger = logging.getLogger(__name__)
+_HERE = ("llamaindex_toolstream/_tap.py",)  # where the private contacts of a tap are listed
 
 
-def _openai_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
-    # ``OpenAI`` (and ``OpenAILike``, ``AzureOpenAI``) fetch their clients through
-    # ``_get_client`` / ``_get_aclient``, which return the cached ``_client`` / ``_aclient``
-    # when ``reuse_client`` is on: the copy holds tapped ones there.
-    return {"_client": tap_client(llm._get_client(), sink, "openai"),
-            "_aclient": tap_client(llm._get_aclient(), sink, "openai"),
-            "reuse_client": True}
+#: The packages whose ``OpenAI`` classes (``OpenAI``, ``AzureOpenAI``, ``OpenAILike``) take
+#: the client through their constructor, as the shim knows it.
+_OPENAI_CONSTRUCTORS = ("llama_index.llms.openai.", "llama_index.llms.azure_openai.",
+                        "llama_index.llms.openai_like.")
 
 
-def _anthropic_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
-    return {"_client": tap_client(llm._client, sink, "anthropic"),
-            "_aclient": tap_client(llm._aclient, sink, "anthropic")}
+def _openai_fields(llm: Any, sink: RawSink) -> Any:
+    # ``OpenAI`` (and ``OpenAILike``, ``AzureOpenAI``) keep the user's SDK clients (given, or
+    # built from the settings and HTTP client given) behind ``_get_client`` / ``_get_aclient``;
+    # the copy takes the tapped ones through its constructor, reused for every request. A
+    # subclass with a constructor of its own (``DeepSeek``, ``Groq``, a user's class) may take
+    # other arguments or do I/O: its copy gets them as the listed private attributes instead.
+    clients = {"openai_client": tap_client(llm._get_client(), sink, "openai"),
+               "async_openai_client": tap_client(llm._get_aclient(), sink, "openai")}
+    if type(llm).__init__.__module__.startswith(_OPENAI_CONSTRUCTORS):
+        return rebuilt(llm, {**clients, "reuse_client": True})
+    return private_copy(llm, {"_client": clients["openai_client"],
+                              "_aclient": clients["async_openai_client"]},
+                        update={"reuse_client": True})
 
 
-def _ollama_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+def _anthropic_fields(llm: Any, sink: RawSink) -> Any:
+    return private_copy(llm, {"_client": tap_client(llm._client, sink, "anthropic"),
+                              "_aclient": tap_client(llm._aclient, sink, "anthropic")})
+
+
+def _ollama_fields(llm: Any, sink: RawSink) -> Any:
     # The ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so
     # a re-sent call would read as a second one: the copy gets clients of its own, built as
     # ``Ollama.client`` / ``async_client`` build theirs, plus the hook that tees the server's
-    # ``/api/chat`` lines (``ollama_tap_kwargs``). A client the user handed to ``Ollama`` is
-    # not reused for the gated calls (its settings cannot be read back).
+    # ``/api/chat`` lines (``ollama_tap_kwargs``), through its constructor. A client the user
+    # handed to ``Ollama`` is not reused for the gated calls (its settings cannot be read back).
     import ollama
 
     kwargs = {"timeout": llm.request_timeout, "headers": llm.headers or {}}
-    return {"_client": ollama.Client(host=llm.base_url, **ollama_tap_kwargs(kwargs, sink)),
-            "_async_client": ollama.AsyncClient(
-                host=llm.base_url, **ollama_tap_kwargs(kwargs, sink, asynchronous=True))}
+    return rebuilt(llm, {
+        "client": ollama.Client(host=llm.base_url, **ollama_tap_kwargs(kwargs, sink)),
+        "async_client": ollama.AsyncClient(
+            host=llm.base_url, **ollama_tap_kwargs(kwargs, sink, asynchronous=True))})
 
 
-def _bedrock_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+def _bedrock_fields(llm: Any, sink: RawSink) -> Any:
     # boto3 ``bedrock-runtime``. Without aioboto3 the async paths run the sync client on a
     # thread, so the one client carries both (the tap then feeds the session from that
     # thread, one event at a time, before LlamaIndex's queue hands the event on). With
-    # aioboto3 they open their own session's client, which this cannot reach: refused, so
-    # the caller reads ``ChatResponse.raw`` and says so.
-    if getattr(llm, "_asession", None) is not None:
-        raise TypeError("BedrockConverse streams through aioboto3")
-    return {"_client": tap_client(llm._client, sink, "bedrock")}
+    # aioboto3 they open their own session's client, which this cannot reach: refused.
+    # The constructor opens a boto3 Session the copy never uses (about 20 ms of CPU): the
+    # price of its public ``client=`` over writing the class's private client.
+    if importlib.util.find_spec("aioboto3") is not None:
+        raise TypeError("BedrockConverse streams its async calls through aioboto3 (installed), "
+                        "whose client the gate cannot reach")
+    return rebuilt(llm, {"client": tap_client(llm._client, sink, "bedrock")})
 
 
-def _cohere_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+def _cohere_fields(llm: Any, sink: RawSink) -> Any:
     # ``Cohere`` holds a v1 ``cohere.Client`` / ``AsyncClient``; note that its
     # ``astream_chat`` streams from the sync ``_client`` too.
-    return {"_client": tap_client(llm._client, sink, "cohere"),
-            "_aclient": tap_client(llm._aclient, sink, "cohere")}
+    return private_copy(llm, {"_client": tap_client(llm._client, sink, "cohere"),
+                              "_aclient": tap_client(llm._aclient, sink, "cohere")})
 
 
-def _mistral_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
-    # ``MistralAI`` holds a ``mistralai.Mistral`` (or ``MistralAzure``) and streams with its
-    # ``chat.stream`` / ``chat.stream_async``: the SDK's events, before LlamaIndex reads them
-    # (its stream keeps a content chunk as ``raw`` where a text delta is a list).
-    return {"_client": tap_client(llm._client, sink, "mistral")}
+def _mistral_fields(llm: Any, sink: RawSink) -> Any:
+    # ``MistralAI`` holds a ``mistralai.Mistral`` (or ``MistralAzure``) as a private attribute
+    # and streams with its ``chat.stream`` / ``chat.stream_async``: the SDK's events, before
+    # LlamaIndex reads them (its stream keeps a content chunk as ``raw`` where a text delta is
+    # a list). The class takes no client argument, so the copy gets it through ``private_copy``.
+    return private_copy(llm, {"_client": tap_client(llm._client, sink, "mistral")})
 
 
-_Fields = Callable[[Any, RawSink], "dict[str, Any]"]
+_Fields = Callable[[Any, RawSink], Any]
+"""How a class speaking a provider is tapped: the copy of ``llm`` whose clients feed the sink."""
 
 #: provider -> how a class speaking it holds its SDK clients.
 _FIELDS: dict[str, _Fields] = {
@@ -100,7 +136,15 @@ _CLASS_FIELDS: tuple[tuple[str, str, _Fields | None], ...] = (
     ("llama_index.llms.litellm", "LiteLLM", None),
 )
 
-_WARNED: set[str] = set()
+_RECOGNISED: dict[type, str | None] = {}
+
+
+def _recognised(llm: Any) -> str | None:
+    """The provider of ``llm``'s class when the package recognises it (cached per class)."""
+    cls = type(llm)
+    if cls not in _RECOGNISED:
+        _RECOGNISED[cls] = detect_llm_provider(llm)
+    return _RECOGNISED[cls]
 
 
 def _class_fields(llm: Any, default: _Fields | None) -> _Fields | None:
@@ -117,19 +161,17 @@ def tappable(provider: str) -> bool:
 
 
 def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:
-    """A copy of ``llm`` whose SDK clients feed ``sink``; ``None`` when it cannot be tapped
-    (a provider read from ``ChatResponse.raw``, or a class that holds its clients elsewhere:
-    a warning, once per class)."""
+    """A copy of ``llm`` whose SDK clients feed ``sink``; ``None`` when its stream is read
+    from ``ChatResponse.raw`` (a provider not tapped, a class whose wire comes through a
+    client the gate cannot hold (``LiteLLM``), or a class the package does not recognise,
+    whatever ``provider=`` it was given).
+
+    Raises ``TapUnavailableError`` for a recognised class that cannot be tapped.
+    """
     fields = _class_fields(llm, _FIELDS.get(provider))
-    if fields is None:
+    if fields is None or _recognised(llm) != provider:
         return None
     try:
-        update = fields(llm, sink)
-    except Exception:  # a class or version we do not know: fall back, never break the call
-        name = type(llm).__name__
-        if name not in _WARNED:
-            _WARNED.add(name)
-            logger.warning("toolstream: %s has no %s clients to tap; using ChatResponse.raw",
-                           name, provider, exc_info=True)
-        return None
-    return llm.model_copy(update=update)
+        return fields(llm, sink)
+    except Exception as exc:  # a release that keeps its clients elsewhere
+        raise tap_unavailable(type(llm), exc, files=_HERE) from exc

@@ -45,6 +45,11 @@ The shared integration layer, so a vendor family is added once and every shim ge
   ``idle_timeout``), the one implementation the core's drivers use too.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
+- ``PRIVATE_CONTACTS``: every private name of another library that toolstream touches, why
+  and where (the one table); :func:`rebuilt` (a model's copy through its public constructor)
+  and :func:`private_copy` (a copy with a listed private attribute set) are how a shim makes
+  its tapped copy; :func:`tap_unavailable` builds the :class:`TapUnavailableError` a shim
+  raises when a class it claims to tap cannot be tapped.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ._contacts import (
+    PRIVATE_CONTACTS,
+    PrivateContact,
+    TapUnavailableError,
+    contacts_of,
+    private_copy,
+    rebuilt,
+    tap_unavailable,
+)
 from ._history import HistoryError, HistoryProblem
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
 from ._metrics import record_refused_execution
@@ -69,22 +83,28 @@ from .vendors._session import TapSession, TapState, call_observer
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
+    "PRIVATE_CONTACTS",
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "AsyncIdleGuard",
     "IdleGuard",
+    "PrivateContact",
     "ProgressEncoder",
     "RawSink",
     "Reshape",
     "StreamIdleTimeout",
     "TapSession",
     "TapState",
+    "TapUnavailableError",
     "abort_transport",
     "assembler_limit",
     "call_observer",
+    "contacts_of",
     "events_for_response",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "private_copy",
+    "rebuilt",
     "record_refused_execution",
     "refuse_history",
     "rejection_detail",
@@ -92,6 +112,7 @@ __all__ = [
     "responses_answer",
     "settings_limit",
     "tap_client",
+    "tap_unavailable",
     "thinking_enabled",
     "trace_parent",
     "tracing_active",
