@@ -27,9 +27,8 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import call_observer
 
-from ._gate import GateRun, OnStreamError
+from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._link import register, unregister
@@ -152,11 +151,13 @@ class ToolstreamChatModel(BaseChatModel):
             bound = registry_from_bound_tools(kwargs["tools"])
         return merge_registries(self.tool_registry, bound)
 
-    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
-        return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
-                       run_manager=run_manager or current_run_manager(),
-                       output_limit=output_limit(self.chat_model, kwargs),
-                       on_event=self.on_event)
+    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> ChunkStream:
+        return ChunkStream(self.chat_model, tools=self._registry(kwargs),
+                           config=self.toolstream_config,
+                           run_manager=run_manager or current_run_manager(),
+                           output_limit=output_limit(self.chat_model, kwargs),
+                           on_event=self.on_event, on_turn=self.on_turn,
+                           on_stream_error=self.on_stream_error)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         return prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
@@ -164,14 +165,6 @@ class ToolstreamChatModel(BaseChatModel):
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model
         return type(inner)._stream is BaseChatModel._stream or inner._streaming_disabled(**kwargs)
-
-    def _report(self, run: GateRun) -> None:
-        if run.turn is not None:
-            call_observer(self.on_turn, run.turn, log=_log, what="on_turn")
-
-    def _give_up(self, run: GateRun) -> bool:
-        """Whether the stream's error must propagate rather than end the turn with paired calls."""
-        return self.on_stream_error == "raise" or not run.has_calls
 
     def _stream(
         self,
@@ -264,20 +257,18 @@ class ToolstreamChatModel(BaseChatModel):
         finally:
             unregister(out)
 
-    def _cancelled(self, run: GateRun) -> None:
+    def _cancelled(self, run: ChunkStream) -> None:
         """The consumer stopped reading (or cancelled the task): no open call may commit."""
         run.cancel("the model call was cancelled mid-stream")
-        self._report(run)
 
-    def _end(self, run: GateRun, error: Exception | None) -> None:
+    def _end(self, run: ChunkStream, error: Exception | None) -> None:
         """Decide the turn once the stream is over; re-raise ``error`` unless the turn's calls
-        can be answered instead (``on_stream_error``)."""
+        can be answered instead (the session's fault policy, ``on_stream_error``)."""
         run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
+        if error is not None and run.session.raises(error):
             raise error
 
-    def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
+    def _gate_result(self, run: ChunkStream, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
         generation = result.generations[0]
         message = generation.message
@@ -290,7 +281,6 @@ class ToolstreamChatModel(BaseChatModel):
                     update={"response_metadata": {**info, **message.response_metadata}})
             yield run.observe_message(message)
         run.finish(None)
-        self._report(run)
         yield run.final_chunk()
 
     def _generate(
@@ -331,7 +321,7 @@ def _finalize(result: ChatResult) -> ChatResult:
 
 
 def _emit_sync(
-    chunk: ChatGenerationChunk, run: GateRun, run_manager: CallbackManagerForLLMRun | None
+    chunk: ChatGenerationChunk, run: ChunkStream, run_manager: CallbackManagerForLLMRun | None
 ) -> Iterator[ChatGenerationChunk]:
     """Yield ``chunk`` registered with the run's link, so observers can bind to the run."""
     register(chunk, run.link)
