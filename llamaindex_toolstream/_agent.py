@@ -44,7 +44,7 @@ from ._events import ProgressTranslator
 from ._history import HistoryPolicy
 from ._llm import ToolstreamLLM
 from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
-from ._session import StreamSession, session_of
+from ._session import ResponseStream, stream_of
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
@@ -105,7 +105,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
     # -- the LLM turn ------------------------------------------------------------------------
 
-    def _emit(self, ctx: Context | AgentContext, session: StreamSession | None,
+    def _emit(self, ctx: Context | AgentContext, session: ResponseStream | None,
               translator: ProgressTranslator | None) -> None:
         if session is None or translator is None:
             return
@@ -128,12 +128,12 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
         response = await self.llm.astream_chat_with_tools(**chat_kwargs)  # type: ignore[attr-defined]
         last_chat_response = ChatResponse(message=ChatMessage())
-        session: StreamSession | None = None
+        session: ResponseStream | None = None
         translator: ProgressTranslator | None = None
         try:
             async for last_chat_response in response:
                 if session is None:
-                    session = session_of(last_chat_response)
+                    session = stream_of(last_chat_response)
                     if session is not None:
                         translator = ProgressTranslator(
                             self.name, session.result_for,
@@ -204,7 +204,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         tool_calls = [*tool_calls, *self._rejected_selections(last_chat_response)]
 
         # Every call, committed and rejected: each rejected id is answered by the responder.
-        session = session_of(last_chat_response)
+        session = stream_of(last_chat_response)
         full = session.message_with_rejected() if session is not None else None
         message = full if full is not None else last_chat_response.message
         scratchpad.append(message)
@@ -228,7 +228,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if self.streaming:
             return await self._get_streaming_response(ctx, current_llm_input, offered)
         response = await self._get_response(current_llm_input, offered)
-        session = session_of(response)
+        session = stream_of(response)
         if session is not None:
             self._emit(ctx, session, ProgressTranslator(
                 self.name, session.result_for, forward_args=session.config.ui_forward_partial_args))
@@ -243,7 +243,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
     @staticmethod
     def _rejected_selections(response: ChatResponse) -> list[ToolSelection]:
         """One responder call per rejected id, carrying the core's error result."""
-        session = session_of(response)
+        session = stream_of(response)
         if session is None or session.turn is None:
             return []
         selections: list[ToolSelection] = []

@@ -36,7 +36,7 @@ from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._providers import ProviderMismatchError, resolve_provider
-from ._session import StreamSession, session_of
+from ._session import ResponseStream, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -121,10 +121,10 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- sessions ----------------------------------------------------------------------------
 
     def _session(self, tools: Sequence[BaseTool] | None,
-                 kwargs: Mapping[str, Any] | None = None) -> StreamSession:
+                 kwargs: Mapping[str, Any] | None = None) -> ResponseStream:
         """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
         registry = self._registry if self._registry is not None else registry_from_tools(tools)
-        return StreamSession(
+        return ResponseStream(
             provider=self.provider,
             tools=registry,
             config=self._config,
@@ -137,23 +137,23 @@ class ToolstreamLLM(FunctionCallingLLM):
                   user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
         return prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
 
-    def _streaming(self, session: StreamSession) -> Any:
+    def _streaming(self, session: ResponseStream) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
         (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
-        tapped = tap_llm(self.llm, self.provider, session.tap)
+        tapped = tap_llm(self.llm, self.provider, session.gate)
         if tapped is None:
             return self.llm
         session.read_from_tap()
         return tapped
 
-    def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
+    def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
         session.absorb_whole(response, events)
         self._check_read(session)
         return response
 
-    def _check_read(self, session: StreamSession) -> None:
+    def _check_read(self, session: ResponseStream) -> None:
         """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
 
         That is the wrong ``provider=`` (or a class that changed its wire): its calls would
@@ -182,7 +182,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             return []
         return [str(getattr(call, "tool_name", "?")) for call in found]
 
-    def _wrap_sync(self, gen: ChatResponseGen, session: StreamSession) -> ChatResponseGen:
+    def _wrap_sync(self, gen: ChatResponseGen, session: ResponseStream) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
                 for response in gen:
@@ -200,7 +200,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
         return wrapped()
 
-    def _wrap_async(self, gen: ChatResponseAsyncGen, session: StreamSession) -> ChatResponseAsyncGen:
+    def _wrap_async(self, gen: ChatResponseAsyncGen, session: ResponseStream) -> ChatResponseAsyncGen:
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
                 async for response in gen:
@@ -218,7 +218,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
         return wrapped()
 
-    def _closing(self, session: StreamSession) -> ChatResponse | None:
+    def _closing(self, session: ResponseStream) -> ChatResponse | None:
         """The stream ended cleanly (or its error was absorbed): decide the turn, and the last
         response to yield if the stream yielded none."""
         session.finish(transport_complete=True)
@@ -306,9 +306,9 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     # -- the verdict -------------------------------------------------------------------------
 
-    def session_for(self, response: ChatResponse) -> StreamSession | None:
+    def stream_for(self, response: ChatResponse) -> ResponseStream | None:
         """The session behind ``response``; a foreign whole response gets one on demand."""
-        session = session_of(response)
+        session = stream_of(response)
         if session is None and response.raw is not None:
             events = events_for_response(self.provider, response.raw)
             if events is not None:
@@ -318,7 +318,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def turn_of(self, response: ChatResponse) -> Turn | None:
         """The core's decided ``Turn`` for ``response``; ``None`` while its stream is open."""
-        session = session_of(response)
+        session = stream_of(response)
         return session.turn if session is not None else None
 
     def get_tool_calls_from_response(
@@ -328,9 +328,9 @@ class ToolstreamLLM(FunctionCallingLLM):
         **kwargs: Any,
     ) -> list[ToolSelection]:
         """Committed calls only, with strictly parsed arguments; ``[]`` while streaming."""
-        session = session_of(response)
+        session = stream_of(response)
         if session is None:
-            session = self.session_for(response)
+            session = self.stream_for(response)
         selections: list[ToolSelection] = []
         if session is not None and session.turn is not None:
             turn = session.turn
@@ -348,7 +348,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def error_results_from_response(self, response: ChatResponse) -> list[ErrorResult]:
         """One error result per rejected call of ``response`` (empty while streaming)."""
-        session = session_of(response)
+        session = stream_of(response)
         return session.error_results() if session is not None else []
 
     # -- completion passthrough --------------------------------------------------------------
@@ -373,7 +373,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 _CANCELLED = "the consumer closed the stream before the response ended"
 
 
-def _failed(session: StreamSession, exc: Exception) -> bool:
+def _failed(session: ResponseStream, exc: Exception) -> bool:
     """The stream raised: decide the turn on a broken transport; whether to re-raise."""
     session.finish(transport_complete=False, error=exc)
-    return session.should_raise()
+    return session.should_raise(exc)

@@ -214,10 +214,10 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
     signatures kept); from a loaded response, the rejected calls are added from the record
     with ``{}`` arguments (their error result explains why).
     """
-    from ._session import session_of  # the session module imports this one
+    from ._session import stream_of  # the session module imports this one
 
     if isinstance(response, ChatResponse):
-        session = session_of(response)
+        session = stream_of(response)
         full = session.message_with_rejected() if session is not None else None
         if full is not None:
             return full
