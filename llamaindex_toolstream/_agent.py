@@ -41,9 +41,9 @@ from llama_index.core.workflow import Context
 from toolstream_core import AssemblerEvent, Turn
 
 from ._events import ProgressTranslator
-from ._history import HistoryPolicy
+from ._history import HistoryPolicy, pair_orphan_calls
 from ._llm import ToolstreamLLM
-from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
+from ._messages import call_name, is_paused, paused_message
 from ._session import ResponseStream, stream_of
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 

@@ -187,6 +187,60 @@ def test_pair_orphan_calls_answers_the_same_ids_with_the_same_text_in_both_shims
     assert li.pair_orphan_calls(li_paired) == li_paired
 
 
+def _shape(messages: list[Any]) -> list[tuple[str, Any, str]]:
+    """(role, the id a result answers or the calls a message makes, text) per message."""
+    out = []
+    for m in messages:
+        if isinstance(m, BaseMessage):
+            calls = [c["id"] for c in getattr(m, "tool_calls", [])]
+            out.append((m.type.replace("ai", "assistant").replace("human", "user"),
+                        getattr(m, "tool_call_id", None) or calls, str(m.content)))
+        else:
+            calls = [b.tool_call_id for b in m.blocks if isinstance(b, ToolCallBlock)]
+            out.append((str(m.role.value), m.additional_kwargs.get("tool_call_id") or calls,
+                        str(m.content or "")))
+    return out
+
+
+def test_one_history_plan_for_both_shims() -> None:
+    """The plan lives once in the core: results moved into the calls' order, a second answer
+    left out, a missing one added, a paused turn sent back without its client call."""
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"},
+                                  {"name": "get_weather", "args": {"city": "Paris"}, "id": "c2"},
+                                  {"name": "get_time", "args": {}, "id": "c3"}]),
+        ToolMessage("sunny", tool_call_id="c2"),
+        ToolMessage("12:00", tool_call_id="c1"),
+        ToolMessage("again", tool_call_id="c2"),
+        HumanMessage("more"),
+        AIMessage("searching", tool_calls=[{"name": "get_time", "args": {}, "id": "c4"}],
+                  response_metadata={"stop_reason": "pause_turn"}),
+    ]
+    li_history = [
+        ChatMessage(role="user", content="go"),
+        ChatMessage(role="assistant", blocks=[
+            ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={}),
+            ToolCallBlock(tool_call_id="c2", tool_name="get_weather", tool_kwargs={"city": "Paris"}),
+            ToolCallBlock(tool_call_id="c3", tool_name="get_time", tool_kwargs={}),
+        ]),
+        ChatMessage(role="tool", content="sunny", additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="tool", content="12:00", additional_kwargs={"tool_call_id": "c1"}),
+        ChatMessage(role="tool", content="again", additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="user", content="more"),
+        ChatMessage(role="assistant", content="searching",
+                    blocks=[ToolCallBlock(tool_call_id="c4", tool_name="get_time", tool_kwargs={})],
+                    additional_kwargs={"stop_reason": "pause_turn"}),
+    ]
+    lc_shape = _shape(lc.pair_orphan_calls(lc_history))
+    li_shape = _shape(li.pair_orphan_calls(li_history))
+    assert lc_shape == li_shape
+    assert [(role, ids) for role, ids, _ in lc_shape] == [
+        ("user", []), ("assistant", ["c1", "c2", "c3"]), ("tool", "c1"), ("tool", "c2"),
+        ("tool", "c3"), ("user", []), ("assistant", [])]
+    assert lc_shape[3][2] == "sunny" and "[cancelled]" in lc_shape[4][2]
+
+
 def test_error_tool_messages_on_an_ungated_message_pair_unparsable_calls_in_both_shims() -> None:
     lc_ai = AIMessage("", invalid_tool_calls=[
         {"name": "write_file", "args": '{"path": "/tm', "id": "c9", "error": "invalid JSON",
