@@ -27,6 +27,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR
 
 from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy, prepare_history
@@ -69,10 +70,11 @@ class ToolstreamChatModel(BaseChatModel):
     toolstream_config: AssembleConfig = Field(default_factory=AssembleConfig)
     """The ``AssembleConfig`` policy (``agent_stream_assemble:``)."""
 
-    on_stream_error: OnStreamError = "raise"
-    """When the stream fails after a tool call started: ``"raise"`` the error (default, what a
-    chat model does), or ``"pair"``: return the partial message with every call rejected, so an
-    agent can answer each id and let the model retry."""
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR
+    """When the stream fails (a dropped connection, a vendor error, an idle timeout) after a
+    tool call started: ``"pair"`` (default) returns the partial message with every call
+    rejected, so an agent answers each id and the model can retry; ``"raise"`` propagates the
+    error. A failure before any tool call always propagates (DESIGN 6)."""
 
     on_turn: Callable[[Turn], None] | None = Field(default=None, exclude=True)
     """Called with the core's ``Turn`` after every model call, cancelled ones included."""
@@ -81,9 +83,9 @@ class ToolstreamChatModel(BaseChatModel):
     """Called with each UI progress event (opened, argument bytes, committed, rejected) as the
     core emits it; never a reason to run anything."""
 
-    history: HistoryPolicy = "repair"
-    """Before each request: ``"repair"`` (default) answers every tool-call id of the outgoing
-    history that has no result with one error result, in the calls' order; ``"check"`` also
+    history: HistoryPolicy = DEFAULT_HISTORY
+    """Before each request: ``"repair"`` answers every tool-call id of the outgoing history
+    that has no result with one error result, in the calls' order; ``"check"`` (default) also
     raises ``HistoryError`` for what the vendor would reject and only the model could fix
     (lost thinking, reasoning or signatures, see ``check_history``); ``"off"`` sends the
     history as given, answering only the calls this gate rejected."""
@@ -373,10 +375,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> ToolstreamChatModel: ...
 
 
@@ -386,10 +388,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> GatedBinding: ...
 
 
@@ -398,10 +400,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> ToolstreamChatModel | GatedBinding:
     """Gate ``model``'s streamed tool calls.
 
@@ -410,10 +412,13 @@ def with_toolstream(
     ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or a YAML path holding the
     ``agent_stream_assemble:`` section. A model already bound with tools
     (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound. ``on_turn`` gets the
-    core's ``Turn`` after each model call; ``on_event`` each UI progress event. ``history``:
-    what happens to the outgoing history before each request (``"repair"``, the default,
-    answers every unanswered call id; ``"check"`` also raises ``HistoryError`` for what only
-    the model could fix; ``"off"``), see ``ToolstreamChatModel.history``.
+    core's ``Turn`` after each model call; ``on_event`` each UI progress event.
+    ``on_stream_error``: ``"pair"`` (default) or ``"raise"`` a stream failure after a tool call
+    started, see ``ToolstreamChatModel.on_stream_error``. ``history``: what happens to the
+    outgoing history before each request (``"check"``, the default, answers every unanswered
+    call id and raises ``HistoryError`` for what only the model could fix; ``"repair"`` only
+    answers; ``"off"``), see ``ToolstreamChatModel.history``. The same options and defaults as
+    ``ToolstreamLLM`` in the LlamaIndex shim.
 
     A model that is already gated raises ``TypeError`` (as ``ToolstreamLLM`` does in the
     LlamaIndex shim): a second gate would silently ignore the new options.

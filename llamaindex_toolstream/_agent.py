@@ -39,6 +39,12 @@ from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 from llama_index.core.workflow import Context
 from toolstream_core import AssemblerEvent, Turn
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    OnStreamError,
+    refuse_gate_options,
+)
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
@@ -61,24 +67,28 @@ class ToolstreamFunctionAgent(FunctionAgent):
     def __init__(self, *args: Any, config: ConfigArg | None = None,
                  on_turn: Callable[[Turn], None] | None = None,
                  on_event: Callable[[AssemblerEvent], None] | None = None,
-                 history: HistoryPolicy = "check",
+                 history: HistoryPolicy | None = None,
+                 on_stream_error: OnStreamError | None = None,
                  **kwargs: Any) -> None:
-        """``FunctionAgent``'s arguments, plus the gate's ``config``, ``on_turn``, ``on_event``
-        (as for ``ToolstreamLLM``) and ``history``: before every model call, answer each
+        """``FunctionAgent``'s arguments, plus the gate's options, with
+        ``ToolstreamMiddleware``'s names and defaults: ``config``, ``on_turn``, ``on_event``
+        (as for ``ToolstreamLLM``); ``history``: before every model call, answer each
         unanswered call id of the outgoing history with an error result, then raise
         ``HistoryError`` for what the vendor would reject and only the model could fix
-        (``"check"``, the default, as for ``ToolstreamMiddleware``; ``"repair"`` only answers;
-        ``"off"``: as given). An LLM that is already gated keeps its own gate, history policy
-        included; giving ``config`` or the callbacks here as well is then an error (as for
-        ``ToolstreamMiddleware``)."""
+        (``"check"``, the default; ``"repair"`` only answers; ``"off"``: as given);
+        ``on_stream_error``: a stream that fails after a tool call started ends the turn with
+        every call answered and the agent goes on (``"pair"``, the default), or raises
+        (``"raise"``). An LLM that is already gated keeps its own gate; giving any of these
+        options here as well is then a ``ValueError``."""
         super().__init__(*args, **kwargs)
         if isinstance(self.llm, ToolstreamLLM):
-            if config is not None or on_turn is not None or on_event is not None:
-                raise ValueError("the agent's LLM is already gated by toolstream: give config= "
-                                 "and the callbacks to ToolstreamLLM instead of the agent")
+            refuse_gate_options("ToolstreamLLM", config=config, on_turn=on_turn,
+                                on_event=on_event, history=history,
+                                on_stream_error=on_stream_error)
         else:
             self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event,
-                                     history=history)
+                                     history=history or DEFAULT_HISTORY,
+                                     on_stream_error=on_stream_error or DEFAULT_ON_STREAM_ERROR)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])

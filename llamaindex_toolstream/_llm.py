@@ -30,7 +30,12 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
-from toolstream_core.integration import events_for_response
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    OnStreamError,
+    events_for_response,
+)
 
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
@@ -60,10 +65,14 @@ class ToolstreamLLM(FunctionCallingLLM):
     ``AssembleConfig``, its mapping, or a YAML path. ``provider``: the wire, when the class is
     an OpenAI-compatible subclass this package cannot recognise. ``on_turn``: called with the
     core's ``Turn`` after every LLM call, cancelled ones included. ``on_event``: a callback for
-    UI progress events (never a reason to execute anything). ``history``: what happens to the
-    outgoing history before each request (``"repair"``, the default, answers every unanswered
-    call id; ``"check"`` also raises ``HistoryError`` for what only the model could fix;
-    ``"off"``), as ``with_toolstream(history=)`` in the LangChain shim.
+    UI progress events (never a reason to execute anything). ``on_stream_error``: a stream
+    that fails (a dropped connection, a vendor error, an idle timeout) after a tool call
+    started ends normally with every call rejected and answered (``"pair"``, the default), or
+    raises (``"raise"``); a failure before any call always raises. ``history``: what happens
+    to the outgoing history before each request (``"check"``, the default, answers every
+    unanswered call id and raises ``HistoryError`` for what only the model could fix;
+    ``"repair"`` only answers; ``"off"``). The same options and defaults as
+    ``with_toolstream`` in the LangChain shim.
 
     The decision record (``read_record``) is kept as plain JSON in
     ``ChatResponse.additional_kwargs["toolstream"]`` and on the assistant message.
@@ -71,8 +80,11 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     llm: LLM = Field(description="The wrapped function-calling LLM.")
     provider: Provider = Field(description="Vendor wire of the wrapped LLM.")
-    history: HistoryPolicy = Field(default="repair", description="What happens to the outgoing "
-                                   "history before each request (see ``HistoryPolicy``).")
+    history: HistoryPolicy = Field(default=DEFAULT_HISTORY, description="What happens to the "
+                                   "outgoing history before each request (see ``HistoryPolicy``).")
+    on_stream_error: OnStreamError = Field(
+        default=DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
+        "started: 'pair' (end the turn with every call answered) or 'raise'.")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
@@ -88,7 +100,8 @@ class ToolstreamLLM(FunctionCallingLLM):
         provider: Provider | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
-        history: HistoryPolicy = "repair",
+        history: HistoryPolicy = DEFAULT_HISTORY,
+        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
         **kwargs: Any,
     ) -> None:
         if isinstance(llm, ToolstreamLLM):
@@ -100,7 +113,8 @@ class ToolstreamLLM(FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
         detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
-        super().__init__(llm=llm, provider=detected, history=history, **kwargs)
+        super().__init__(llm=llm, provider=detected, history=history,
+                         on_stream_error=on_stream_error, **kwargs)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -131,6 +145,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_event=self._on_event,
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
+            on_stream_error=self.on_stream_error,
         )
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,

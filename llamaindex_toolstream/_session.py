@@ -27,7 +27,7 @@ from toolstream_core import (
     ToolSpec,
     Turn,
 )
-from toolstream_core.integration import GateSession, OnStreamError
+from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, OnStreamError
 
 from ._messages import rebuild_message
 
@@ -100,7 +100,7 @@ class ResponseStream:
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         max_output_tokens: int | None = None,
-        on_stream_error: OnStreamError = "raise",
+        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     ) -> None:
         #: The wire the class speaks (``ToolstreamLLM.provider``).
         self.provider = provider

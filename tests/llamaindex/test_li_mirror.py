@@ -9,6 +9,7 @@ frameworks.
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -140,9 +141,54 @@ def test_wrapping_twice_raises_the_same_error_in_both_shims(emu: VendorEmulator)
     with pytest.raises(TypeError, match="already gated by toolstream") as li_error:
         li.ToolstreamLLM(gated_li)  # type: ignore[arg-type]
     assert "wrap the vendor" in str(lc_error.value) and "wrap the vendor" in str(li_error.value)
-    # The agent integrations keep the model's own gate, and refuse a second config for it.
-    with pytest.raises(ValueError, match="already gated"):
-        li.ToolstreamFunctionAgent(tools=Recorder().tools(), llm=gated_li, config={"mode": "strict"})
+
+
+def _default(fn: Any, name: str) -> Any:
+    return inspect.signature(fn).parameters[name].default
+
+
+def test_one_fault_policy_and_one_history_default_at_every_entry_point() -> None:
+    """``on_stream_error`` and ``history`` have one name and one default (DESIGN 6) in
+    ``with_toolstream``, ``ToolstreamMiddleware``, ``ToolstreamLLM`` and
+    ``ToolstreamFunctionAgent`` (the agents take ``None`` for "not given", see below)."""
+    wrappers = (lc.with_toolstream, li.ToolstreamLLM.__init__)
+    agents = (lc.ToolstreamMiddleware.__init__, li.ToolstreamFunctionAgent.__init__)
+    for name, default in (("on_stream_error", "pair"), ("history", "check")):
+        assert {_default(fn, name) for fn in wrappers} == {default}
+        assert {_default(fn, name) for fn in agents} == {None}
+    middleware = lc.ToolstreamMiddleware()
+    assert (middleware._on_stream_error, middleware._history) == ("pair", "check")
+    agent = li.ToolstreamFunctionAgent(tools=Recorder().tools(),
+                                       llm=make_llm("openai-chat", "http://127.0.0.1:9"))
+    assert (agent.llm.on_stream_error, agent.llm.history) == ("pair", "check")  # type: ignore[attr-defined]
+
+
+def test_the_old_middleware_option_name_still_works_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="on_stream_error"):
+        middleware = lc.ToolstreamMiddleware(pair_stream_errors=False)
+    assert middleware._on_stream_error == "raise"
+
+
+@pytest.mark.parametrize("option", [{"config": {"mode": "lenient"}}, {"history": "repair"},
+                                    {"on_stream_error": "raise"}, {"on_turn": print},
+                                    {"on_event": print}])
+def test_an_already_gated_model_refuses_the_agents_gate_options_in_both_shims(
+        option: dict[str, Any], emu: VendorEmulator) -> None:
+    """One rule: the model's own gate is used, and a gate option given to the agent as well
+    (callbacks included) is a ValueError naming it, not silently ignored."""
+    from langchain.agents import create_agent
+
+    name = next(iter(option))
+    agent = create_agent(lc.with_toolstream(_lc_model("openai-chat", emu.base_url)), tools=[],
+                         middleware=[lc.ToolstreamMiddleware(**option)])
+    with pytest.raises(ValueError, match=f"give {name}= to with_toolstream") as lc_error:
+        agent.invoke({"messages": [HumanMessage("go")]})
+    with pytest.raises(ValueError, match=f"give {name}= to ToolstreamLLM") as li_error:
+        li.ToolstreamFunctionAgent(tools=Recorder().tools(), **option,
+                                   llm=li.ToolstreamLLM(make_llm("openai-chat", emu.base_url)))
+    for error in (lc_error.value, li_error.value):
+        assert str(error).startswith("the agent's model is already gated by toolstream")
+    assert emu.requests == []  # refused before anything was sent
 
 
 def test_a_yaml_path_is_a_config_in_both_shims(tmp_path: Path,
