@@ -165,7 +165,10 @@ class ToolstreamLLM(FunctionCallingLLM):
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
         session.absorb_whole(response, events)
-        self._check_read(session)
+        try:
+            self._check_read(session)
+        finally:
+            session.report()
         return response
 
     def _check_read(self, session: ResponseStream) -> None:
@@ -197,39 +200,50 @@ class ToolstreamLLM(FunctionCallingLLM):
             return []
         return [str(getattr(call, "tool_name", "?")) for call in found]
 
+    # The UI events of a response are reported once the consumer has taken it (after the
+    # ``yield``), so an agent that writes its own event for the response writes it first.
+
     def _wrap_sync(self, gen: ChatResponseGen, session: ResponseStream) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
-                for response in gen:
-                    session.absorb(response)
-                    yield response
-            except GeneratorExit:
-                session.cancel(_CANCELLED)
-                raise
-            except Exception as exc:
-                if _failed(session, exc):
+                try:
+                    for response in gen:
+                        session.absorb(response)
+                        yield response
+                        session.report()
+                except GeneratorExit:
+                    session.cancel(_CANCELLED)
                     raise
-            closing = self._closing(session)
-            if closing is not None:
-                yield closing
+                except Exception as exc:
+                    if _failed(session, exc):
+                        raise
+                closing = self._closing(session)
+                if closing is not None:
+                    yield closing
+            finally:
+                session.report()
 
         return wrapped()
 
     def _wrap_async(self, gen: ChatResponseAsyncGen, session: ResponseStream) -> ChatResponseAsyncGen:
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
-                async for response in gen:
-                    session.absorb(response)
-                    yield response
-            except (GeneratorExit, asyncio.CancelledError):
-                session.cancel(_CANCELLED)
-                raise
-            except Exception as exc:
-                if _failed(session, exc):
+                try:
+                    async for response in gen:
+                        session.absorb(response)
+                        yield response
+                        session.report()
+                except (GeneratorExit, asyncio.CancelledError):
+                    session.cancel(_CANCELLED)
                     raise
-            closing = self._closing(session)
-            if closing is not None:
-                yield closing
+                except Exception as exc:
+                    if _failed(session, exc):
+                        raise
+                closing = self._closing(session)
+                if closing is not None:
+                    yield closing
+            finally:
+                session.report()
 
         return wrapped()
 

@@ -13,6 +13,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -31,7 +32,7 @@ from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, On
 
 from ._messages import rebuild_message
 
-__all__ = ["ResponseStream", "stream_of"]
+__all__ = ["WATCHER", "ResponseStream", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,13 @@ class _Streams:
 
 
 _STREAMS = _Streams()
+
+#: Who is told, in this context, that a stream has UI events to hand on: the agent step that is
+#: running, if any (``ToolstreamFunctionAgent`` sets it around ``FunctionAgent.take_step``, so
+#: its events reach the workflow's stream chunk by chunk without copying LlamaIndex's loop).
+#: A stream reads it once, when it is made.
+WATCHER: ContextVar[Callable[[ResponseStream], None] | None] = ContextVar(
+    "toolstream_llamaindex_watcher", default=None)
 
 
 def stream_of(response: ChatResponse) -> ResponseStream | None:
@@ -125,6 +133,7 @@ class ResponseStream:
         #: off has an error result, so the stream can end normally.
         self.error_absorbed = False
         self._original: ChatMessage | None = None
+        self._watcher = WATCHER.get()
 
     @property
     def config(self) -> AssembleConfig:
@@ -154,6 +163,12 @@ class ResponseStream:
         with self._pending_lock:
             events, self._pending = self._pending, []
         return events
+
+    def report(self) -> None:
+        """Tell the watcher (``WATCHER``) that UI events may be waiting: after each response
+        the consumer has taken, and at the end."""
+        if self._watcher is not None:
+            self._watcher(self)
 
     def read_from_tap(self) -> None:
         """This call streams from a tapped copy: the SDK's events, not ``ChatResponse.raw``."""
