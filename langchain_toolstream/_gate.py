@@ -361,10 +361,13 @@ def _history_blocks(withheld: list[dict[str, Any]], turn: Turn) -> list[Any]:
     by_id: dict[str, ToolCall] = {c.id: c for c in turn.calls if c.id}
     dropped = {c.id for c in turn.dropped if c.id}
     out: list[Any] = []
+    kept: set[str] = set()
     for block in _coalesce(withheld):
         key = _call_key(block)
-        if key in dropped:
-            continue
+        if key in dropped or (key in kept and block.get("type") in _TOOL_BLOCK_TYPES):
+            continue  # a copy the core folded into the first (DESIGN 4.7): one call, one id
+        if key is not None:
+            kept.add(key)
         call = by_id.get(key) if key else None
         if call is not None:
             text = (json.dumps(call.arguments, ensure_ascii=False) if call.committed

@@ -41,6 +41,9 @@ _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 #: a request the vendor takes. ``check_history`` still lists it: the model has lost its
 #: reasoning for that step.
 _INTEGRATION_REPAIRS = frozenset({"missing_thought_signature"})
+#: The SDK families whose LangChain class sends an AIMessage's ``tool_calls`` and nothing of
+#: its ``invalid_tool_calls`` (found by the parity suite, tests/llamaindex/test_parity.py).
+_TOOL_CALLS_ONLY = frozenset({"gemini", "ollama"})
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 _REASONING = frozenset({"thinking", "redacted_thinking", "reasoning"})
 _CALL_BLOCKS = frozenset({"tool_use", "function_call"})
@@ -77,8 +80,9 @@ def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     if record is not None:
         for entry in record.get("rejected") or []:
             names.setdefault(entry.get("id"), entry.get("name"))
-    # ``ChatGoogleGenerativeAI`` sends ``tool_calls`` only: a rejected call is not on the wire.
-    sent = {c.get("id") for c in message.tool_calls} if family == "gemini" else None
+    # ``ChatGoogleGenerativeAI`` and ``ChatOllama`` send ``tool_calls`` only: a rejected call
+    # is not on the wire, and its answer would have no call.
+    sent = {c.get("id") for c in message.tool_calls} if family in _TOOL_CALLS_ONLY else None
     calls = tuple(HistoryCall(ident, names.get(ident), bool(signatures.get(ident)),
                               shown=sent is None or ident in sent)
                   for ident in call_order(message))
@@ -184,8 +188,9 @@ def _with_calls_shown(message: AIMessage, shown: Sequence[str]) -> AIMessage:
     """``message`` with the ``shown`` calls (rejected ones, which the class would leave off
     the wire) in ``tool_calls`` too, in the calls' order: ``ChatGoogleGenerativeAI`` sends only
     ``tool_calls`` and drops every ToolMessage that does not match one, so without this the
-    model never sees the error and the request ends on a model turn, which Gemini refuses.
-    ``tool_calls`` of the messages in the caller's state never include a rejected call."""
+    model never sees the error and the request ends on a model turn, which Gemini refuses;
+    ``ChatOllama`` would send the error with no call before it. ``tool_calls`` of the
+    messages in the caller's state never include a rejected call."""
     sources: dict[str, tuple[Any, Any]] = {
         str(c["id"]): (c.get("name"), c.get("args")) for c in message.invalid_tool_calls if c.get("id")}
     record = read_record(message)

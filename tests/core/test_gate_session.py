@@ -120,3 +120,21 @@ def test_tap_session_is_the_same_object_under_its_old_name() -> None:
     assert TapSession is GateSession
     with pytest.raises(ValueError, match="on_stream_error"):
         session(on_stream_error="ignore")
+
+
+def test_the_sdk_error_the_tap_saw_is_the_evidence() -> None:
+    """A framework may wrap the SDK's exception in its own class, which says nothing about the
+    vendor (DESIGN 4.4 reads the SDK's class): the one the tap saw decides."""
+
+    class APIError(Exception):  # the SDK's vendor-error class, as the core recognises it
+        __module__ = "anthropic._exceptions"
+
+    gate = session()
+    gate.raw_start("anthropic", {})
+    for event in make("anthropic", [ADD])[:3]:
+        gate.raw_event(event)
+    vendor = APIError("overloaded")
+    gate.raw_end(vendor)
+    turn = gate.end(RuntimeError("ChatModelError: overloaded"))
+    assert turn.error is vendor and gate.error is vendor
+    assert [c.reason for c in turn.rejected] == [Reason.upstream_error]

@@ -111,6 +111,7 @@ class GateSession:
         self._turn: Turn | None = None
         self._record: DecisionRecord | None = None
         self._early: list[ToolCall] = []
+        self._wire_error: BaseException | None = None
         self.opened = 0
 
     # -- the core ------------------------------------------------------------------------------
@@ -173,6 +174,8 @@ class GateSession:
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":
             self.state = "error" if error is not None else "ok"
+        if error is not None and self._wire_error is None:
+            self._wire_error = error
 
     # -- observe -------------------------------------------------------------------------------
 
@@ -203,11 +206,16 @@ class GateSession:
             note: str | None = None) -> Turn:
         """Decide the turn (idempotent): ``error`` is what ended the stream, if anything;
         ``transport_complete=False`` where the stream stopped short without one (a cancel).
-        ``note``: why the shim could not judge the turn as it should, for the record."""
+        ``note``: why the shim could not judge the turn as it should, for the record.
+
+        Where the tap saw the SDK raise, that exception is the evidence (DESIGN 4.4 reads a
+        vendor error by the SDK's class): a framework may wrap it in its own class
+        (``ChatGoogleGenerativeAIError``) or swallow it."""
         if self._turn is not None:
             return self._turn
-        self.error = error
         complete = transport_complete and self.transport_complete(error)
+        error = self._wire_error or error
+        self.error = error
         assembler = self.assembler
         if self._parent is not None and tracing_active():
             with trace_parent(self._parent()):
