@@ -22,6 +22,7 @@ from toolstream_core.integration import (
     HistoryEdit,
     HistoryPlan,
     HistoryPolicy,
+    decides_calls,
     plan_history,
     plan_request,
     thinking_enabled,
@@ -88,10 +89,9 @@ def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
                   for ident in call_order(message))
     reasoning = (any(b.get("type") in _REASONING for b in blocks)
                  or bool(message.additional_kwargs.get("reasoning")) or bool(signatures))
-    gated = record is not None and bool(record.get("rejected") or record.get("committed"))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
                         reasoning_first=_reasoning_first(blocks), paused=is_paused(message),
-                        gated=gated, errors=error_ids(message))
+                        gated=decides_calls(record), errors=error_ids(message))
 
 
 def history_entries(messages: Sequence[BaseMessage], family: str | None = None) -> list[HistoryEntry]:

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from toolstream_core import RECORD_KEY, DecisionRecord
-from toolstream_core.integration import as_record, is_paused_turn, ungated_error_text
+from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
 
 __all__ = [
     "call_order",
@@ -182,5 +182,5 @@ def error_ids(message: AIMessage) -> tuple[str, ...]:
     """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
     record = read_record(message)
     if record is not None:
-        return tuple(str(e["id"]) for e in record.get("rejected") or [] if e.get("id"))
+        return rejected_ids(record)
     return tuple(str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))

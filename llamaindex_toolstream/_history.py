@@ -19,7 +19,13 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
 from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
-from toolstream_core.integration import HistoryPlan, HistoryPolicy, plan_history, plan_request, thinking_enabled
+from toolstream_core.integration import (
+    HistoryPlan,
+    HistoryPolicy,
+    decides_calls,
+    plan_request,
+    thinking_enabled,
+)
 
 from ._messages import error_ids, error_tool_messages, is_paused, paused_message, read_record
 
@@ -61,10 +67,9 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
     reasoning = (any(isinstance(b, ThinkingBlock) for b in message.blocks)
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
     record = read_record(message)
-    gated = record is not None and bool(record.get("rejected") or record.get("committed"))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
                         reasoning_first=_reasoning_first(message), paused=is_paused(message),
-                        gated=gated, errors=error_ids(message))
+                        gated=decides_calls(record), errors=error_ids(message))
 
 
 def history_entries(messages: Sequence[ChatMessage]) -> list[HistoryEntry]:
@@ -133,7 +138,7 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     other way.
     """
     history = list(messages)
-    return apply_plan(plan_history(history_entries(history), None), history)
+    return apply_plan(plan_request(history_entries(history), None, "repair", log=_log), history)
 
 
 def apply_plan(plan: HistoryPlan, messages: list[ChatMessage]) -> list[ChatMessage]:

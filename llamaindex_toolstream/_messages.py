@@ -24,7 +24,7 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
 )
 from toolstream_core import RECORD_KEY, CallState, DecisionRecord, ToolCall, Turn
-from toolstream_core.integration import as_record, is_paused_turn, ungated_error_text
+from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
 
 __all__ = [
     "FALLBACK_NAME",
@@ -209,7 +209,7 @@ def error_ids(message: ChatMessage) -> tuple[str, ...]:
     """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
     record = read_record(message)
     if record is not None:
-        return tuple(entry["tool_call_id"] for entry in record["rejected"])
+        return rejected_ids(record)
     return tuple(block.tool_call_id for block in message.blocks
                  if isinstance(block, ToolCallBlock) and block.tool_call_id
                  and _unusable(block.tool_kwargs) is not None)

@@ -25,8 +25,10 @@ __all__ = [
     "RecordMode",
     "RejectedEntry",
     "as_record",
+    "decides_calls",
     "history_args",
     "is_paused_turn",
+    "rejected_ids",
     "turn_record",
 ]
 
@@ -195,3 +197,15 @@ def is_paused_turn(record: DecisionRecord | None, stop_reason: Any = None) -> bo
     if record is not None:
         return record.get("finish_reason") == PAUSE_TURN
     return bool(stop_reason == PAUSE_TURN)
+
+
+def decides_calls(record: DecisionRecord | None) -> bool:
+    """Whether the gate decided calls of the message holding ``record`` (committed or not)."""
+    return record is not None and bool(record.get("rejected") or record.get("committed"))
+
+
+def rejected_ids(record: DecisionRecord) -> tuple[str, ...]:
+    """The ids the record's error results answer, in its order (``tool_call_id``: the core's
+    synthesized one for a call without an id)."""
+    return tuple(str(entry.get("tool_call_id") or entry.get("id")) for entry in record["rejected"]
+                 if entry.get("tool_call_id") or entry.get("id"))

@@ -40,8 +40,9 @@ The shared integration layer, so a vendor family is added once and every shim ge
   :func:`refuse_history`, :func:`thinking_enabled`: the ``history="check"`` step (raise
   ``HistoryError`` for what the framework's class would send and the vendor refuse) and how a
   model's thinking setting reads for it.
-- :func:`as_record`, :func:`is_paused_turn`: a message's decision record, read the same way in
-  every shim, and whether its turn was paused (Anthropic ``pause_turn``).
+- :func:`as_record`, :func:`is_paused_turn`, :func:`decides_calls`, :func:`rejected_ids`: a
+  message's decision record, read the same way in every shim; whether its turn was paused
+  (Anthropic ``pause_turn``), whether the gate decided its calls, the ids its errors answer.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -53,7 +54,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ._decision import PAUSE_TURN, as_record, is_paused_turn
+from ._decision import PAUSE_TURN, as_record, decides_calls, is_paused_turn, rejected_ids
 from ._history import (
     HistoryEdit,
     HistoryEntry,
@@ -103,6 +104,7 @@ __all__ = [
     "as_record",
     "assembler_limit",
     "call_observer",
+    "decides_calls",
     "events_for_response",
     "is_paused_turn",
     "masked_arguments",
@@ -111,6 +113,7 @@ __all__ = [
     "plan_request",
     "refuse_gate_options",
     "refuse_history",
+    "rejected_ids",
     "rejection_detail",
     "request_limit",
     "responses_answer",
