@@ -27,12 +27,11 @@ from toolstream_core.integration import TapUnavailableError
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._convert import FinishSignal, declare_finish_signal
-from ._history import HistoryPolicy, check_history
+from ._history import HistoryPolicy, check_history, pair_orphan_calls
 from ._messages import (
     error_tool_messages,
     finalize_message,
     message_with_rejected_calls,
-    pair_orphan_calls,
     read_record,
 )
 from ._middleware import ToolstreamMiddleware

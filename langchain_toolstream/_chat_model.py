@@ -27,9 +27,9 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import call_observer
+from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR
 
-from ._gate import GateRun, OnStreamError
+from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._link import register, unregister
@@ -71,10 +71,11 @@ class ToolstreamChatModel(BaseChatModel):
     toolstream_config: AssembleConfig = Field(default_factory=AssembleConfig)
     """The ``AssembleConfig`` policy (``agent_stream_assemble:``)."""
 
-    on_stream_error: OnStreamError = "raise"
-    """When the stream fails after a tool call started: ``"raise"`` the error (default, what a
-    chat model does), or ``"pair"``: return the partial message with every call rejected, so an
-    agent can answer each id and let the model retry."""
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR
+    """When the stream fails (a dropped connection, a vendor error, an idle timeout) after a
+    tool call started: ``"pair"`` (default) returns the partial message with every call
+    rejected, so an agent answers each id and the model can retry; ``"raise"`` propagates the
+    error. A failure before any tool call always propagates (DESIGN 6)."""
 
     on_turn: Callable[[Turn], None] | None = Field(default=None, exclude=True)
     """Called with the core's ``Turn`` after every model call, cancelled ones included."""
@@ -83,9 +84,9 @@ class ToolstreamChatModel(BaseChatModel):
     """Called with each UI progress event (opened, argument bytes, committed, rejected) as the
     core emits it; never a reason to run anything."""
 
-    history: HistoryPolicy = "repair"
-    """Before each request: ``"repair"`` (default) answers every tool-call id of the outgoing
-    history that has no result with one error result, in the calls' order; ``"check"`` also
+    history: HistoryPolicy = DEFAULT_HISTORY
+    """Before each request: ``"repair"`` answers every tool-call id of the outgoing history
+    that has no result with one error result, in the calls' order; ``"check"`` (default) also
     raises ``HistoryError`` for what the vendor would reject and only the model could fix
     (lost thinking, reasoning or signatures, see ``check_history``); ``"off"`` sends the
     history as given, answering only the calls this gate rejected."""
@@ -153,11 +154,13 @@ class ToolstreamChatModel(BaseChatModel):
             bound = registry_from_bound_tools(kwargs["tools"])
         return merge_registries(self.tool_registry, bound)
 
-    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> GateRun:
-        return GateRun(self.chat_model, tools=self._registry(kwargs), config=self.toolstream_config,
-                       run_manager=run_manager or current_run_manager(),
-                       output_limit=output_limit(self.chat_model, kwargs),
-                       on_event=self.on_event)
+    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> ChunkStream:
+        return ChunkStream(self.chat_model, tools=self._registry(kwargs),
+                           config=self.toolstream_config,
+                           run_manager=run_manager or current_run_manager(),
+                           output_limit=output_limit(self.chat_model, kwargs),
+                           on_event=self.on_event, on_turn=self.on_turn,
+                           on_stream_error=self.on_stream_error)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
@@ -165,14 +168,6 @@ class ToolstreamChatModel(BaseChatModel):
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         return streaming_off(self.chat_model, kwargs)
-
-    def _report(self, run: GateRun) -> None:
-        if run.turn is not None:
-            call_observer(self.on_turn, run.turn, log=_log, what="on_turn")
-
-    def _give_up(self, run: GateRun) -> bool:
-        """Whether the stream's error must propagate rather than end the turn with paired calls."""
-        return self.on_stream_error == "raise" or not run.has_calls
 
     def _stream(
         self,
@@ -265,20 +260,18 @@ class ToolstreamChatModel(BaseChatModel):
         finally:
             unregister(out)
 
-    def _cancelled(self, run: GateRun) -> None:
+    def _cancelled(self, run: ChunkStream) -> None:
         """The consumer stopped reading (or cancelled the task): no open call may commit."""
         run.cancel("the model call was cancelled mid-stream")
-        self._report(run)
 
-    def _end(self, run: GateRun, error: Exception | None) -> None:
+    def _end(self, run: ChunkStream, error: Exception | None) -> None:
         """Decide the turn once the stream is over; re-raise ``error`` unless the turn's calls
-        can be answered instead (``on_stream_error``)."""
+        can be answered instead (the session's fault policy, ``on_stream_error``)."""
         run.finish(error)
-        self._report(run)
-        if error is not None and self._give_up(run):
+        if error is not None and run.session.raises(error):
             raise error
 
-    def _gate_result(self, run: GateRun, result: ChatResult) -> Iterator[ChatGenerationChunk]:
+    def _gate_result(self, run: ChunkStream, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
         generation = result.generations[0]
         message = generation.message
@@ -291,7 +284,6 @@ class ToolstreamChatModel(BaseChatModel):
                     update={"response_metadata": {**info, **message.response_metadata}})
             yield run.observe_message(message)
         run.finish(None)
-        self._report(run)
         yield run.final_chunk()
 
     def _generate(
@@ -350,7 +342,7 @@ def _finalize(result: ChatResult) -> ChatResult:
 
 
 def _emit_sync(
-    chunk: ChatGenerationChunk, run: GateRun, run_manager: CallbackManagerForLLMRun | None
+    chunk: ChatGenerationChunk, run: ChunkStream, run_manager: CallbackManagerForLLMRun | None
 ) -> Iterator[ChatGenerationChunk]:
     """Yield ``chunk`` registered with the run's link, so observers can bind to the run."""
     register(chunk, run.link)
@@ -402,10 +394,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> ToolstreamChatModel: ...
 
 
@@ -415,10 +407,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> GatedBinding: ...
 
 
@@ -427,10 +419,10 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = "raise",
+    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = "repair",
+    history: HistoryPolicy = DEFAULT_HISTORY,
 ) -> ToolstreamChatModel | GatedBinding:
     """Gate ``model``'s streamed tool calls.
 
@@ -439,10 +431,13 @@ def with_toolstream(
     ``bind_tools``. ``config``: an ``AssembleConfig``, its mapping, or a YAML path holding the
     ``agent_stream_assemble:`` section. A model already bound with tools
     (``ChatOpenAI(...).bind_tools(...)``) is accepted and stays bound. ``on_turn`` gets the
-    core's ``Turn`` after each model call; ``on_event`` each UI progress event. ``history``:
-    what happens to the outgoing history before each request (``"repair"``, the default,
-    answers every unanswered call id; ``"check"`` also raises ``HistoryError`` for what only
-    the model could fix; ``"off"``), see ``ToolstreamChatModel.history``.
+    core's ``Turn`` after each model call; ``on_event`` each UI progress event.
+    ``on_stream_error``: ``"pair"`` (default) or ``"raise"`` a stream failure after a tool call
+    started, see ``ToolstreamChatModel.on_stream_error``. ``history``: what happens to the
+    outgoing history before each request (``"check"``, the default, answers every unanswered
+    call id and raises ``HistoryError`` for what only the model could fix; ``"repair"`` only
+    answers; ``"off"``), see ``ToolstreamChatModel.history``. The same options and defaults as
+    ``ToolstreamLLM`` in the LlamaIndex shim.
 
     A model that is already gated raises ``TypeError`` (as ``ToolstreamLLM`` does in the
     LlamaIndex shim): a second gate would silently ignore the new options.

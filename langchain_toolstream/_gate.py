@@ -1,9 +1,12 @@
-"""One gated model call: vendor events into the core, LangChain chunks out, minus the guesses.
+"""One gated model call as LangChain sees it: its chunks in, chunks out, minus the guesses.
 
-A ``GateRun`` sits between the wrapped integration and whoever consumes its chunks:
+The call itself is a ``toolstream_core.integration.GateSession`` (the same object under the
+LlamaIndex shim: the tap's sink, the core, the verdict, the observers, the fault policy). A
+``ChunkStream`` is what is LangChain's about it, between the wrapped integration and whoever
+consumes its chunks:
 
-- it feeds the core ``Assembler`` the vendor's own events (through ``_tap``), or LangChain's
-  chunks converted back (``_convert``) for models it cannot tap;
+- it taps the model (``_tap``) so the session gets the vendor's own events, or converts
+  LangChain's chunks back (``_convert``) for models it cannot tap;
 - it passes text, reasoning, usage and metadata through chunk by chunk, so streaming UIs and
   LangGraph's ``stream_mode="messages"`` still see every token;
 - it *withholds* everything that describes a client tool call (``tool_call_chunks``,
@@ -11,8 +14,8 @@ A ``GateRun`` sits between the wrapped integration and whoever consumes its chun
   ``additional_kwargs["tool_calls"|"function_call"]``), because LangChain aggregates those with
   ``parse_partial_json`` and would turn ``{"path":"/tmp/a`` into a runnable call;
 - at the end it emits one last chunk holding the committed calls (arguments from the core's
-  strict parse), the vendor blocks of the calls that still belong in the history, and a
-  machine-readable record in ``response_metadata["toolstream"]``.
+  strict parse), the vendor blocks of the calls that still belong in the history, and the
+  session's decision record in ``response_metadata["toolstream"]``.
 
 So *any* aggregation of the chunks (``generate_from_stream``, ``chunk + chunk``, LangGraph's
 message streaming) yields ``tool_calls`` = committed calls only.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -32,26 +35,21 @@ from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core import (
     RECORD_KEY,
     AssembleConfig,
-    Assembler,
     AssemblerEvent,
-    CallOpened,
     ToolCall,
     Turn,
     history_args,
-    turn_record,
 )
-from toolstream_core.integration import TapSession, call_observer
+from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, OnStreamError
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._link import GateLink
-from ._observability import finish_traced, graph_progress
+from ._observability import graph_progress, run_span
 from ._tap import static_provider, tap_model
 
-__all__ = ["RECORD_KEY", "GateRun", "OnStreamError", "history_args"]
+__all__ = ["RECORD_KEY", "ChunkStream", "OnStreamError", "history_args"]
 
 _log = logging.getLogger(__name__)
-
-OnStreamError = Literal["raise", "pair"]
 
 # Content blocks that describe a client tool call, per integration.
 _TOOL_BLOCK_TYPES = frozenset({
@@ -92,8 +90,8 @@ def _without_tool_parts(
     return chunk.model_copy(update={"message": clean})
 
 
-class GateRun:
-    """State of one gated call. Not thread-safe; one per ``_stream``/``_astream`` call."""
+class ChunkStream:
+    """LangChain's side of one gated call. Not thread-safe; one per ``_stream``/``_astream``."""
 
     def __init__(
         self,
@@ -104,50 +102,43 @@ class GateRun:
         run_manager: Any = None,
         output_limit: int | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
+        on_turn: Callable[[Turn], None] | None = None,
+        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     ) -> None:
-        self._on_event = on_event  # the user's UI callback (``with_toolstream(on_event=...)``)
-        self._run_manager = run_manager  # whose span a turn's trace nests under
         self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
-        # The tap's sink and the core: ``output_limit`` is the request's output-token limit
-        # (the backstop of DESIGN 5.5) guessed from the model's settings; the tap replaces it
-        # with the request the SDK really sends.
-        self._session = TapSession(tools=tools, config=config, provider=static_provider(model),
-                                   limit=output_limit, on_event=self._emit)
+        # ``output_limit`` is the request's output-token limit (the backstop of DESIGN 5.5)
+        # guessed from the model's settings; the tap replaces it with the request the SDK
+        # really sends. The turn's span goes under the model run's span (``run_span``).
+        self.session = GateSession(
+            tools=tools, config=config, provider=static_provider(model), limit=output_limit,
+            on_event=on_event, on_turn=on_turn, forward=self._forward,
+            on_stream_error=on_stream_error, parent=lambda: run_span(run_manager), log=_log)
         self._model_class: type = type(model)
         self._declared = declared_signal(self._model_class)
         self._converter = ChunkConverter(self._declared)
-        self._note: str | None = None  # why the turn could not be judged, for the record
         self._shadow: list[dict[str, Any]] = []  # converted chunks, used only if the tap saw nothing
         self._withheld: list[dict[str, Any]] = []
         self._signatures: dict[str, Any] = {}
         self._lc_ids: list[str] = []
         self._content_is_list = False
-        self._opened = 0
-        self.error: BaseException | None = None
-        tapped = tap_model(model, self._session)
-        self.mode: Literal["tap", "chunks", "message"] = "tap" if tapped is not None else "chunks"
+        tapped = tap_model(model, self.session)
         self.model: BaseChatModel = tapped if tapped is not None else model
-        if self.mode == "chunks":
-            self._session.provider = "openai-chat"  # converted chunks speak Chat Completions
+        if tapped is None:
+            self.session.mode = "chunks"
+            self.session.begin("openai-chat")  # converted chunks speak Chat Completions
 
     @property
     def turn(self) -> Turn | None:
         """The decided turn (``None`` until ``finish`` or ``cancel``)."""
-        return self._session.turn
+        return self.session.turn
 
-    # -- the core ------------------------------------------------------------------------------
-
-    def _emit(self, event: AssemblerEvent) -> None:
-        if isinstance(event, CallOpened):
-            self._opened += 1
+    def _forward(self, event: AssemblerEvent) -> None:
+        """LangChain's own channels for a UI event: the graph's custom stream, the run's link
+        (``ToolstreamCallbackHandler``); the user's ``on_event`` follows in the session."""
         if self._graph is not None:
             self._graph.write(event)
         self.link.publish_one(event)
-        call_observer(self._on_event, event, log=_log, what="on_event")
-
-    def _core(self) -> Assembler:
-        return self._session.assembler
 
     # -- LangChain chunks ------------------------------------------------------------------------
 
@@ -160,21 +151,23 @@ class GateRun:
         """Feed the fallback view, withhold tool-call parts, return what may stream on."""
         # With the tap open the vendor events are the evidence: converting the chunk as well
         # would be thrown away, so it is done only where it is read.
-        if self.mode == "chunks":
+        session = self.session
+        if session.mode == "chunks":
             for event in self._converter.events(chunk):
-                self._session.feed(event)
-        elif self._session.state == "none":
+                session.observe(event)
+        elif session.state == "none":
             self._shadow.extend(self._converter.events(chunk))
         return self._sanitize(chunk)
 
     def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
         """A non-streamed answer: one complete event set, judged on the vendor's own response
         where the tap saw it (Bedrock ``converse``, Ollama, Cohere), else on LangChain's message."""
-        if self.mode != "tap" or self._session.state == "none":
-            self.mode = "message"
-            self._session.provider = "openai-chat"
+        session = self.session
+        if session.mode != "tap" or session.state == "none":
+            session.mode = "message"
+            session.begin("openai-chat")
             for event in message_to_events(message, self._declared):
-                self._session.feed(event)
+                session.observe(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
             content=message.content,
@@ -224,45 +217,31 @@ class GateRun:
 
     def cancel(self, reason: str) -> Turn:
         """Stop: every call not yet decided is cancelled (and will be paired)."""
-        session = self._session
-        if session.turn is None:
-            core = self._core()
-            core.cancel(reason)
-            session.turn = finish_traced(core, self._run_manager, transport_complete=False)
-        return session.turn
+        return self.session.cancel(reason)
 
     def finish(self, error: BaseException | None = None) -> Turn:
         """Decide the turn. ``error`` is what ended the stream, if it did not end cleanly."""
-        session = self._session
+        session = self.session
         if session.turn is not None:
             return session.turn
-        self.error = error
-        if self.mode == "tap" and session.state == "none" and self._shadow:
+        if session.mode == "tap" and session.state == "none" and self._shadow:
             # The integration reached the vendor by a path the tap does not know: judge on the
             # converted chunks rather than on nothing (the turn still needs proof to commit).
             _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
-            session.provider = "openai-chat"
+            session.begin("openai-chat")
             for event in self._shadow:
-                self._session.feed(event)
-        if self.mode == "chunks" and self._converter.finish_reason is not None:
+                session.observe(event)
+        note = None
+        if session.mode == "chunks" and self._converter.finish_reason is not None:
             note_readable(self._model_class)
-        elif self.mode == "chunks" and error is None:
-            self._note = _unread_finish(self._model_class, self._converter.keys_seen)
-        session.turn = finish_traced(self._core(), self._run_manager,
-                                     transport_complete=session.transport_complete(error),
-                                     error=error)
-        return session.turn
-
-    @property
-    def has_calls(self) -> bool:
-        """Whether the stream had started any client tool call (decides ``on_stream_error``)."""
-        return bool(self._withheld or self._lc_ids or self._opened)
+        elif session.mode == "chunks" and error is None:
+            note = _unread_finish(self._model_class, self._converter.keys_seen)
+        return session.end(error, note=note)
 
     def final_chunk(self) -> ChatGenerationChunk:
         """The last chunk: committed calls, history blocks, and the record."""
         turn = self.turn if self.turn is not None else self.finish()
         ids = _id_map(turn, self._lc_ids) if turn.provider == "gemini" else {}
-        committed = turn.committed
         chunks = [
             make_tool_call_chunk(
                 name=call.name,
@@ -270,7 +249,7 @@ class GateRun:
                 id=call.id,
                 index=position,
             )
-            for position, call in enumerate(committed)
+            for position, call in enumerate(turn.committed)
         ]
         kwargs: dict[str, Any] = {}
         if self._signatures:
@@ -280,8 +259,7 @@ class GateRun:
             content=content,
             additional_kwargs=kwargs,
             tool_call_chunks=chunks,
-            response_metadata={RECORD_KEY: turn_record(turn, mode=self.mode, error=self.error,
-                                                       note=self._note)},
+            response_metadata={RECORD_KEY: self.session.record},
             chunk_position="last",
         )
         return ChatGenerationChunk(message=message)
@@ -383,10 +361,13 @@ def _history_blocks(withheld: list[dict[str, Any]], turn: Turn) -> list[Any]:
     by_id: dict[str, ToolCall] = {c.id: c for c in turn.calls if c.id}
     dropped = {c.id for c in turn.dropped if c.id}
     out: list[Any] = []
+    kept: set[str] = set()
     for block in _coalesce(withheld):
         key = _call_key(block)
-        if key in dropped:
-            continue
+        if key in dropped or (key in kept and block.get("type") in _TOOL_BLOCK_TYPES):
+            continue  # a copy the core folded into the first (DESIGN 4.7): one call, one id
+        if key is not None:
+            kept.add(key)
         call = by_id.get(key) if key else None
         if call is not None:
             text = (json.dumps(call.arguments, ensure_ascii=False) if call.committed

@@ -1,32 +1,38 @@
-"""``check_history``: LangChain messages in the core's neutral form, checked before they leave.
+"""The outgoing history: LangChain messages in the core's neutral form, planned and checked.
 
-The rules live in ``toolstream_core`` (``check_entries``), shared with the LlamaIndex shim;
-this module only reads what they need off LangChain messages: the roles, each AIMessage's
-call ids in the model's order, the id each ToolMessage answers, and where the vendor's
-reasoning sits (Anthropic ``thinking`` blocks, Responses ``reasoning`` items, Gemini thought
-signatures).
+The rules live in ``toolstream_core`` (``plan_history`` lays out each call's answer,
+``check_entries`` lists what the vendor would refuse), shared with the LlamaIndex shim. This
+module reads what they need off LangChain messages (the roles, each AIMessage's call ids in
+the model's order and which of them the class sends, the id each ToolMessage answers, the
+gate's record, where the vendor's reasoning sits: Anthropic ``thinking`` blocks, Responses
+``reasoning`` items, Gemini thought signatures) and applies the plan with LangChain's own
+message constructors.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
-from toolstream_core.integration import refuse_history, thinking_enabled
+from toolstream_core import RECORD_KEY, HistoryCall, HistoryEntry, HistoryProblem, check_entries
+from toolstream_core.integration import (
+    HistoryEdit,
+    HistoryPlan,
+    HistoryPolicy,
+    decides_calls,
+    plan_history,
+    plan_request,
+    thinking_enabled,
+)
 
-from ._messages import call_order, request_view
+from ._messages import call_order, error_ids, error_tool_messages, is_paused, paused_message, read_record
 
-__all__ = ["HistoryPolicy", "check_history", "history_entries", "prepare_history"]
+__all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
 _log = logging.getLogger(__name__)
-
-#: What the gated model does with the history before each request: ``"repair"`` answers
-#: every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what only
-#: the model could fix; ``"off"`` answers only the calls the gate itself rejected.
-HistoryPolicy = Literal["repair", "check", "off"]
 
 _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 
@@ -36,6 +42,9 @@ _GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 #: a request the vendor takes. ``check_history`` still lists it: the model has lost its
 #: reasoning for that step.
 _INTEGRATION_REPAIRS = frozenset({"missing_thought_signature"})
+#: The SDK families whose LangChain class sends an AIMessage's ``tool_calls`` and nothing of
+#: its ``invalid_tool_calls`` (found by the parity suite, tests/llamaindex/test_parity.py).
+_TOOL_CALLS_ONLY = frozenset({"gemini", "ollama"})
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 _REASONING = frozenset({"thinking", "redacted_thinking", "reasoning"})
 _CALL_BLOCKS = frozenset({"tool_use", "function_call"})
@@ -64,24 +73,34 @@ def _reasoning_first(blocks: list[Mapping[str, Any]]) -> bool:
     return False
 
 
-def _assistant(message: AIMessage) -> HistoryEntry:
+def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     blocks = _blocks(message)
     signatures = _signatures(message)
+    record = read_record(message)
     names = {c.get("id"): c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]}
-    calls = tuple(HistoryCall(ident, names.get(ident), bool(signatures.get(ident)))
+    if record is not None:
+        for entry in record.get("rejected") or []:
+            names.setdefault(entry.get("id"), entry.get("name"))
+    # ``ChatGoogleGenerativeAI`` and ``ChatOllama`` send ``tool_calls`` only: a rejected call
+    # is not on the wire, and its answer would have no call.
+    sent = {c.get("id") for c in message.tool_calls} if family in _TOOL_CALLS_ONLY else None
+    calls = tuple(HistoryCall(ident, names.get(ident), bool(signatures.get(ident)),
+                              shown=sent is None or ident in sent)
                   for ident in call_order(message))
     reasoning = (any(b.get("type") in _REASONING for b in blocks)
                  or bool(message.additional_kwargs.get("reasoning")) or bool(signatures))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(blocks))
+                        reasoning_first=_reasoning_first(blocks), paused=is_paused(message),
+                        gated=decides_calls(record), errors=error_ids(message))
 
 
-def history_entries(messages: Sequence[BaseMessage]) -> list[HistoryEntry]:
-    """``messages`` in the core's neutral form (one entry per message, same positions)."""
+def history_entries(messages: Sequence[BaseMessage], family: str | None = None) -> list[HistoryEntry]:
+    """``messages`` in the core's neutral form (one entry per message, same positions);
+    ``family``: the SDK family the model class sends them to (what it leaves off the wire)."""
     out: list[HistoryEntry] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            out.append(_assistant(message))
+            out.append(_assistant(message, family))
         elif isinstance(message, ToolMessage):
             out.append(HistoryEntry("tool", answers=message.tool_call_id))
         elif isinstance(message, SystemMessage):
@@ -107,11 +126,91 @@ def check_history(messages: Sequence[BaseMessage], provider: str | None, *,
 
 def prepare_history(messages: list[BaseMessage], family: str | None, policy: HistoryPolicy,
                     model: Any) -> list[BaseMessage]:
-    """The history the request sends under ``policy`` (see ``HistoryPolicy``)."""
-    view = request_view(messages, family, repair=policy != "off")
-    if policy != "check":
-        return view
-    problems = check_history(view, family, reasoning=thinking_enabled(getattr(model, "thinking", None)),
-                             stored=getattr(model, "store", None) is not False)
-    refuse_history(problems, family, exempt=_INTEGRATION_REPAIRS, log=_log)
-    return view
+    """The history the request sends under ``policy`` (see ``HistoryPolicy``); the caller's
+    list is returned as it is when nothing changes."""
+    plan = plan_request(history_entries(messages, family), family, policy, log=_log,
+                        reasoning=thinking_enabled(getattr(model, "thinking", None)),
+                        stored=getattr(model, "store", None) is not False,
+                        exempt=_INTEGRATION_REPAIRS)
+    return apply_plan(plan, messages)
+
+
+def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with an error ``ToolMessage`` added for every tool call that has none.
+
+    An interrupted run (cancelled while its tools ran, or a caller that forgot
+    ``error_tool_messages``) leaves call ids unanswered, which OpenAI and Anthropic refuse.
+    Each such id gets, right after the answers its turn already has, the gate's error result
+    when the call was rejected (from the record), and a "no result" error otherwise; the
+    results of each turn follow its calls' order, and a second answer to one id is left out.
+    The gated model does this itself before every request; this is for a history you send
+    some other way.
+    """
+    history = list(messages)
+    return list(apply_plan(plan_history(history_entries(history), None), history))
+
+
+def apply_plan(plan: HistoryPlan, messages: list[BaseMessage]) -> list[BaseMessage]:
+    """The planned history built from ``messages`` with LangChain's messages."""
+    if not plan.changed:
+        return messages
+    errors: dict[int, dict[str, ToolMessage]] = {}
+    out: list[BaseMessage] = []
+    for edit in plan.edits:
+        message = messages[edit.index]
+        if edit.op == "keep":
+            out.append(message)
+        elif edit.op == "paused":
+            out.append(paused_message(message) if isinstance(message, AIMessage) else message)
+        elif edit.op == "show":
+            out.append(_with_calls_shown(message, edit.shown) if isinstance(message, AIMessage)
+                       else message)
+        elif edit.op == "error":
+            if edit.index not in errors:
+                errors[edit.index] = {m.tool_call_id: m for m in error_tool_messages(message)}
+            out.append(errors[edit.index][edit.call_id or ""])
+        else:
+            out.append(_no_result(edit))
+    return out
+
+
+def _no_result(edit: HistoryEdit) -> ToolMessage:
+    return ToolMessage(
+        content=edit.content or "",
+        tool_call_id=edit.call_id or "",
+        name=edit.name,
+        status="error",
+        artifact={RECORD_KEY: {"reason": "cancelled", "state": "cancelled"}},
+    )
+
+
+def _with_calls_shown(message: AIMessage, shown: Sequence[str]) -> AIMessage:
+    """``message`` with the ``shown`` calls (rejected ones, which the class would leave off
+    the wire) in ``tool_calls`` too, in the calls' order: ``ChatGoogleGenerativeAI`` sends only
+    ``tool_calls`` and drops every ToolMessage that does not match one, so without this the
+    model never sees the error and the request ends on a model turn, which Gemini refuses;
+    ``ChatOllama`` would send the error with no call before it. ``tool_calls`` of the
+    messages in the caller's state never include a rejected call."""
+    sources: dict[str, tuple[Any, Any]] = {
+        str(c["id"]): (c.get("name"), c.get("args")) for c in message.invalid_tool_calls if c.get("id")}
+    record = read_record(message)
+    for entry in (record.get("rejected") or []) if record is not None else []:
+        if entry.get("id"):
+            sources[str(entry["id"])] = (entry.get("name"), entry.get("args"))
+    extra = []
+    for ident in shown:
+        name, text = sources.get(ident, (None, None))
+        if not name:
+            continue
+        try:
+            args = json.loads(text or "{}")
+        except ValueError:
+            args = {}
+        extra.append({"name": name, "args": args if isinstance(args, dict) else {}, "id": ident,
+                      "type": "tool_call"})
+    if not extra:
+        return message
+    rank = {ident: n for n, ident in enumerate(call_order(message))}
+    calls = sorted([*message.tool_calls, *extra],
+                   key=lambda c: rank.get(str(c.get("id") or ""), len(rank)))
+    return message.model_copy(update={"tool_calls": calls})

@@ -7,22 +7,23 @@ done later, by a different process, from the message alone.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
 from toolstream_core import RECORD_KEY, DecisionRecord
-from toolstream_core.integration import unanswered_text, ungated_error_text
+from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
 
 __all__ = [
+    "call_order",
+    "error_ids",
     "error_tool_messages",
     "finalize_message",
+    "is_paused",
     "message_with_rejected_calls",
-    "pair_orphan_calls",
+    "paused_message",
     "read_record",
-    "request_view",
 ]
 
 
@@ -33,10 +34,7 @@ def read_record(message: BaseMessage) -> DecisionRecord | None:
     ``toolstream_core.DecisionRecord``), so it is read back the same from a message that was
     serialised, checkpointed or rebuilt from a dict.
     """
-    record = (getattr(message, "response_metadata", None) or {}).get(RECORD_KEY)
-    if not isinstance(record, Mapping) or not isinstance(record.get("rejected"), list):
-        return None
-    return cast(DecisionRecord, record)
+    return as_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
 
 
 def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
@@ -78,72 +76,6 @@ def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
 finalize_message = message_with_rejected_calls
 
 
-def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` with an error ``ToolMessage`` added for every tool call that has none.
-
-    An interrupted run (cancelled while its tools ran, or a caller that forgot
-    ``error_tool_messages``) leaves call ids unanswered, which OpenAI and Anthropic refuse.
-    Each such id gets, right after the answers its turn already has, the gate's error result
-    when the call was rejected (from the record), and a "no result" error otherwise; the
-    results of each turn follow its calls' order. The gated model does this itself before
-    every request; this is for a history you send some other way.
-    """
-    return list(request_view(list(messages), None))
-
-
-def request_view(messages: list[BaseMessage], family: str | None, *,
-                 repair: bool = True) -> list[BaseMessage]:
-    """The history as the vendor must see it; the caller's list is not modified.
-
-    For every AIMessage with tool calls, its results are laid out right after it, one per
-    call id, in the calls' order (Gemini pairs results by position, not by id):
-
-    - ``repair``: a call id with no result gets one error ``ToolMessage``, whatever left it
-      unanswered (a tool that raised, a denied approval, an interrupt, a resumed checkpoint):
-      the gate's own error for a call it rejected, a "no result" error otherwise. Without
-      ``repair`` only the gate's own rejected calls are answered (its promise either way);
-    - a second result for the same id is left out (exactly one answer per id);
-    - for Gemini, rejected calls that are answered are shown as function calls:
-      ``ChatGoogleGenerativeAI`` sends only ``tool_calls`` and drops every ToolMessage that
-      does not match one, so without this the model never sees the error and the request
-      ends on a model turn, which Gemini refuses ("multiturn requests end with a user role
-      or a function response"). ``tool_calls`` of the messages in the caller's state never
-      include a rejected call.
-    """
-    out: list[BaseMessage] = []
-    changed = False
-    position = 0
-    while position < len(messages):
-        message = messages[position]
-        position += 1
-        if not _needs_view(message, repair):
-            out.append(message)
-            continue
-        assert isinstance(message, AIMessage)
-        answers: list[ToolMessage] = []
-        while position < len(messages) and isinstance(messages[position], ToolMessage):
-            answers.append(cast(ToolMessage, messages[position]))
-            position += 1
-        shown, results = _turn_view(message, answers, family, repair)
-        changed = changed or shown is not message or _differ(results, answers)
-        out.append(shown)
-        out.extend(results)
-    return out if changed else messages
-
-
-def _needs_view(message: BaseMessage, repair: bool) -> bool:
-    if not isinstance(message, AIMessage) or is_paused(message):
-        return False  # a paused turn goes back as it is, to be continued: nothing to answer
-    record = read_record(message)
-    if record is not None and (record.get("rejected") or record.get("committed")):
-        return True
-    return repair and bool(message.tool_calls or message.invalid_tool_calls)
-
-
-def _differ(a: Sequence[BaseMessage], b: Sequence[BaseMessage]) -> bool:
-    return len(a) != len(b) or any(x is not y for x, y in zip(a, b, strict=True))
-
-
 def call_order(message: AIMessage) -> list[str]:
     """Every call id of ``message`` (committed and rejected) in the order the model made them.
 
@@ -176,74 +108,11 @@ def _content_ids(message: AIMessage) -> list[str]:
     return out
 
 
-def _turn_view(message: AIMessage, answers: list[ToolMessage], family: str | None,
-               repair: bool) -> tuple[AIMessage, list[BaseMessage]]:
-    """``message`` as shown to ``family`` and its results: one per call id, in call order."""
-    order = call_order(message)
-    mine: dict[str, ToolMessage] = {}
-    others: list[BaseMessage] = []
-    for answer in answers:
-        if answer.tool_call_id not in order:
-            others.append(answer)  # not this message's: left where it was
-        elif answer.tool_call_id not in mine:
-            mine[answer.tool_call_id] = answer
-    errors = {m.tool_call_id: m for m in error_tool_messages(message)}
-    names = {c.get("id"): c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]}
-    results: list[BaseMessage] = []
-    for ident in order:
-        found = mine.get(ident) or errors.get(ident)
-        if found is None and repair:
-            found = _no_result(ident, names.get(ident), quote_id=False if family == "gemini" else None)
-        if found is not None:
-            results.append(found)
-    record = read_record(message)
-    if family == "gemini" and record is not None and record.get("rejected"):
-        message = _with_rejected_as_calls(message, record, order)
-    return message, [*results, *others]
-
-
-def _no_result(ident: str, name: str | None, *, quote_id: bool | None = None) -> ToolMessage:
-    """The "no result" answer; Gemini never sees call ids, so its text quotes none."""
-    return ToolMessage(
-        content=unanswered_text(name or "unknown", ident, quote_id=quote_id),
-        tool_call_id=ident,
-        name=name,
-        status="error",
-        artifact={RECORD_KEY: {"reason": "cancelled", "state": "cancelled"}},
-    )
-
-
-def _with_rejected_as_calls(message: AIMessage, record: DecisionRecord,
-                            order: list[str]) -> AIMessage:
-    extra = []
-    present = {c.get("id") for c in message.tool_calls}
-    for entry in record.get("rejected") or []:
-        if not entry.get("id") or not entry.get("name") or entry["id"] in present:
-            continue
-        try:
-            args = json.loads(entry.get("args") or "{}")
-        except ValueError:
-            args = {}
-        extra.append({"name": entry["name"], "args": args if isinstance(args, dict) else {},
-                      "id": entry["id"], "type": "tool_call"})
-    if not extra:
-        return message
-    rank = {ident: n for n, ident in enumerate(order)}
-    calls = sorted([*message.tool_calls, *extra],
-                   key=lambda c: rank.get(str(c.get("id") or ""), len(rank)))
-    return message.model_copy(update={"tool_calls": calls})
-
-
-PAUSE_TURN = "pause_turn"
-
-
 def is_paused(message: BaseMessage) -> bool:
     """Whether ``message`` is an Anthropic turn the vendor paused (``stop_reason:
     "pause_turn"``, a long server-tool turn): the client sends it back to continue it."""
     metadata = getattr(message, "response_metadata", None) or {}
-    record = read_record(message)
-    return (metadata.get("stop_reason") == PAUSE_TURN
-            or (record is not None and record.get("finish_reason") == PAUSE_TURN))
+    return is_paused_turn(read_record(message), metadata.get("stop_reason"))
 
 
 def paused_message(message: AIMessage) -> AIMessage:
@@ -307,3 +176,11 @@ def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:
             )
         )
     return messages
+
+
+def error_ids(message: AIMessage) -> tuple[str, ...]:
+    """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
+    record = read_record(message)
+    if record is not None:
+        return rejected_ids(record)
+    return tuple(str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))

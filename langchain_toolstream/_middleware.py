@@ -17,6 +17,7 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
@@ -32,9 +33,11 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR, refuse_gate_options
 from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
+from ._gate import OnStreamError
 from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
@@ -80,38 +83,51 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         tools: ToolsArg | None = None,
         config: ConfigArg | None = None,
         max_retries: int = 2,
-        pair_stream_errors: bool = True,
+        on_stream_error: OnStreamError | None = None,
         guard_tool_calls: bool = True,
-        history: HistoryPolicy = "check",
+        history: HistoryPolicy | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
+        pair_stream_errors: bool | None = None,
     ) -> None:
         """Configure the gate for an agent.
 
         ``tools``: the registry to validate against (default: the agent's tools, as bound).
         ``config``: ``AssembleConfig`` or its mapping / YAML. ``max_retries``: how many
         consecutive model turns with no committed call send the agent back to the model
-        before it stops. ``pair_stream_errors``: a stream that fails after a tool call
-        started ends the turn with every call paired (instead of raising); a failure before
-        any call still raises, for retry middleware to handle. ``guard_tool_calls``: refuse to
-        run a call the gate did not commit. ``history``: before every model call, answer each
-        unanswered call id of the outgoing history with an error result (a tool that raised, a
-        denied approval, an interrupt, a resumed checkpoint), then raise ``HistoryError`` for
-        what the vendor would reject and only the model could fix (``"check"``, the default;
-        ``"repair"`` only answers; ``"off"``: as given). ``on_turn`` / ``on_event``: as for
-        ``with_toolstream``. An agent model that is already gated keeps its own gate; giving
-        ``tools``/``config`` here as well is then an error (as for ``ToolstreamFunctionAgent``).
+        before it stops. ``on_stream_error``: a stream that fails (a dropped connection, a
+        vendor error, an idle timeout) after a tool call started ends the turn with every
+        call paired and the agent goes on (``"pair"``, the default), or raises (``"raise"``);
+        a failure before any call always raises, for retry middleware to handle.
+        ``guard_tool_calls``: refuse to run a call the gate did not commit. ``history``:
+        before every model call, answer each unanswered call id of the outgoing history with
+        an error result (a tool that raised, a denied approval, an interrupt, a resumed
+        checkpoint), then raise ``HistoryError`` for what the vendor would reject and only the
+        model could fix (``"check"``, the default; ``"repair"`` only answers; ``"off"``: as
+        given). ``on_turn`` / ``on_event``: as for ``with_toolstream``. The options and
+        defaults are ``ToolstreamFunctionAgent``'s too. An agent model that is already gated
+        keeps its own gate; giving any of these gate options here as well is then a
+        ``ValueError``. ``pair_stream_errors``: the old name of ``on_stream_error``
+        (``True`` is ``"pair"``), deprecated.
         """
         super().__init__()
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        if pair_stream_errors is not None:
+            warnings.warn("ToolstreamMiddleware(pair_stream_errors=) is now on_stream_error="
+                          "'pair' | 'raise'", DeprecationWarning, stacklevel=2)
+            if on_stream_error is None:
+                on_stream_error = "pair" if pair_stream_errors else "raise"
         self._registry = registry_from_tools(tools)
         self._config = AssembleConfig.coerce(config)
         self.max_retries = max_retries
-        self._pair_errors = pair_stream_errors
         self._guard = guard_tool_calls
-        self._history: HistoryPolicy = history
-        self._explicit = tools is not None or config is not None
+        # What was given, for an agent model that is already gated (None: not given).
+        self._given: dict[str, Any] = {
+            "tools": tools, "config": config, "on_stream_error": on_stream_error,
+            "history": history, "on_turn": on_turn, "on_event": on_event}
+        self._on_stream_error: OnStreamError = on_stream_error or DEFAULT_ON_STREAM_ERROR
+        self._history: HistoryPolicy = history or DEFAULT_HISTORY
         self._on_turn = on_turn
         self._on_event = on_event
 
@@ -120,15 +136,13 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         model = request.model
         if isinstance(model, ToolstreamChatModel):
-            if self._explicit:
-                raise ValueError("the agent's model is already gated by toolstream: give tools= "
-                                 "and config= to with_toolstream instead of the middleware")
+            refuse_gate_options("with_toolstream", **self._given)
             return request
         gated = with_toolstream(
             model,
             tools=self._registry,
             config=self._config,
-            on_stream_error="pair" if self._pair_errors else "raise",
+            on_stream_error=self._on_stream_error,
             on_turn=self._on_turn,
             on_event=self._on_event,
             history=self._history,

@@ -18,11 +18,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from toolstream_core import AssembleConfig, Assembler, AssemblerEvent, Turn
-from toolstream_core.integration import ProgressEncoder, trace_parent, tracing_active
+from toolstream_core import AssembleConfig, AssemblerEvent
+from toolstream_core.integration import ProgressEncoder
 
-__all__ = ["GraphProgress", "current_run_manager", "finish_traced", "graph_progress", "model_run",
-           "run_span"]
+__all__ = ["GraphProgress", "current_run_manager", "graph_progress", "model_run", "run_span"]
 
 _log = logging.getLogger(__name__)
 _run_manager: ContextVar[Any] = ContextVar("toolstream_lc_run_manager", default=None)
@@ -92,11 +91,3 @@ def run_span(run_manager: Any) -> Any:
         if span is not None and callable(getattr(span, "get_span_context", None)):
             return span
     return None
-
-
-def finish_traced(core: Assembler, run_manager: Any, **kwargs: Any) -> Turn:
-    """``core.finish(**kwargs)``, with the turn's span under the model run's span."""
-    if not tracing_active():
-        return core.finish(**kwargs)
-    with trace_parent(run_span(run_manager)):
-        return core.finish(**kwargs)

@@ -31,12 +31,11 @@ from ._events import (
     CallStreamEvent,
 )
 from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
-from ._history import HistoryPolicy, check_history
+from ._history import HistoryPolicy, check_history, pair_orphan_calls
 from ._llm import ToolstreamLLM
 from ._messages import (
     error_tool_messages,
     message_with_rejected_calls,
-    pair_orphan_calls,
     read_record,
 )
 from ._providers import ProviderMismatchError

@@ -27,24 +27,27 @@ from typing import Any
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.agent.workflow.workflow_events import (
-    AgentInput,
     AgentOutput,
-    AgentStream,
     ToolCallResult,
 )
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse
-from llama_index.core.bridge.pydantic import BaseModel
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 from llama_index.core.workflow import Context
 from toolstream_core import AssemblerEvent, Turn
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    OnStreamError,
+    refuse_gate_options,
+)
 
 from ._events import ProgressTranslator
-from ._history import HistoryPolicy
+from ._history import HistoryPolicy, pair_orphan_calls
 from ._llm import ToolstreamLLM
-from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
-from ._session import StreamSession, session_of
+from ._messages import call_name, is_paused, paused_message
+from ._session import WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
@@ -61,24 +64,28 @@ class ToolstreamFunctionAgent(FunctionAgent):
     def __init__(self, *args: Any, config: ConfigArg | None = None,
                  on_turn: Callable[[Turn], None] | None = None,
                  on_event: Callable[[AssemblerEvent], None] | None = None,
-                 history: HistoryPolicy = "check",
+                 history: HistoryPolicy | None = None,
+                 on_stream_error: OnStreamError | None = None,
                  **kwargs: Any) -> None:
-        """``FunctionAgent``'s arguments, plus the gate's ``config``, ``on_turn``, ``on_event``
-        (as for ``ToolstreamLLM``) and ``history``: before every model call, answer each
+        """``FunctionAgent``'s arguments, plus the gate's options, with
+        ``ToolstreamMiddleware``'s names and defaults: ``config``, ``on_turn``, ``on_event``
+        (as for ``ToolstreamLLM``); ``history``: before every model call, answer each
         unanswered call id of the outgoing history with an error result, then raise
         ``HistoryError`` for what the vendor would reject and only the model could fix
-        (``"check"``, the default, as for ``ToolstreamMiddleware``; ``"repair"`` only answers;
-        ``"off"``: as given). An LLM that is already gated keeps its own gate, history policy
-        included; giving ``config`` or the callbacks here as well is then an error (as for
-        ``ToolstreamMiddleware``)."""
+        (``"check"``, the default; ``"repair"`` only answers; ``"off"``: as given);
+        ``on_stream_error``: a stream that fails after a tool call started ends the turn with
+        every call answered and the agent goes on (``"pair"``, the default), or raises
+        (``"raise"``). An LLM that is already gated keeps its own gate; giving any of these
+        options here as well is then a ``ValueError``."""
         super().__init__(*args, **kwargs)
         if isinstance(self.llm, ToolstreamLLM):
-            if config is not None or on_turn is not None or on_event is not None:
-                raise ValueError("the agent's LLM is already gated by toolstream: give config= "
-                                 "and the callbacks to ToolstreamLLM instead of the agent")
+            refuse_gate_options("ToolstreamLLM", config=config, on_turn=on_turn,
+                                on_event=on_event, history=history,
+                                on_stream_error=on_stream_error)
         else:
             self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event,
-                                     history=history)
+                                     history=history or DEFAULT_HISTORY,
+                                     on_stream_error=on_stream_error or DEFAULT_ON_STREAM_ERROR)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])
@@ -104,62 +111,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
             await ctx.store.set(self.scratchpad_key, [])
 
     # -- the LLM turn ------------------------------------------------------------------------
-
-    def _emit(self, ctx: Context | AgentContext, session: StreamSession | None,
-              translator: ProgressTranslator | None) -> None:
-        if session is None or translator is None:
-            return
-        for event in translator.translate(session.drain_events()):
-            ctx.write_event_to_stream(event)
-
-    async def _get_streaming_response(
-        self,
-        ctx: AgentContext,
-        current_llm_input: list[ChatMessage],
-        tools: Sequence[AsyncBaseTool],
-    ) -> ChatResponse:
-        chat_kwargs: dict[str, Any] = {
-            "chat_history": current_llm_input,
-            "tools": tools,
-            "allow_parallel_tool_calls": self.allow_parallel_tool_calls,
-        }
-        if self.initial_tool_choice is not None and current_llm_input[-1].role == "user":
-            chat_kwargs["tool_choice"] = self.initial_tool_choice
-
-        response = await self.llm.astream_chat_with_tools(**chat_kwargs)  # type: ignore[attr-defined]
-        last_chat_response = ChatResponse(message=ChatMessage())
-        session: StreamSession | None = None
-        translator: ProgressTranslator | None = None
-        try:
-            async for last_chat_response in response:
-                if session is None:
-                    session = session_of(last_chat_response)
-                    if session is not None:
-                        translator = ProgressTranslator(
-                            self.name, session.result_for,
-                            forward_args=session.config.ui_forward_partial_args)
-                raw = (
-                    last_chat_response.raw.model_dump()
-                    if isinstance(last_chat_response.raw, BaseModel)
-                    else last_chat_response.raw
-                )
-                ctx.write_event_to_stream(
-                    AgentStream(
-                        delta=last_chat_response.delta or "",
-                        response=last_chat_response.message.content or "",
-                        # O(1) while streaming: nothing is proven before the stream ends.
-                        tool_calls=[],
-                        raw=raw,
-                        current_agent_name=self.name,
-                        thinking_delta=last_chat_response.additional_kwargs.get(
-                            "thinking_delta", None
-                        ),
-                    )
-                )
-                self._emit(ctx, session, translator)
-        finally:
-            self._emit(ctx, session, translator)
-        return last_chat_response
+    # ``FunctionAgent.take_step`` runs as it is (pinned: tests/llamaindex/test_li_upstream.py);
+    # around it the gate adds what LlamaIndex has no hook for: the step's UI events (through
+    # ``WATCHER``), a paused turn sent back to be continued, and the rejected calls.
 
     async def take_step(
         self,
@@ -169,129 +123,112 @@ class ToolstreamFunctionAgent(FunctionAgent):
         memory: BaseMemory,
     ) -> AgentOutput:
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
-        if not self.llm.metadata.is_function_calling_model:
-            raise ValueError("LLM must be a FunctionCallingLLM")
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
-
-        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
-        scratchpad = pair_orphan_calls(scratchpad)
-        current_llm_input = [*llm_input, *scratchpad]
-        ctx.write_event_to_stream(
-            AgentInput(input=current_llm_input, current_agent_name=self.name)
-        )
-
-        last_chat_response = await self._model_turn(ctx, current_llm_input, offered)
-        for _ in range(MAX_PAUSED_CONTINUATIONS):
-            if not is_paused(last_chat_response):
-                break
-            # A paused turn (Anthropic ``pause_turn``) goes back as it is, minus client calls,
-            # and the vendor continues it; nothing from it runs before the turn has ended.
-            paused = paused_message(last_chat_response.message)
-            scratchpad.append(paused)
-            await ctx.store.set(self.scratchpad_key, scratchpad)
-            current_llm_input = [*current_llm_input, paused]
-            last_chat_response = await self._model_turn(ctx, current_llm_input, offered)
-        if is_paused(last_chat_response):
+        await self._store_scratchpad(ctx, pair_orphan_calls)
+        step = _Step(self.name, ctx)
+        token = WATCHER.set(step)
+        try:
+            output = await super().take_step(ctx, llm_input, offered, memory)
+            for _ in range(MAX_PAUSED_CONTINUATIONS):
+                if not is_paused(output.response):
+                    break
+                # A paused turn (Anthropic ``pause_turn``) goes back as it is, minus client
+                # calls, and the vendor continues it; nothing from it runs before it has ended.
+                await self._store_scratchpad(ctx, _replace_last(paused_message(output.response)))
+                output = await super().take_step(ctx, llm_input, offered, memory)
+        finally:
+            WATCHER.reset(token)
+        if is_paused(output.response):
             logger.warning("toolstream: still paused after %d continuations; ending the turn",
                            MAX_PAUSED_CONTINUATIONS)
-            output = self._paused_output(last_chat_response, scratchpad)
-            await ctx.store.set(self.scratchpad_key, scratchpad)
+            message = paused_message(output.response)
+            await self._store_scratchpad(ctx, _replace_last(message))
+            output.response, output.tool_calls = message, []
             return output
-
-        tool_calls = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
-            last_chat_response, error_on_no_tool_call=False
-        )
-        tool_calls = [*tool_calls, *self._rejected_selections(last_chat_response)]
-
+        stream = step.last
         # Every call, committed and rejected: each rejected id is answered by the responder.
-        session = session_of(last_chat_response)
-        full = session.message_with_rejected() if session is not None else None
-        message = full if full is not None else last_chat_response.message
-        scratchpad.append(message)
-        await ctx.store.set(self.scratchpad_key, scratchpad)
+        full = stream.message_with_rejected() if stream is not None else None
+        if full is not None:
+            await self._store_scratchpad(ctx, _replace_last(full))
+            output.response = full
+        output.tool_calls = [*output.tool_calls, *_rejected_selections(stream)]
+        return output
 
-        raw = (
-            last_chat_response.raw.model_dump()
-            if isinstance(last_chat_response.raw, BaseModel)
-            else last_chat_response.raw
-        )
-        return AgentOutput(
-            response=message,
-            tool_calls=tool_calls,
-            raw=raw,
-            current_agent_name=self.name,
-        )
-
-    async def _model_turn(self, ctx: AgentContext, current_llm_input: list[ChatMessage],
-                          offered: Sequence[AsyncBaseTool]) -> ChatResponse:
-        """One model request, streamed or not, with its progress events emitted."""
-        if self.streaming:
-            return await self._get_streaming_response(ctx, current_llm_input, offered)
-        response = await self._get_response(current_llm_input, offered)
-        session = session_of(response)
-        if session is not None:
-            self._emit(ctx, session, ProgressTranslator(
-                self.name, session.result_for, forward_args=session.config.ui_forward_partial_args))
-        return response
-
-    def _paused_output(self, response: ChatResponse, scratchpad: list[ChatMessage]) -> AgentOutput:
-        message = paused_message(response.message)
-        scratchpad.append(message)
-        raw = response.raw.model_dump() if isinstance(response.raw, BaseModel) else response.raw
-        return AgentOutput(response=message, tool_calls=[], raw=raw, current_agent_name=self.name)
-
-    @staticmethod
-    def _rejected_selections(response: ChatResponse) -> list[ToolSelection]:
-        """One responder call per rejected id, carrying the core's error result."""
-        session = session_of(response)
-        if session is None or session.turn is None:
-            return []
-        selections: list[ToolSelection] = []
-        seen: set[str] = set()
-        for call in session.turn.rejected:
-            result = session.turn.result_for(call)
-            if result is None or result.tool_call_id in seen:
-                continue
-            seen.add(result.tool_call_id)
-            selections.append(ToolSelection(
-                tool_id=result.tool_call_id,
-                tool_name=REJECTED_TOOL_NAME,
-                tool_kwargs={"tool_name": call_name(call), "reason": result.reason.value,
-                             "content": result.content},
-            ))
-        return selections
+    async def _store_scratchpad(self, ctx: Context | AgentContext,
+                                edit: Callable[[list[ChatMessage]], list[ChatMessage]]) -> None:
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        edited = edit(scratchpad)
+        if edited != scratchpad:
+            await ctx.store.set(self.scratchpad_key, edited)
 
     # -- results -----------------------------------------------------------------------------
 
     async def handle_tool_call_results(
         self, ctx: Context, results: list[ToolCallResult], memory: BaseMemory
     ) -> None:
-        """Record every result of the turn, then the ``return_direct`` answer if there is one."""
-        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
-        direct: ToolCallResult | None = None
-        for result in results:
-            scratchpad.append(
-                ChatMessage(
-                    role="tool",
-                    blocks=result.tool_output.blocks,
-                    additional_kwargs={"tool_call_id": result.tool_id},
-                )
-            )
-            if (direct is None and result.return_direct and result.tool_name != "handoff"
-                    and not result.tool_output.is_error):
-                direct = result
-        if direct is not None:
-            scratchpad.append(
-                ChatMessage(
-                    role="assistant",
-                    content=str(direct.tool_output.content),
-                    additional_kwargs={"tool_call_id": direct.tool_id},
-                )
-            )
-        await ctx.store.set(self.scratchpad_key, scratchpad)
+        """Record every result of the turn, then the ``return_direct`` answer if there is one.
+
+        The stock agent stops recording at the first ``return_direct`` result, which leaves
+        the other calls of a parallel turn unanswered; so it is handed the results with that
+        one (the first that succeeded) last and the others' flag cleared. The history sent
+        next lays results out in the calls' order again.
+        """
+        direct = next((r for r in results if r.return_direct and r.tool_name != "handoff"
+                       and not r.tool_output.is_error), None)
+        rest = [r.model_copy(update={"return_direct": False}) if r.return_direct else r
+                for r in results if r is not direct]
+        await super().handle_tool_call_results(ctx, [*rest, *([direct] if direct else [])],
+                                               memory)
 
     async def finalize(self, ctx: Context, output: AgentOutput, memory: BaseMemory) -> AgentOutput:
         """Flush the turn to memory with every call answered."""
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         await ctx.store.set(self.scratchpad_key, pair_orphan_calls(scratchpad))
         return await super().finalize(ctx, output, memory)
+
+
+class _Step:
+    """One agent step's view of its model calls: their UI events go to the workflow's stream
+    (one ``ProgressTranslator`` per call), and the last call is the one the step ends with."""
+
+    def __init__(self, agent_name: str, ctx: Context | AgentContext) -> None:
+        self._agent = agent_name
+        self._ctx = ctx
+        self._translators: dict[ResponseStream, ProgressTranslator] = {}
+        self.last: ResponseStream | None = None
+
+    def __call__(self, stream: ResponseStream) -> None:
+        self.last = stream
+        translator = self._translators.get(stream)
+        if translator is None:
+            translator = self._translators[stream] = ProgressTranslator(
+                self._agent, stream.result_for, forward_args=stream.config.ui_forward_partial_args)
+        for event in translator.translate(stream.drain_events()):
+            self._ctx.write_event_to_stream(event)
+
+
+def _replace_last(message: ChatMessage) -> Callable[[list[ChatMessage]], list[ChatMessage]]:
+    """The scratchpad with its last message (the one ``take_step`` just added) replaced."""
+    def edit(scratchpad: list[ChatMessage]) -> list[ChatMessage]:
+        return [*scratchpad[:-1], message]
+    return edit
+
+
+def _rejected_selections(stream: ResponseStream | None) -> list[ToolSelection]:
+    """One responder call per rejected id, carrying the core's error result."""
+    if stream is None or stream.turn is None:
+        return []
+    selections: list[ToolSelection] = []
+    seen: set[str] = set()
+    for call in stream.turn.rejected:
+        result = stream.turn.result_for(call)
+        if result is None or result.tool_call_id in seen:
+            continue
+        seen.add(result.tool_call_id)
+        selections.append(ToolSelection(
+            tool_id=result.tool_call_id,
+            tool_name=REJECTED_TOOL_NAME,
+            tool_kwargs={"tool_name": call_name(call), "reason": result.reason.value,
+                         "content": result.content},
+        ))
+    return selections

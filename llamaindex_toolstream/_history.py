@@ -1,34 +1,37 @@
-"""``check_history``: LlamaIndex chat messages in the core's neutral form, checked before they
-leave.
+"""The outgoing history: LlamaIndex chat messages in the core's neutral form, planned and
+checked before they leave.
 
-The rules live in ``toolstream_core`` (``check_entries``), shared with the LangChain shim;
-this module only reads what they need off ``ChatMessage`` values: the role, each assistant
-message's ``ToolCallBlock`` ids in order, the id a tool message answers
-(``additional_kwargs["tool_call_id"]``), thinking blocks and their signatures (Anthropic,
-``additional_information["signature"]``), Responses reasoning items and Gemini thought
-signatures (``additional_kwargs["thought_signatures"]``, one per block).
+The rules live in ``toolstream_core`` (``plan_history`` lays out each call's answer,
+``check_entries`` lists what the vendor would refuse), shared with the LangChain shim. This
+module reads what they need off ``ChatMessage`` values (the role, each assistant message's
+``ToolCallBlock`` ids in order, the id a tool message answers
+(``additional_kwargs["tool_call_id"]``), the gate's record, thinking blocks and their
+signatures (Anthropic, ``additional_information["signature"]``), Responses reasoning items
+and Gemini thought signatures (``additional_kwargs["thought_signatures"]``, one per block))
+and applies the plan with LlamaIndex's own messages.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
 from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
-from toolstream_core.integration import refuse_history, thinking_enabled
+from toolstream_core.integration import (
+    HistoryPlan,
+    HistoryPolicy,
+    decides_calls,
+    plan_request,
+    thinking_enabled,
+)
 
-from ._messages import request_view
+from ._messages import error_ids, error_tool_messages, is_paused, paused_message, read_record
 
-__all__ = ["HistoryPolicy", "check_history", "history_entries", "prepare_history"]
+__all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
 _log = logging.getLogger(__name__)
-
-#: What the gated LLM does with the history before each request: ``"repair"`` answers
-#: every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what only
-#: the model could fix; ``"off"`` answers only the calls the gate itself rejected.
-HistoryPolicy = Literal["repair", "check", "off"]
 
 #: What the LlamaIndex integration's own wire makes acceptable, so raising for it would stop a
 #: request the vendor takes: ``OpenAIResponses`` sends a function call by its ``call_id``
@@ -63,8 +66,10 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
         for i, block in enumerate(message.blocks) if isinstance(block, ToolCallBlock))
     reasoning = (any(isinstance(b, ThinkingBlock) for b in message.blocks)
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
+    record = read_record(message)
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(message))
+                        reasoning_first=_reasoning_first(message), paused=is_paused(message),
+                        gated=decides_calls(record), errors=error_ids(message))
 
 
 def history_entries(messages: Sequence[ChatMessage]) -> list[HistoryEntry]:
@@ -112,11 +117,47 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     checked with them (it ends the tool loop the Anthropic and Gemini rules look at) but not
     returned, since the wrapped LLM appends it itself.
     """
-    view = request_view(messages, repair=policy != "off")
-    if policy != "check":
-        return view
-    sent = view if user_msg is None else [*view, _as_message(user_msg)]
-    problems = check_history(sent, provider, reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
-                             stored=getattr(llm, "store", None) is not False)
-    refuse_history(problems, provider, exempt=_INTEGRATION_REPAIRS, log=_log)
-    return view
+    history = list(messages)
+    appended = history_entries([_as_message(user_msg)]) if user_msg is not None else []
+    plan = plan_request(history_entries(history), provider, policy, log=_log,
+                        reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
+                        stored=getattr(llm, "store", None) is not False,
+                        exempt=_INTEGRATION_REPAIRS, appended=appended)
+    return apply_plan(plan, history)
+
+
+def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with an error result added for every tool call that has none.
+
+    An interrupted run (cancelled while its tools ran, or a caller that forgot
+    ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
+    gets the gate's error result when the call was rejected (from the record), and a
+    "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
+    (Gemini pairs results by position; the workflow hands them back in its own order). The
+    gated LLM does this itself before every request; this is for a history you send some
+    other way.
+    """
+    history = list(messages)
+    return apply_plan(plan_request(history_entries(history), None, "repair", log=_log), history)
+
+
+def apply_plan(plan: HistoryPlan, messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The planned history built from ``messages`` with LlamaIndex's messages (a new list).
+    Every call of a ``ChatMessage`` is on the wire (its blocks), so nothing needs showing."""
+    errors: dict[int, dict[str, ChatMessage]] = {}
+    out: list[ChatMessage] = []
+    for edit in plan.edits:
+        message = messages[edit.index]
+        if edit.op in ("keep", "show"):
+            out.append(message)
+        elif edit.op == "paused":
+            out.append(paused_message(message))
+        elif edit.op == "error":
+            if edit.index not in errors:
+                errors[edit.index] = {str(m.additional_kwargs.get("tool_call_id")): m
+                                      for m in error_tool_messages(message)}
+            out.append(errors[edit.index][edit.call_id or ""])
+        else:
+            out.append(ChatMessage(role="tool", content=edit.content or "",
+                                   additional_kwargs={"tool_call_id": edit.call_id}))
+    return out

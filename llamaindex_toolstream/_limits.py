@@ -6,7 +6,7 @@ keeps the settings it will send. The LLM classes merge their settings with the c
 arguments in their own order (``OpenAI`` lets ``max_tokens`` override the call's, then
 ``additional_kwargs`` override both), so the class's own request builder is asked when it has
 one, and its settings are read only when it has none. A tapped stream replaces this with the
-limit its SDK request really carried (``StreamSession.raw_start``); whole answers and streams
+limit its SDK request really carried (``GateSession.begin``); whole answers and streams
 read from ``ChatResponse.raw`` keep it.
 """
 

@@ -30,14 +30,19 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
-from toolstream_core.integration import events_for_response
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    OnStreamError,
+    events_for_response,
+)
 
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
 from ._providers import ProviderMismatchError, resolve_provider
-from ._session import StreamSession, session_of
+from ._session import ResponseStream, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -61,10 +66,14 @@ class ToolstreamLLM(FunctionCallingLLM):
     ``AssembleConfig``, its mapping, or a YAML path. ``provider``: the wire, when the class is
     an OpenAI-compatible subclass this package cannot recognise. ``on_turn``: called with the
     core's ``Turn`` after every LLM call, cancelled ones included. ``on_event``: a callback for
-    UI progress events (never a reason to execute anything). ``history``: what happens to the
-    outgoing history before each request (``"repair"``, the default, answers every unanswered
-    call id; ``"check"`` also raises ``HistoryError`` for what only the model could fix;
-    ``"off"``), as ``with_toolstream(history=)`` in the LangChain shim.
+    UI progress events (never a reason to execute anything). ``on_stream_error``: a stream
+    that fails (a dropped connection, a vendor error, an idle timeout) after a tool call
+    started ends normally with every call rejected and answered (``"pair"``, the default), or
+    raises (``"raise"``); a failure before any call always raises. ``history``: what happens
+    to the outgoing history before each request (``"check"``, the default, answers every
+    unanswered call id and raises ``HistoryError`` for what only the model could fix;
+    ``"repair"`` only answers; ``"off"``). The same options and defaults as
+    ``with_toolstream`` in the LangChain shim.
 
     The decision record (``read_record``) is kept as plain JSON in
     ``ChatResponse.additional_kwargs["toolstream"]`` and on the assistant message.
@@ -72,8 +81,11 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     llm: LLM = Field(description="The wrapped function-calling LLM.")
     provider: Provider = Field(description="Vendor wire of the wrapped LLM.")
-    history: HistoryPolicy = Field(default="repair", description="What happens to the outgoing "
-                                   "history before each request (see ``HistoryPolicy``).")
+    history: HistoryPolicy = Field(default=DEFAULT_HISTORY, description="What happens to the "
+                                   "outgoing history before each request (see ``HistoryPolicy``).")
+    on_stream_error: OnStreamError = Field(
+        default=DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
+        "started: 'pair' (end the turn with every call answered) or 'raise'.")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
@@ -89,7 +101,8 @@ class ToolstreamLLM(FunctionCallingLLM):
         provider: Provider | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
-        history: HistoryPolicy = "repair",
+        history: HistoryPolicy = DEFAULT_HISTORY,
+        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
         **kwargs: Any,
     ) -> None:
         if isinstance(llm, ToolstreamLLM):
@@ -101,7 +114,8 @@ class ToolstreamLLM(FunctionCallingLLM):
             raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
         detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
-        super().__init__(llm=llm, provider=detected, history=history, **kwargs)
+        super().__init__(llm=llm, provider=detected, history=history,
+                         on_stream_error=on_stream_error, **kwargs)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -122,16 +136,17 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- sessions ----------------------------------------------------------------------------
 
     def _session(self, tools: Sequence[BaseTool] | None,
-                 kwargs: Mapping[str, Any] | None = None) -> StreamSession:
+                 kwargs: Mapping[str, Any] | None = None) -> ResponseStream:
         """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
         registry = self._registry if self._registry is not None else registry_from_tools(tools)
-        return StreamSession(
+        return ResponseStream(
             provider=self.provider,
             tools=registry,
             config=self._config,
             on_event=self._on_event,
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
+            on_stream_error=self.on_stream_error,
         )
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,
@@ -139,23 +154,26 @@ class ToolstreamLLM(FunctionCallingLLM):
         history = prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
         return outgoing_for(self.llm, history)  # what the class's converter serialises
 
-    def _streaming(self, session: StreamSession) -> Any:
+    def _streaming(self, session: ResponseStream) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
         (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
-        tapped = tap_llm(self.llm, self.provider, session.tap)
+        tapped = tap_llm(self.llm, self.provider, session.gate)
         if tapped is None:
             return self.llm
         session.read_from_tap()
         return tapped
 
-    def _decide_whole(self, response: ChatResponse, session: StreamSession) -> ChatResponse:
+    def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
         session.absorb_whole(response, events)
-        self._check_read(session)
+        try:
+            self._check_read(session)
+        finally:
+            session.report()
         return response
 
-    def _check_read(self, session: StreamSession) -> None:
+    def _check_read(self, session: ResponseStream) -> None:
         """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
 
         That is the wrong ``provider=`` (or a class that changed its wire): its calls would
@@ -184,43 +202,54 @@ class ToolstreamLLM(FunctionCallingLLM):
             return []
         return [str(getattr(call, "tool_name", "?")) for call in found]
 
-    def _wrap_sync(self, gen: ChatResponseGen, session: StreamSession) -> ChatResponseGen:
+    # The UI events of a response are reported once the consumer has taken it (after the
+    # ``yield``), so an agent that writes its own event for the response writes it first.
+
+    def _wrap_sync(self, gen: ChatResponseGen, session: ResponseStream) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
-                for response in gen:
-                    session.absorb(response)
-                    yield response
-            except GeneratorExit:
-                session.cancel(_CANCELLED)
-                raise
-            except Exception as exc:
-                if _failed(session, exc):
+                try:
+                    for response in gen:
+                        session.absorb(response)
+                        yield response
+                        session.report()
+                except GeneratorExit:
+                    session.cancel(_CANCELLED)
                     raise
-            closing = self._closing(session)
-            if closing is not None:
-                yield closing
+                except Exception as exc:
+                    if _failed(session, exc):
+                        raise
+                closing = self._closing(session)
+                if closing is not None:
+                    yield closing
+            finally:
+                session.report()
 
         return wrapped()
 
-    def _wrap_async(self, gen: ChatResponseAsyncGen, session: StreamSession) -> ChatResponseAsyncGen:
+    def _wrap_async(self, gen: ChatResponseAsyncGen, session: ResponseStream) -> ChatResponseAsyncGen:
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
-                async for response in gen:
-                    session.absorb(response)
-                    yield response
-            except (GeneratorExit, asyncio.CancelledError):
-                session.cancel(_CANCELLED)
-                raise
-            except Exception as exc:
-                if _failed(session, exc):
+                try:
+                    async for response in gen:
+                        session.absorb(response)
+                        yield response
+                        session.report()
+                except (GeneratorExit, asyncio.CancelledError):
+                    session.cancel(_CANCELLED)
                     raise
-            closing = self._closing(session)
-            if closing is not None:
-                yield closing
+                except Exception as exc:
+                    if _failed(session, exc):
+                        raise
+                closing = self._closing(session)
+                if closing is not None:
+                    yield closing
+            finally:
+                session.report()
 
         return wrapped()
 
-    def _closing(self, session: StreamSession) -> ChatResponse | None:
+    def _closing(self, session: ResponseStream) -> ChatResponse | None:
         """The stream ended cleanly (or its error was absorbed): decide the turn, and the last
         response to yield if the stream yielded none."""
         session.finish(transport_complete=True)
@@ -308,9 +337,9 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     # -- the verdict -------------------------------------------------------------------------
 
-    def session_for(self, response: ChatResponse) -> StreamSession | None:
+    def stream_for(self, response: ChatResponse) -> ResponseStream | None:
         """The session behind ``response``; a foreign whole response gets one on demand."""
-        session = session_of(response)
+        session = stream_of(response)
         if session is None and response.raw is not None:
             events = events_for_response(self.provider, response.raw)
             if events is not None:
@@ -320,7 +349,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def turn_of(self, response: ChatResponse) -> Turn | None:
         """The core's decided ``Turn`` for ``response``; ``None`` while its stream is open."""
-        session = session_of(response)
+        session = stream_of(response)
         return session.turn if session is not None else None
 
     def get_tool_calls_from_response(
@@ -330,9 +359,9 @@ class ToolstreamLLM(FunctionCallingLLM):
         **kwargs: Any,
     ) -> list[ToolSelection]:
         """Committed calls only, with strictly parsed arguments; ``[]`` while streaming."""
-        session = session_of(response)
+        session = stream_of(response)
         if session is None:
-            session = self.session_for(response)
+            session = self.stream_for(response)
         selections: list[ToolSelection] = []
         if session is not None and session.turn is not None:
             turn = session.turn
@@ -350,7 +379,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def error_results_from_response(self, response: ChatResponse) -> list[ErrorResult]:
         """One error result per rejected call of ``response`` (empty while streaming)."""
-        session = session_of(response)
+        session = stream_of(response)
         return session.error_results() if session is not None else []
 
     # -- completion passthrough --------------------------------------------------------------
@@ -375,7 +404,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 _CANCELLED = "the consumer closed the stream before the response ended"
 
 
-def _failed(session: StreamSession, exc: Exception) -> bool:
+def _failed(session: ResponseStream, exc: Exception) -> bool:
     """The stream raised: decide the turn on a broken transport; whether to re-raise."""
     session.finish(transport_complete=False, error=exc)
-    return session.should_raise()
+    return session.should_raise(exc)

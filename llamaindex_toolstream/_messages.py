@@ -13,8 +13,8 @@ drops (``drop_with_protocol_repair``) removed.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -24,18 +24,19 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
 )
 from toolstream_core import RECORD_KEY, CallState, DecisionRecord, ToolCall, Turn
-from toolstream_core.integration import unanswered_text, ungated_error_text
+from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
 
 __all__ = [
     "FALLBACK_NAME",
     "call_id",
     "call_name",
+    "error_ids",
     "error_tool_messages",
+    "is_paused",
     "message_with_rejected_calls",
-    "pair_orphan_calls",
+    "paused_message",
     "read_record",
     "rebuild_message",
-    "request_view",
 ]
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
@@ -148,9 +149,9 @@ def read_record(response: ChatResponse | ChatMessage) -> DecisionRecord | None:
     """
     for holder in (response, getattr(response, "message", None)):
         extra = getattr(holder, "additional_kwargs", None)
-        record = extra.get(RECORD_KEY) if isinstance(extra, Mapping) else None
-        if isinstance(record, Mapping) and isinstance(record.get("rejected"), list):
-            return cast(DecisionRecord, record)
+        record = as_record(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
+        if record is not None:
+            return record
     return None
 
 
@@ -204,6 +205,16 @@ def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessag
     return out
 
 
+def error_ids(message: ChatMessage) -> tuple[str, ...]:
+    """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
+    record = read_record(message)
+    if record is not None:
+        return rejected_ids(record)
+    return tuple(block.tool_call_id for block in message.blocks
+                 if isinstance(block, ToolCallBlock) and block.tool_call_id
+                 and _unusable(block.tool_kwargs) is not None)
+
+
 def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMessage:
     """The assistant message of ``response`` with every call, rejected ones included.
 
@@ -214,10 +225,10 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
     signatures kept); from a loaded response, the rejected calls are added from the record
     with ``{}`` arguments (their error result explains why).
     """
-    from ._session import session_of  # the session module imports this one
+    from ._session import stream_of  # the session module imports this one
 
     if isinstance(response, ChatResponse):
-        session = session_of(response)
+        session = stream_of(response)
         full = session.message_with_rejected() if session is not None else None
         if full is not None:
             return full
@@ -236,16 +247,11 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
                        additional_kwargs=additional)
 
 
-PAUSE_TURN = "pause_turn"
-
-
 def is_paused(response: ChatResponse | ChatMessage) -> bool:
     """Whether the vendor paused this turn (Anthropic ``stop_reason: "pause_turn"``, a long
     server-tool turn): the client sends it back to continue it."""
-    record = read_record(response)
-    if record is not None:
-        return record.get("finish_reason") == PAUSE_TURN
-    return _message_of(response).additional_kwargs.get("stop_reason") == PAUSE_TURN
+    stop_reason = _message_of(response).additional_kwargs.get("stop_reason")
+    return is_paused_turn(read_record(response), stop_reason)
 
 
 def paused_message(message: ChatMessage) -> ChatMessage:
@@ -264,77 +270,3 @@ def paused_message(message: ChatMessage) -> ChatMessage:
         additional["thought_signatures"] = [signatures[i] for i in keep if i < len(signatures)]
     return ChatMessage(role=message.role, blocks=[message.blocks[i] for i in keep],
                        additional_kwargs=additional)
-
-
-def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """``messages`` with an error result added for every tool call that has none.
-
-    An interrupted run (cancelled while its tools ran, or a caller that forgot
-    ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
-    gets the gate's error result when the call was rejected (from the record), and a
-    "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
-    (Gemini pairs results by position; the workflow hands them back in its own order). The
-    gated LLM does this itself before every request; this is for a history you send some
-    other way.
-    """
-    return request_view(messages)
-
-
-def request_view(messages: Sequence[ChatMessage], *, repair: bool = True) -> list[ChatMessage]:
-    """The history as the vendor must see it; the caller's list is not modified.
-
-    For every assistant message with tool calls, its results are laid out right after it, one
-    per call id, in the calls' order. ``repair``: a call id with no result gets one error
-    result, whatever left it unanswered. Without ``repair`` only the gate's own rejected calls
-    are answered (its promise either way), and a message the gate did not produce goes as
-    given. A second result for the same id is left out; a paused turn goes back as it is.
-    """
-    out: list[ChatMessage] = []
-    i = 0
-    items = list(messages)
-    while i < len(items):
-        message = items[i]
-        out.append(message)
-        i += 1
-        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
-        if not _needs_view(message, calls, repair):
-            continue
-        answers: list[ChatMessage] = []
-        while i < len(items) and items[i].role == "tool":
-            answers.append(items[i])
-            i += 1
-        out.extend(_results_in_call_order(message, calls, answers, repair))
-    return out
-
-
-def _needs_view(message: ChatMessage, calls: list[ToolCallBlock], repair: bool) -> bool:
-    if message.role != "assistant" or not calls or is_paused(message):
-        return False  # a paused turn goes back as it is, to be continued: nothing to answer
-    record = read_record(message)
-    return repair or (record is not None and bool(record.get("rejected") or record.get("committed")))
-
-
-def _results_in_call_order(message: ChatMessage, calls: list[ToolCallBlock],
-                           answers: list[ChatMessage], repair: bool) -> list[ChatMessage]:
-    """One result per call id of ``message``, in the calls' order; other results after."""
-    ids = [block.tool_call_id or "" for block in calls]
-    mine: dict[str, ChatMessage] = {}
-    others: list[ChatMessage] = []
-    for answer in answers:
-        ident = str(answer.additional_kwargs.get("tool_call_id"))
-        if ident not in ids:
-            others.append(answer)
-        elif ident not in mine:
-            mine[ident] = answer
-    errors = {str(m.additional_kwargs.get("tool_call_id")): m for m in error_tool_messages(message)}
-    out: list[ChatMessage] = []
-    for block, ident in zip(calls, ids, strict=True):
-        if ident in mine or ident in errors:
-            out.append(mine.get(ident) or errors[ident])
-            continue
-        if not repair:
-            continue
-        out.append(ChatMessage(role="tool", content=unanswered_text(block.tool_name, ident),
-                               additional_kwargs={"tool_call_id": ident}))
-        mine[ident] = out[-1]
-    return [*out, *others]

@@ -1,9 +1,9 @@
-"""One streamed LLM response and the core ``Assembler`` that decides its tool calls.
+"""One gated LLM call as LlamaIndex sees it: its ``ChatResponse`` objects and their verdict.
 
-A session is registered for every ``ChatResponse`` of its stream (``session_of``: a registry
-keyed by the response, nothing written into it), so the agent (or any caller) can ask "what
-did this response commit?" in O(1): while the stream is open the answer is "nothing yet";
-the core parses arguments once, after the stream has ended.
+A ``ResponseStream`` is registered for every ``ChatResponse`` of its stream (``stream_of``: a
+registry keyed by the response, nothing written into it), so the agent (or any caller) can ask
+"what did this response commit?" in O(1): while the stream is open the answer is "nothing
+yet"; the core parses arguments once, after the stream has ended.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -23,17 +24,15 @@ from toolstream_core import (
     DecisionRecord,
     ErrorResult,
     Provider,
-    RecordMode,
     ToolCall,
     ToolSpec,
     Turn,
-    turn_record,
 )
-from toolstream_core.integration import TapSession, call_observer
+from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, OnStreamError
 
 from ._messages import rebuild_message
 
-__all__ = ["StreamSession", "session_of"]
+__all__ = ["WATCHER", "ResponseStream", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,25 +42,25 @@ logger = logging.getLogger(__name__)
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
 
 
-class _Sessions:
-    """Which session produced which ``ChatResponse``, without writing into the response.
+class _Streams:
+    """Which stream produced which ``ChatResponse``, without writing into the response.
 
     ``ChatResponse`` is an unhashable pydantic model, so a ``WeakKeyDictionary`` cannot hold
     it: entries are keyed by ``id()``, each holds a weak reference whose callback removes the
     entry when the response is collected, and a lookup checks the reference still points at
-    the very object asked about. A session lives as long as a response it produced.
+    the very object asked about. A stream lives as long as a response it produced.
     """
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[ChatResponse], StreamSession]] = {}
+        self._entries: dict[int, tuple[weakref.ref[ChatResponse], ResponseStream]] = {}
 
-    def attach(self, response: ChatResponse, session: StreamSession) -> None:
+    def attach(self, response: ChatResponse, stream: ResponseStream) -> None:
         key = id(response)
         entry = self._entries.get(key)
         if entry is not None and entry[0]() is response:
-            self._entries[key] = (entry[0], session)
+            self._entries[key] = (entry[0], stream)
             return
-        self._entries[key] = (weakref.ref(response, self._forget(key)), session)
+        self._entries[key] = (weakref.ref(response, self._forget(key)), stream)
 
     def _forget(self, key: int) -> Callable[[weakref.ref[ChatResponse]], None]:
         def forget(ref: weakref.ref[ChatResponse]) -> None:
@@ -70,21 +69,35 @@ class _Sessions:
                 del self._entries[key]
         return forget
 
-    def get(self, response: ChatResponse) -> StreamSession | None:
+    def get(self, response: ChatResponse) -> ResponseStream | None:
         entry = self._entries.get(id(response))
         return entry[1] if entry is not None and entry[0]() is response else None
 
 
-_SESSIONS = _Sessions()
+_STREAMS = _Streams()
+
+#: Who is told, in this context, that a stream has UI events to hand on: the agent step that is
+#: running, if any (``ToolstreamFunctionAgent`` sets it around ``FunctionAgent.take_step``, so
+#: its events reach the workflow's stream chunk by chunk without copying LlamaIndex's loop).
+#: A stream reads it once, when it is made.
+WATCHER: ContextVar[Callable[[ResponseStream], None] | None] = ContextVar(
+    "toolstream_llamaindex_watcher", default=None)
 
 
-def session_of(response: ChatResponse) -> StreamSession | None:
-    """The session that produced ``response``, if a ``ToolstreamLLM`` did."""
-    return _SESSIONS.get(response)
+def stream_of(response: ChatResponse) -> ResponseStream | None:
+    """The stream that produced ``response``, if a ``ToolstreamLLM`` did."""
+    return _STREAMS.get(response)
 
 
-class StreamSession:
-    """Feeds one response's vendor events to an ``Assembler`` and remembers the verdict."""
+class ResponseStream:
+    """LlamaIndex's side of one gated call: its ``ChatResponse`` objects in, the verdict on them.
+
+    The call itself is ``gate``, a ``toolstream_core.integration.GateSession`` (the same object
+    under the LangChain shim: the tap's sink, the core, the verdict, the observers, the fault
+    policy). What is LlamaIndex's is here: reading ``ChatResponse.raw`` where the class is not
+    tapped, the registry that maps each response to its stream, the UI events queued for the
+    agent, and the assistant message rebuilt from the verdict.
+    """
 
     def __init__(
         self,
@@ -95,43 +108,55 @@ class StreamSession:
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         max_output_tokens: int | None = None,
+        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
     ) -> None:
+        #: The wire the class speaks (``ToolstreamLLM.provider``).
         self.provider = provider
-        self.config = config
-        #: Read from the SDK tap (``read_from_tap``) rather than ``ChatResponse.raw``.
-        self.tapped = False
-        self.mode: RecordMode = "raw"
-        self._forward = on_event
-        self._on_turn = on_turn
-        #: The decision as plain data, also kept on the last response and its message.
-        self.record: DecisionRecord | None = None
-        #: The SDK tap's sink for this call (``toolstream_core.integration.TapSession``): it
-        #: feeds each event the moment the SDK yields it, before LlamaIndex sees it, because
-        #: LlamaIndex writes into the SDK's event objects (its partial-JSON repair goes into
-        #: the Anthropic ``content_block_start`` event's ``content_block.input``, Bedrock's
-        #: into the ``contentBlockStart`` dict); and the tapped request's provider and output
-        #: limit replace the ones read from the class and its settings (DESIGN 5.5).
-        self.tap = TapSession(tools=tools, config=config, provider=provider,
-                              limit=max_output_tokens, on_event=self._on_event)
+        #: The model call (``GateSession``). As the SDK tap's sink it feeds each event the
+        #: moment the SDK yields it, before LlamaIndex sees it, because LlamaIndex writes into
+        #: the SDK's event objects (its partial-JSON repair goes into the Anthropic
+        #: ``content_block_start`` event's ``content_block.input``, Bedrock's into the
+        #: ``contentBlockStart`` dict); and the tapped request's provider and output limit
+        #: replace the ones read from the class and its settings (DESIGN 5.5).
+        self.gate = GateSession(tools=tools, config=config, provider=provider,
+                                limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
+                                forward=self._queue, on_stream_error=on_stream_error,
+                                mode="raw", log=logger)
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
         # events it causes) can arrive off the event loop while the agent drains them.
         self._pending_lock = threading.Lock()
         self._text: list[str] = []
-        self.turn: Turn | None = None
         self.last: ChatResponse | None = None
         #: The integration raised, but only to report the vendor's own finish reason (Gemini's
         #: "terminated early: MAX_TOKENS"); the core has that reason, and every call it cut
         #: off has an error result, so the stream can end normally.
         self.error_absorbed = False
         self._original: ChatMessage | None = None
+        self._watcher = WATCHER.get()
+
+    @property
+    def config(self) -> AssembleConfig:
+        return self.gate.config
+
+    @property
+    def turn(self) -> Turn | None:
+        return self.gate.turn
+
+    @property
+    def record(self) -> DecisionRecord | None:
+        return self.gate.record
+
+    @property
+    def tapped(self) -> bool:
+        """Read from the SDK tap (``read_from_tap``) rather than ``ChatResponse.raw``."""
+        return self.gate.mode == "tap"
 
     # -- events ------------------------------------------------------------------------------
 
-    def _on_event(self, event: AssemblerEvent) -> None:
+    def _queue(self, event: AssemblerEvent) -> None:
         with self._pending_lock:
             self._pending.append(event)
-        call_observer(self._forward, event, log=logger, what="on_event")
 
     def drain_events(self) -> list[AssemblerEvent]:
         """UI events since the last call (opened, argument bytes, committed, rejected)."""
@@ -139,34 +164,39 @@ class StreamSession:
             events, self._pending = self._pending, []
         return events
 
+    def report(self) -> None:
+        """Tell the watcher (``WATCHER``) that UI events may be waiting: after each response
+        the consumer has taken, and at the end."""
+        if self._watcher is not None:
+            self._watcher(self)
+
     def read_from_tap(self) -> None:
         """This call streams from a tapped copy: the SDK's events, not ``ChatResponse.raw``."""
-        self.tapped = True
-        self.mode = "tap"
+        self.gate.mode = "tap"
 
     # -- feeding -----------------------------------------------------------------------------
 
     def absorb(self, response: ChatResponse) -> None:
-        """Take one streamed ``ChatResponse``: feed its vendor event(s), attach the session."""
+        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it."""
         if self.turn is not None:
             return
         if not self.tapped and response.raw is not None:
-            self.tap.feed(self._normalise(response.raw))
+            self.gate.observe(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
-        _SESSIONS.attach(response, self)
+        _STREAMS.attach(response, self)
         self.last = response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""
-        self.mode = "message"
+        self.gate.mode = "message"
         if events is None:
             logger.warning("toolstream: cannot read the %s response; its tool calls are rejected",
                            self.provider)
         else:
             for event in events:
-                self.tap.feed(event)
-        _SESSIONS.attach(response, self)
+                self.gate.observe(event)
+        _STREAMS.attach(response, self)
         self.last = response
         self.finish(transport_complete=events is not None)
 
@@ -194,38 +224,35 @@ class StreamSession:
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self.tap.feed({"candidates": [{"finish_reason": match.group(1)}]})
+                self.gate.observe({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
-        # A tapped stream the SDK ended with an error is no clean end, even if LlamaIndex
-        # swallowed that error.
-        transport_complete = transport_complete and self.tap.transport_complete(None)
-        self.turn = self.tap.turn = self.tap.assembler.finish(
-            transport_complete=transport_complete, error=error)
-        self.record = turn_record(self.turn, mode=self.mode, error=error)
-        if self.last is not None:
-            self._original = self.last.message
-            self.last.message = self.final_message(self._original)
-            self.last.additional_kwargs[RECORD_KEY] = self.record
-        self._report(self.turn)
-        return self.turn
-
-    def _report(self, turn: Turn) -> None:
-        call_observer(self._on_turn, turn, log=logger, what="on_turn")
+        turn = self.gate.end(error, transport_complete=transport_complete)
+        self._settle()
+        return turn
 
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
-        if self.turn is None:
-            self.tap.assembler.cancel(reason)
-        return self.finish(transport_complete=False)
+        if self.turn is not None:
+            return self.turn
+        turn = self.gate.cancel(reason)
+        self._settle()
+        return turn
 
-    def should_raise(self) -> bool:
-        """Re-raise the integration's error unless it was absorbed *and* calls were answered.
+    def _settle(self) -> None:
+        """The verdict reaches the last response: its message rebuilt, the record on both."""
+        if self.last is not None and self.record is not None:
+            self._original = self.last.message
+            self.last.message = self.final_message(self._original)
+            self.last.additional_kwargs[RECORD_KEY] = self.record
 
-        A text-only answer stopped early keeps the integration's exception (stock behaviour);
-        a turn whose calls were cut off ends normally, so the agent can pair them.
-        """
-        return not (self.error_absorbed and self.turn is not None and bool(self.turn.calls))
+    def should_raise(self, error: BaseException) -> bool:
+        """Whether the integration's ``error`` propagates: the session's fault policy, except
+        for an error absorbed as the vendor's finish reason, which ends a turn with calls
+        normally and keeps the integration's exception for a text-only answer."""
+        if self.error_absorbed:
+            return not (self.turn is not None and bool(self.turn.calls))
+        return self.gate.raises(error)
 
     def closing_response(self) -> ChatResponse | None:
         """A last ``ChatResponse`` when the stream yielded none before ending."""
@@ -235,7 +262,7 @@ class StreamSession:
         response = ChatResponse(message=self.final_message(self._original))
         if self.record is not None:
             response.additional_kwargs[RECORD_KEY] = self.record
-        _SESSIONS.attach(response, self)
+        _STREAMS.attach(response, self)
         self.last = response
         return response
 
@@ -251,11 +278,11 @@ class StreamSession:
     # -- results -----------------------------------------------------------------------------
 
     def error_results(self) -> list[ErrorResult]:
-        return self.turn.error_results() if self.turn is not None else []
+        return self.gate.error_results()
 
     def result_for(self, call: ToolCall) -> ErrorResult | None:
         """The error result that answers a rejected ``call`` (``Turn.result_for``)."""
-        return self.turn.result_for(call) if self.turn is not None else None
+        return self.gate.result_for(call)
 
     def final_message(self, message: ChatMessage, *, keep_rejected: bool = False) -> ChatMessage:
         """``message`` with the core's calls: committed only, or every call when the caller
@@ -273,4 +300,3 @@ class StreamSession:
         if self.turn is None or self._original is None:
             return None
         return self.final_message(self._original, keep_rejected=True)
-

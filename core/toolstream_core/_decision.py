@@ -10,11 +10,13 @@ so the two shims cannot drift apart on the schema.
 from __future__ import annotations
 
 import json
-from typing import Literal, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
 
 from ._models import Reason, Turn
 
 __all__ = [
+    "PAUSE_TURN",
     "RECORD_KEY",
     "RECORD_VERSION",
     "CallEntry",
@@ -22,7 +24,11 @@ __all__ = [
     "DroppedEntry",
     "RecordMode",
     "RejectedEntry",
+    "as_record",
+    "decides_calls",
     "history_args",
+    "is_paused_turn",
+    "rejected_ids",
     "turn_record",
 ]
 
@@ -170,3 +176,36 @@ def _call_order(turn: Turn) -> list[str]:
         if ident:
             order.append(ident)
     return order
+
+
+def as_record(value: Any) -> DecisionRecord | None:
+    """``value`` (what a framework message holds under ``RECORD_KEY``) as a decision record, or
+    ``None`` when it is not one: the one test both shims' ``read_record`` apply."""
+    if isinstance(value, Mapping) and isinstance(value.get("rejected"), list):
+        return cast(DecisionRecord, value)
+    return None
+
+
+#: Anthropic's stop reason for a long server-tool turn it paused: the client sends the
+#: assistant message back and the vendor continues the turn (DESIGN 6).
+PAUSE_TURN = "pause_turn"
+
+
+def is_paused_turn(record: DecisionRecord | None, stop_reason: Any = None) -> bool:
+    """Whether a message is a turn the vendor paused: from its decision record when it has
+    one, else from the stop reason the framework kept on it."""
+    if record is not None:
+        return record.get("finish_reason") == PAUSE_TURN
+    return bool(stop_reason == PAUSE_TURN)
+
+
+def decides_calls(record: DecisionRecord | None) -> bool:
+    """Whether the gate decided calls of the message holding ``record`` (committed or not)."""
+    return record is not None and bool(record.get("rejected") or record.get("committed"))
+
+
+def rejected_ids(record: DecisionRecord) -> tuple[str, ...]:
+    """The ids the record's error results answer, in its order (``tool_call_id``: the core's
+    synthesized one for a call without an id)."""
+    return tuple(str(entry.get("tool_call_id") or entry.get("id")) for entry in record["rejected"]
+                 if entry.get("tool_call_id") or entry.get("id"))

@@ -14,16 +14,22 @@ shims raise ``HistoryError`` for them instead of sending a request the vendor re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
+
+from ._results import unanswered_text
 
 __all__ = [
     "HistoryCall",
+    "HistoryEdit",
     "HistoryEntry",
     "HistoryError",
+    "HistoryOp",
+    "HistoryPlan",
     "HistoryProblem",
     "ProblemKind",
     "check_entries",
+    "plan_history",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -41,11 +47,15 @@ class HistoryCall:
     """One tool call an assistant message makes.
 
     ``signed``: the Gemini function-call part carries its ``thoughtSignature``.
+    ``shown``: the framework's class sends it to the vendor as a call (LangChain's
+    ``ChatGoogleGenerativeAI`` sends ``tool_calls`` only, not a rejected call); an answered
+    call that is not shown must be shown, or its answer would have no call.
     """
 
     id: str | None
     name: str | None = None
     signed: bool = False
+    shown: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +65,10 @@ class HistoryEntry:
     ``answers``: the call id a tool result answers. ``reasoning``: the message carries the
     vendor's reasoning (an Anthropic thinking block, a Responses reasoning item, a Gemini
     thought signature). ``reasoning_first``: Anthropic only, a signed thinking block comes
-    before the message's first ``tool_use``.
+    before the message's first ``tool_use``. ``paused``: a turn the vendor paused
+    (Anthropic ``pause_turn``), sent back to be continued. ``gated``: the gate decided the
+    message (its decision record lists calls). ``errors``: the ids of its calls that have an
+    error result of their own (the gate rejected them, or the framework could not parse them).
     """
 
     role: Role
@@ -63,6 +76,9 @@ class HistoryEntry:
     answers: str | None = None
     reasoning: bool = False
     reasoning_first: bool = False
+    paused: bool = False
+    gated: bool = False
+    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,3 +207,120 @@ def _first_calls(entries: Sequence[HistoryEntry], where: range,
         if entry.role == "assistant" and entry.calls and not holds(entry):
             first = entry.calls[0]
             yield HistoryProblem(kind, index, first.id, text.format(name=first.name, id=first.id))
+
+
+# -- the plan: what the outgoing history becomes -----------------------------------------------
+
+HistoryOp = Literal["keep", "paused", "show", "error", "no_result"]
+"""One planned message: ``keep`` the input message as it is; ``paused`` the paused turn minus
+its client calls; ``show`` the assistant message with the ``shown`` calls shown as calls;
+``error`` the error result of assistant message ``index``'s call ``call_id`` (its own: the
+gate's, or the framework's parse error); ``no_result`` a new result saying the call has none
+(``content``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEdit:
+    """One message of the planned history; ``index`` is the input message it comes from (for
+    ``error`` and ``no_result``: the assistant message whose call it answers)."""
+
+    op: HistoryOp
+    index: int
+    call_id: str | None = None
+    name: str | None = None
+    content: str | None = None
+    shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPlan:
+    """The history as the vendor must see it: ``edits`` in order, the same history as neutral
+    ``entries`` (what the checks read), and whether anything differs from the input."""
+
+    edits: tuple[HistoryEdit, ...]
+    entries: tuple[HistoryEntry, ...]
+    changed: bool
+
+
+def plan_history(entries: Sequence[HistoryEntry], provider: str | None, *,
+                 repair: bool = True) -> HistoryPlan:
+    """The edits that make ``entries`` a history ``provider`` accepts, whatever left a call
+    unanswered (the gate's rejection, a tool that raised, a denied approval, an interrupt, a
+    resumed checkpoint). Each shim turns its messages into entries and applies the edits with
+    its own message constructors, so both frameworks send the same history.
+
+    For each assistant message with calls, its results are laid out right after it, one per
+    call id, in the calls' order (Gemini pairs results by position, the frameworks answer in
+    their own order): the existing answer, else the call's own error result, else (``repair``)
+    a "no result" error; a second answer to one id is left out; answers to other messages'
+    calls stay after them. Without ``repair`` only a message the gate decided is laid out, and
+    only its own errors are added (the gate's promise either way). An answered call the class
+    does not send is shown as a call. A paused turn goes back as it is, minus its client calls
+    (an answer would end the turn the vendor is continuing).
+    """
+    edits: list[HistoryEdit] = []
+    position = 0
+    while position < len(entries):
+        entry = entries[position]
+        index = position
+        position += 1
+        if entry.role != "assistant" or not entry.calls:
+            edits.append(HistoryEdit("keep", index))
+        elif entry.paused:
+            edits.append(HistoryEdit("paused", index))
+        elif not (repair or entry.gated):
+            edits.append(HistoryEdit("keep", index))
+        else:
+            answers = position
+            while position < len(entries) and entries[position].role == "tool":
+                position += 1
+            edits.extend(_laid_out(entries, index, range(answers, position), provider, repair))
+    planned = tuple(_planned_entry(entries, edit) for edit in edits)
+    changed = any(edit.op != "keep" or edit.index != n for n, edit in enumerate(edits))
+    return HistoryPlan(tuple(edits), planned, changed)
+
+
+def _laid_out(entries: Sequence[HistoryEntry], index: int, answers: range, provider: str | None,
+              repair: bool) -> list[HistoryEdit]:
+    """Assistant message ``index`` and its results, one per call id in the calls' order, then
+    the answers to other messages' calls."""
+    entry = entries[index]
+    calls = [call for call in entry.calls if call.id]
+    ids = {call.id for call in calls}
+    mine: dict[str, int] = {}
+    others: list[HistoryEdit] = []
+    for position in answers:
+        answered = entries[position].answers
+        if answered not in ids:
+            others.append(HistoryEdit("keep", position))
+        elif answered is not None and answered not in mine:
+            mine[answered] = position
+    results: list[HistoryEdit] = []
+    for call in calls:
+        ident = call.id or ""
+        if ident in mine:
+            results.append(HistoryEdit("keep", mine[ident]))
+        elif ident in entry.errors:
+            results.append(HistoryEdit("error", index, ident, call.name))
+        elif repair:
+            text = unanswered_text(call.name or "unknown", ident,
+                                   quote_id=False if provider == "gemini" else None)
+            results.append(HistoryEdit("no_result", index, ident, call.name, text))
+    answered_ids = {edit.call_id if edit.op != "keep" else entries[edit.index].answers
+                    for edit in results}
+    hidden = tuple(call.id or "" for call in calls if not call.shown and call.id in answered_ids)
+    head = HistoryEdit("show", index, shown=hidden) if hidden else HistoryEdit("keep", index)
+    return [head, *results, *others]
+
+
+def _planned_entry(entries: Sequence[HistoryEntry], edit: HistoryEdit) -> HistoryEntry:
+    if edit.op in ("error", "no_result"):
+        return HistoryEntry("tool", answers=edit.call_id)
+    entry = entries[edit.index]
+    if edit.op == "paused":
+        return replace(entry, calls=())
+    if edit.op == "show":
+        shown = set(edit.shown)
+        return replace(entry, calls=tuple(replace(c, shown=True) if c.id in shown else c
+                                          for c in entry.calls))
+    return entry

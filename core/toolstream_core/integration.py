@@ -9,10 +9,11 @@ what importing ``toolstream_core`` costs. It stands above ``vendors`` in the pac
 
 The shared integration layer, so a vendor family is added once and every shim gets it:
 
+- :class:`GateSession`: one model call through the gate, the same object under every shim
+  (begin, observe, end, cancel; the decided ``Turn``, its record, the observers and the fault
+  policy ``on_stream_error``); it is the :class:`RawSink` the SDK tap feeds.
 - :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
-  events of its streaming calls reach a sink before the framework reads them;
-  :class:`TapSession`, the sink of one model call (the tapped request's provider and limit,
-  how its stream ended, a lazily built ``Assembler``).
+  events of its streaming calls reach a sink before the framework reads them.
 - :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
@@ -33,9 +34,15 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`responses_answer`, ``RESPONSES_OUTPUT_TYPES``: the Responses input item that answers
   a rejected call of each kind (``function_call_output``, ``computer_call_output``,
   ``mcp_approval_response``, ...), built from its ``ErrorResult``.
-- :func:`refuse_history`, :func:`thinking_enabled`: the shims' ``history="check"`` step (raise
+- :func:`plan_request`, :class:`HistoryPlan`, :class:`HistoryEdit`: the outgoing history under
+  a ``history=`` policy, planned over neutral entries (which messages stay, which results are
+  added, dropped or moved); each shim applies the edits to its own messages.
+  :func:`refuse_history`, :func:`thinking_enabled`: the ``history="check"`` step (raise
   ``HistoryError`` for what the framework's class would send and the vendor refuse) and how a
   model's thinking setting reads for it.
+- :func:`as_record`, :func:`is_paused_turn`, :func:`decides_calls`, :func:`rejected_ids`: a
+  message's decision record, read the same way in every shim; whether its turn was paused
+  (Anthropic ``pause_turn``), whether the gate decided its calls, the ids its errors answer.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -55,8 +62,8 @@ The shared integration layer, so a vendor family is added once and every shim ge
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from ._contacts import (
     PRIVATE_CONTACTS,
@@ -67,7 +74,17 @@ from ._contacts import (
     rebuilt,
     tap_unavailable,
 )
-from ._history import HistoryError, HistoryProblem
+from ._decision import PAUSE_TURN, as_record, decides_calls, is_paused_turn, rejected_ids
+from ._history import (
+    HistoryEdit,
+    HistoryEntry,
+    HistoryError,
+    HistoryOp,
+    HistoryPlan,
+    HistoryProblem,
+    check_entries,
+    plan_history,
+)
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
 from ._metrics import record_refused_execution
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
@@ -79,15 +96,31 @@ from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
 from .vendors._limits import request_limit, settings_limit
-from .vendors._session import TapSession, TapState, call_observer
+from .vendors._session import (
+    DEFAULT_ON_STREAM_ERROR,
+    GateSession,
+    OnStreamError,
+    TapSession,
+    TapState,
+    call_observer,
+)
 from .vendors._tap import RawSink, Reshape, tap_client
 
 __all__ = [
+    "DEFAULT_HISTORY",
+    "DEFAULT_ON_STREAM_ERROR",
+    "PAUSE_TURN",
     "PRIVATE_CONTACTS",
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "AsyncIdleGuard",
+    "GateSession",
+    "HistoryEdit",
+    "HistoryOp",
+    "HistoryPlan",
+    "HistoryPolicy",
     "IdleGuard",
+    "OnStreamError",
     "PrivateContact",
     "ProgressEncoder",
     "RawSink",
@@ -97,16 +130,23 @@ __all__ = [
     "TapState",
     "TapUnavailableError",
     "abort_transport",
+    "as_record",
     "assembler_limit",
     "call_observer",
     "contacts_of",
+    "decides_calls",
     "events_for_response",
+    "is_paused_turn",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "plan_history",
+    "plan_request",
     "private_copy",
     "rebuilt",
     "record_refused_execution",
+    "refuse_gate_options",
     "refuse_history",
+    "rejected_ids",
     "rejection_detail",
     "request_limit",
     "responses_answer",
@@ -161,3 +201,40 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     from .vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
+
+
+HistoryPolicy = Literal["repair", "check", "off"]
+"""What a gated model does with the outgoing history before each request: ``"repair"``
+answers every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what
+only the model could fix; ``"off"`` answers only the calls the gate itself rejected."""
+
+#: The one default of ``history=`` in every shim entry point (DESIGN 6).
+DEFAULT_HISTORY: HistoryPolicy = "check"
+
+
+def plan_request(entries: Sequence[HistoryEntry], provider: str | None, policy: HistoryPolicy, *,
+                 log: logging.Logger, reasoning: bool | None = None, stored: bool = True,
+                 exempt: Collection[str] = (), appended: Sequence[HistoryEntry] = ()) -> HistoryPlan:
+    """The outgoing history under ``policy``, planned (``plan_history``); under ``"check"``,
+    ``HistoryError`` for what the vendor would still refuse (``refuse_history``: ``exempt``
+    are the problem kinds the framework's class repairs itself). ``appended``: messages the
+    request adds after the history (a ``user_msg``), checked with it but not planned."""
+    if policy not in ("repair", "check", "off"):
+        raise ValueError(f"history must be 'repair', 'check' or 'off', not {policy!r}")
+    plan = plan_history(entries, provider, repair=policy != "off")
+    if policy == "check":
+        problems = check_entries([*plan.entries, *appended], provider, reasoning=reasoning,
+                                 stored=stored)
+        refuse_history(problems, provider, exempt=exempt, log=log)
+    return plan
+
+
+def refuse_gate_options(holder: str, **options: Any) -> None:
+    """The one rule for an agent whose model is already gated: that gate is used, so gate
+    options given to the agent as well (``tools=``, ``config=``, ``on_stream_error=``,
+    ``history=``, ``on_turn=``, ``on_event=``; ``None`` means not given) would be silently
+    ignored: a ``ValueError`` naming them and where they belong (``holder``)."""
+    given = sorted(name for name, value in options.items() if value is not None)
+    if given:
+        raise ValueError(f"the agent's model is already gated by toolstream: give "
+                         f"{', '.join(f'{name}=' for name in given)} to {holder} instead of the agent")

@@ -167,22 +167,23 @@ def test_no_finish_signal_is_not_a_commit(api: str, emu: VendorEmulator) -> None
 
 
 @pytest.mark.parametrize("scenario", ["dropped_connection", "error_event"])
-def test_broken_stream_raises_by_default_and_pairs_on_request(
+def test_broken_stream_pairs_by_default_and_raises_on_request(
     api: str, scenario: str, emu: VendorEmulator
 ) -> None:
-    # Plain LangChain raises too; what it cannot do is say which call ids were in flight.
+    # Plain LangChain raises; what it cannot do is say which call ids were in flight. The gate
+    # ends the turn with the call rejected (DESIGN 6: on_stream_error="pair", the default).
     emu.queue(api, scenario)
-    with pytest.raises(Exception):  # noqa: B017 - the vendor SDK's own error type
-        with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS).invoke("do it")
-
-    emu.queue(api, scenario)
-    gated = with_toolstream(make_model(api, emu), on_stream_error="pair").bind_tools(TOOL_DICTS)
-    message = gated.invoke("do it")
+    message = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS).invoke("do it")
     assert message.tool_calls == []
     assert [c["name"] for c in message.invalid_tool_calls] == ["write_file"]
     assert {c["error"] for c in message.invalid_tool_calls} <= SCENARIOS[scenario].expect.reasons
     rec = record(message)
     assert rec["complete"] is False and rec["error"]
+
+    emu.queue(api, scenario)
+    gated = with_toolstream(make_model(api, emu), on_stream_error="raise").bind_tools(TOOL_DICTS)
+    with pytest.raises(Exception):  # noqa: B017 - the vendor SDK's own error type
+        gated.invoke("do it")
     assert [m.tool_call_id for m in error_tool_messages(message)] == [
         c["id"] for c in message.invalid_tool_calls]
 

@@ -47,6 +47,29 @@ def make_llm(api: str, base_url: str, **settings: Any) -> FunctionCallingLLM:
                               "max_tokens": 1024, "context_window": 100_000,
                               "http_options": genai_types.HttpOptions(base_url=base_url),
                               **settings})
+    return _partner_llm(api, base_url, **settings)
+
+
+def _partner_llm(api: str, base_url: str, **settings: Any) -> FunctionCallingLLM:
+    """``BedrockConverse``, ``Ollama`` or ``Cohere`` (Cohere's v1 chat) at ``base_url``."""
+    if api == "bedrock-converse":
+        from llama_index.llms.bedrock_converse import BedrockConverse
+
+        return BedrockConverse(**{"model": "anthropic.claude-3-5-sonnet-20240620-v1:0",
+                                  "region_name": "us-east-1", "aws_access_key_id": "test",
+                                  "aws_secret_access_key": "test", "endpoint_url": base_url,
+                                  "max_retries": 1, **settings})
+    if api == "ollama":
+        from llama_index.llms.ollama import Ollama
+
+        # context_window given, so the class does not ask /api/show for it
+        return Ollama(**{"model": "llama3.1", "base_url": base_url, "request_timeout": 30,
+                         "context_window": 8000, **settings})
+    if api == "cohere":
+        from llama_index.llms.cohere import Cohere
+
+        return Cohere(**{"model": "command-r", "api_key": "test", "base_url": base_url,
+                         "max_retries": 0, **settings})
     raise ValueError(api)
 
 
@@ -59,6 +82,14 @@ class Recorder:
     return_direct: frozenset[str] = frozenset()
 
     def tools(self) -> list[FunctionTool]:
+        return [
+            FunctionTool.from_defaults(async_fn=fn, return_direct=fn.__name__ in self.return_direct)
+            for fn in self.functions()
+        ]
+
+    def functions(self) -> list[Any]:
+        """The three tools as plain async functions (so another framework can wrap them)."""
+
         async def write_file(path: str, content: str = "") -> str:
             """Write a text file."""
             self.runs.append(("write_file", {"path": path, "content": content}))
@@ -77,10 +108,7 @@ class Recorder:
             await asyncio.sleep(self.delay)
             return "12:00"
 
-        return [
-            FunctionTool.from_defaults(async_fn=fn, return_direct=fn.__name__ in self.return_direct)
-            for fn in (write_file, get_weather, get_time)
-        ]
+        return [write_file, get_weather, get_time]
 
     def corpus_tools(self) -> list[FunctionTool]:
         """The tools of the fault tests' corpus streams (``add``, ``multiply``,

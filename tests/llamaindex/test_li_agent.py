@@ -111,20 +111,33 @@ async def test_no_finish_signal_never_runs(api: str, emu: VendorEmulator) -> Non
 
 @pytest.mark.parametrize("scenario", ["dropped_connection", "error_event"])
 @pytest.mark.parametrize("api", APIS)
-async def test_transport_and_vendor_errors_raise_and_run_nothing(
+async def test_transport_and_vendor_errors_are_answered_and_run_nothing(
     api: str, scenario: str, emu: VendorEmulator
 ) -> None:
     # Stock raises the SDK's error (RemoteProtocolError / ClientPayloadError / APIError ...)
-    # and runs nothing; the shim keeps that contract and leaves no call in memory.
+    # and runs nothing. The gate answers the call in flight with its error and the agent goes
+    # on, as create_agent + ToolstreamMiddleware does (DESIGN 6: on_stream_error="pair").
     stock, ours = await _both(api, scenario, emu)
     assert stock.runs == [] and stock.error is not None
-    assert ours.runs == []
-    assert type(ours.error) is type(stock.error)
+    assert ours.runs == [] and ours.error is None and ours.requests == 2
     assert unpaired(ours.memory) == []
     rejected = [e for e in ours.events if type(e).__name__ == "CallRejectedEvent"]
     # the vendor's error event arrives as an SDK exception; the shim hands it back to the core
     expected = "upstream_error" if scenario == "error_event" else "stream_truncated"
     assert [(e.tool_name, e.reason) for e in rejected] == [("write_file", expected)]
+    [content] = _error_contents(ours)
+    assert f"[{expected}]" in content
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic"])
+async def test_transport_errors_raise_on_request(api: str, emu: VendorEmulator) -> None:
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
+                                    on_stream_error="raise")
+    emu.queue(api, "dropped_connection")
+    outcome = await run_agent(agent, recorder, emu)
+    assert outcome.runs == [] and outcome.error is not None and outcome.requests == 1
+    assert unpaired(outcome.memory) == []
 
 
 # -- identity faults -----------------------------------------------------------------------------
@@ -270,8 +283,10 @@ def test_drop_in_constructor_and_hidden_responder(emu: VendorEmulator) -> None:
     assert isinstance(agent.llm, ToolstreamLLM)
     assert agent.llm.config.max_tool_argument_bytes == 1024
     assert REJECTED_TOOL_NAME in [t.metadata.name for t in agent.tools or []]
-    with pytest.raises(ValueError):
-        ToolstreamFunctionAgent(tools=recorder.tools(), llm=agent.llm, config={"mode": "lenient"})
+    for option in ({"config": {"mode": "lenient"}}, {"history": "repair"},
+                   {"on_stream_error": "raise"}, {"on_turn": print}):
+        with pytest.raises(ValueError, match=f"give {next(iter(option))}= to ToolstreamLLM"):
+            ToolstreamFunctionAgent(tools=recorder.tools(), llm=agent.llm, **option)
 
 
 async def test_oversized_arguments_are_answered(emu: VendorEmulator) -> None:

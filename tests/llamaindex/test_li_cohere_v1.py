@@ -11,19 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from li_helpers import Recorder, run_agent
+from li_helpers import Recorder, make_llm, run_agent
 from toolstream_core.testing import VendorEmulator, history_pairing
 
 from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM, read_record
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
-cohere_llms = pytest.importorskip("llama_index.llms.cohere")
+pytest.importorskip("llama_index.llms.cohere")
 
 PARALLEL = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})]
 
 
 def _cohere(base_url: str) -> Any:
-    return cohere_llms.Cohere(model="command-r", api_key="test", base_url=base_url, max_retries=0)
+    return make_llm("cohere", base_url)
 
 
 def _v1_requests(emu: VendorEmulator) -> list[Any]:

@@ -16,10 +16,11 @@ whole answer that had none, so ``no_finish`` is not a case it can show (docs/lla
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
-from li_helpers import Recorder, run_agent, unpaired
+from li_helpers import Recorder, make_llm, run_agent, unpaired
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from toolstream_core.testing import VendorEmulator, history_pairing, sent_calls
 
@@ -45,22 +46,6 @@ def _azure_openai(base_url: str) -> FunctionCallingLLM:
 
     return AzureOpenAI(engine="gpt-4o-mini", model="gpt-4o-mini", azure_endpoint=base_url,
                        api_key="test", api_version="2024-10-21", max_retries=0)
-
-
-def _ollama(base_url: str) -> FunctionCallingLLM:
-    from llama_index.llms.ollama import Ollama
-
-    # context_window given, so the class does not ask /api/show for it
-    return Ollama(model="llama3.1", base_url=base_url, request_timeout=30,
-                  context_window=8000)
-
-
-def _bedrock_converse(base_url: str) -> FunctionCallingLLM:
-    from llama_index.llms.bedrock_converse import BedrockConverse
-
-    return BedrockConverse(model="anthropic.claude-3-5-sonnet-20240620-v1:0",
-                           region_name="us-east-1", aws_access_key_id="test",
-                           aws_secret_access_key="test", endpoint_url=base_url, max_retries=1)
 
 
 def _openai(base_url: str) -> FunctionCallingLLM:
@@ -114,8 +99,8 @@ FAMILIES: dict[str, tuple[str, Callable[[str], FunctionCallingLLM], str]] = {
     "MistralAI": ("openai-chat", _mistral, "llama_index.llms.mistralai"),
     "OpenAILike": ("openai-chat", _openai_like, "llama_index.llms.openai_like"),
     "AzureOpenAI": ("openai-chat", _azure_openai, "llama_index.llms.azure_openai"),
-    "Ollama": ("ollama", _ollama, "llama_index.llms.ollama"),
-    "BedrockConverse": ("bedrock-converse", _bedrock_converse,
+    "Ollama": ("ollama", partial(make_llm, "ollama"), "llama_index.llms.ollama"),
+    "BedrockConverse": ("bedrock-converse", partial(make_llm, "bedrock-converse"),
                         "llama_index.llms.bedrock_converse"),
 }
 

@@ -3,11 +3,12 @@ the output-limit backstop through the shim (issue 13).
 
 The faults (``fault_streams.faults``) reach ``ToolstreamLLM(OpenAI / Anthropic / GoogleGenAI)``
 and ``ToolstreamFunctionAgent`` through the real SDK clients. What the SDK or the LlamaIndex
-class raises on is a transport failure: ``ToolstreamLLM`` re-raises it after the core has
-failed every open call, so the agent run ends with that exception, nothing of the stream
-runs, and the conversation stays usable (the next run's request is legal). What they deliver
-reaches the core (``ChatResponse.raw``, or the Anthropic tap). The checks are
-``fault_streams``'s: only untouched calls run, and the follow-up pairs every id.
+class raises on is a transport failure: once a tool call started, ``ToolstreamLLM`` ends the
+turn with every call rejected and answered (``on_stream_error="pair"``, DESIGN 6), so the
+agent goes on as ``create_agent`` + ``ToolstreamMiddleware`` does; a failure before any call
+ends the run with that exception and the conversation stays usable (the next run's request is
+legal). What they deliver reaches the core (``ChatResponse.raw``, or the Anthropic tap). The
+checks are ``fault_streams``'s: only untouched calls run, and the follow-up pairs every id.
 """
 
 from __future__ import annotations

@@ -196,8 +196,9 @@ def thinking_llm(emu: VendorEmulator) -> Any:
 def test_check_raises_locally_instead_of_the_vendors_400(emu: VendorEmulator) -> None:
     """A tool_use of the current loop that lost its thinking block: only the model could
     rebuild it. ``"check"`` raises before anything is sent, naming the message and the call;
-    ``"repair"`` (the LLM's default) sends it, and the vendor answers with its 400."""
-    llm = ToolstreamLLM(thinking_llm(emu), history="check")
+    ``"repair"`` sends it, and the vendor answers with its 400."""
+    llm = ToolstreamLLM(thinking_llm(emu))  # history="check", the default
+    assert llm.history == "check"
     with pytest.raises(HistoryError) as caught:
         llm.chat(thinking_history(False))
     assert [(p.kind, p.index, p.call_id) for p in caught.value.problems] == [
@@ -208,7 +209,7 @@ def test_check_raises_locally_instead_of_the_vendors_400(emu: VendorEmulator) ->
     assert llm.chat(thinking_history(True)).message.content  # the intact history goes out
     emu.clear()
     with pytest.raises(Exception, match="Expected `thinking`"):
-        ToolstreamLLM(thinking_llm(emu)).chat(thinking_history(False))
+        ToolstreamLLM(thinking_llm(emu), history="repair").chat(thinking_history(False))
     assert emu.statuses == [400]
 
 

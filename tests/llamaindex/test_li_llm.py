@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import toolstream_core._finalize as finalize_mod
 from li_helpers import APIS, THIRD_PARTY_WARNINGS, Recorder, make_llm, tool_call_ids
+from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.llms import ChatMessage
 from toolstream_core import CallState, Reason
 from toolstream_core.testing import VendorEmulator
@@ -123,12 +124,29 @@ def test_sync_stream_goes_through_the_gate(api: str, emu: VendorEmulator) -> Non
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_dropped_connection_raises_and_rejects(api: str,
-                                                    emu: VendorEmulator) -> None:
-    # Stock raises the transport error too (httpx RemoteProtocolError / aiohttp
-    # ClientPayloadError) and runs nothing; the shim keeps that, and records the verdict.
+async def test_dropped_connection_pairs_by_default(api: str, emu: VendorEmulator) -> None:
+    # Stock raises the transport error (httpx RemoteProtocolError / aiohttp ClientPayloadError)
+    # and the call in flight is lost; the gate ends the stream with it rejected (DESIGN 6).
     emu.queue(api, "dropped_connection")
     llm = ToolstreamLLM(make_llm(api, emu.base_url))
+    responses = [r async for r in await llm.astream_chat_with_tools(Recorder().tools(),
+                                                                     user_msg="go")]
+    turn = llm.turn_of(responses[-1])
+    assert turn is not None and type(turn.error).__name__ in {"RemoteProtocolError",
+                                                              "ClientPayloadError"}
+    assert [(c.name, c.reason) for c in turn.rejected] == [("write_file", Reason.stream_truncated)]
+    assert llm.get_tool_calls_from_response(responses[-1], error_on_no_tool_call=False) == []
+    assert [r.tool_call_id for r in llm.error_results_from_response(responses[-1])] == [
+        b.tool_call_id for b in message_with_rejected_calls(responses[-1]).blocks
+        if isinstance(b, ToolCallBlock)]
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_dropped_connection_raises_on_request_and_rejects(api: str,
+                                                                emu: VendorEmulator) -> None:
+    # on_stream_error="raise": the transport error propagates, after the verdict is recorded.
+    emu.queue(api, "dropped_connection")
+    llm = ToolstreamLLM(make_llm(api, emu.base_url), on_stream_error="raise")
     seen: list[Any] = []
     gen = await llm.astream_chat_with_tools(Recorder().tools(), user_msg="go")
     with pytest.raises(Exception) as info:

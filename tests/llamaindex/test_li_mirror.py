@@ -9,6 +9,7 @@ frameworks.
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -140,9 +141,54 @@ def test_wrapping_twice_raises_the_same_error_in_both_shims(emu: VendorEmulator)
     with pytest.raises(TypeError, match="already gated by toolstream") as li_error:
         li.ToolstreamLLM(gated_li)  # type: ignore[arg-type]
     assert "wrap the vendor" in str(lc_error.value) and "wrap the vendor" in str(li_error.value)
-    # The agent integrations keep the model's own gate, and refuse a second config for it.
-    with pytest.raises(ValueError, match="already gated"):
-        li.ToolstreamFunctionAgent(tools=Recorder().tools(), llm=gated_li, config={"mode": "strict"})
+
+
+def _default(fn: Any, name: str) -> Any:
+    return inspect.signature(fn).parameters[name].default
+
+
+def test_one_fault_policy_and_one_history_default_at_every_entry_point() -> None:
+    """``on_stream_error`` and ``history`` have one name and one default (DESIGN 6) in
+    ``with_toolstream``, ``ToolstreamMiddleware``, ``ToolstreamLLM`` and
+    ``ToolstreamFunctionAgent`` (the agents take ``None`` for "not given", see below)."""
+    wrappers = (lc.with_toolstream, li.ToolstreamLLM.__init__)
+    agents = (lc.ToolstreamMiddleware.__init__, li.ToolstreamFunctionAgent.__init__)
+    for name, default in (("on_stream_error", "pair"), ("history", "check")):
+        assert {_default(fn, name) for fn in wrappers} == {default}
+        assert {_default(fn, name) for fn in agents} == {None}
+    middleware = lc.ToolstreamMiddleware()
+    assert (middleware._on_stream_error, middleware._history) == ("pair", "check")
+    agent = li.ToolstreamFunctionAgent(tools=Recorder().tools(),
+                                       llm=make_llm("openai-chat", "http://127.0.0.1:9"))
+    assert (agent.llm.on_stream_error, agent.llm.history) == ("pair", "check")  # type: ignore[attr-defined]
+
+
+def test_the_old_middleware_option_name_still_works_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="on_stream_error"):
+        middleware = lc.ToolstreamMiddleware(pair_stream_errors=False)
+    assert middleware._on_stream_error == "raise"
+
+
+@pytest.mark.parametrize("option", [{"config": {"mode": "lenient"}}, {"history": "repair"},
+                                    {"on_stream_error": "raise"}, {"on_turn": print},
+                                    {"on_event": print}])
+def test_an_already_gated_model_refuses_the_agents_gate_options_in_both_shims(
+        option: dict[str, Any], emu: VendorEmulator) -> None:
+    """One rule: the model's own gate is used, and a gate option given to the agent as well
+    (callbacks included) is a ValueError naming it, not silently ignored."""
+    from langchain.agents import create_agent
+
+    name = next(iter(option))
+    agent = create_agent(lc.with_toolstream(_lc_model("openai-chat", emu.base_url)), tools=[],
+                         middleware=[lc.ToolstreamMiddleware(**option)])
+    with pytest.raises(ValueError, match=f"give {name}= to with_toolstream") as lc_error:
+        agent.invoke({"messages": [HumanMessage("go")]})
+    with pytest.raises(ValueError, match=f"give {name}= to ToolstreamLLM") as li_error:
+        li.ToolstreamFunctionAgent(tools=Recorder().tools(), **option,
+                                   llm=li.ToolstreamLLM(make_llm("openai-chat", emu.base_url)))
+    for error in (lc_error.value, li_error.value):
+        assert str(error).startswith("the agent's model is already gated by toolstream")
+    assert emu.requests == []  # refused before anything was sent
 
 
 def test_a_yaml_path_is_a_config_in_both_shims(tmp_path: Path,
@@ -185,6 +231,60 @@ def test_pair_orphan_calls_answers_the_same_ids_with_the_same_text_in_both_shims
     # A complete history is left as it is.
     assert lc.pair_orphan_calls(lc_paired) == lc_paired
     assert li.pair_orphan_calls(li_paired) == li_paired
+
+
+def _shape(messages: list[Any]) -> list[tuple[str, Any, str]]:
+    """(role, the id a result answers or the calls a message makes, text) per message."""
+    out = []
+    for m in messages:
+        if isinstance(m, BaseMessage):
+            calls = [c["id"] for c in getattr(m, "tool_calls", [])]
+            out.append((m.type.replace("ai", "assistant").replace("human", "user"),
+                        getattr(m, "tool_call_id", None) or calls, str(m.content)))
+        else:
+            calls = [b.tool_call_id for b in m.blocks if isinstance(b, ToolCallBlock)]
+            out.append((str(m.role.value), m.additional_kwargs.get("tool_call_id") or calls,
+                        str(m.content or "")))
+    return out
+
+
+def test_one_history_plan_for_both_shims() -> None:
+    """The plan lives once in the core: results moved into the calls' order, a second answer
+    left out, a missing one added, a paused turn sent back without its client call."""
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"},
+                                  {"name": "get_weather", "args": {"city": "Paris"}, "id": "c2"},
+                                  {"name": "get_time", "args": {}, "id": "c3"}]),
+        ToolMessage("sunny", tool_call_id="c2"),
+        ToolMessage("12:00", tool_call_id="c1"),
+        ToolMessage("again", tool_call_id="c2"),
+        HumanMessage("more"),
+        AIMessage("searching", tool_calls=[{"name": "get_time", "args": {}, "id": "c4"}],
+                  response_metadata={"stop_reason": "pause_turn"}),
+    ]
+    li_history = [
+        ChatMessage(role="user", content="go"),
+        ChatMessage(role="assistant", blocks=[
+            ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={}),
+            ToolCallBlock(tool_call_id="c2", tool_name="get_weather", tool_kwargs={"city": "Paris"}),
+            ToolCallBlock(tool_call_id="c3", tool_name="get_time", tool_kwargs={}),
+        ]),
+        ChatMessage(role="tool", content="sunny", additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="tool", content="12:00", additional_kwargs={"tool_call_id": "c1"}),
+        ChatMessage(role="tool", content="again", additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="user", content="more"),
+        ChatMessage(role="assistant", content="searching",
+                    blocks=[ToolCallBlock(tool_call_id="c4", tool_name="get_time", tool_kwargs={})],
+                    additional_kwargs={"stop_reason": "pause_turn"}),
+    ]
+    lc_shape = _shape(lc.pair_orphan_calls(lc_history))
+    li_shape = _shape(li.pair_orphan_calls(li_history))
+    assert lc_shape == li_shape
+    assert [(role, ids) for role, ids, _ in lc_shape] == [
+        ("user", []), ("assistant", ["c1", "c2", "c3"]), ("tool", "c1"), ("tool", "c2"),
+        ("tool", "c3"), ("user", []), ("assistant", [])]
+    assert lc_shape[3][2] == "sunny" and "[cancelled]" in lc_shape[4][2]
 
 
 def test_error_tool_messages_on_an_ungated_message_pair_unparsable_calls_in_both_shims() -> None:

@@ -1,6 +1,6 @@
 """The session behind a ``ChatResponse`` is found without writing into the response.
 
-``session_of`` is a registry keyed by the response object (``ChatResponse`` is unhashable,
+``stream_of`` is a registry keyed by the response object (``ChatResponse`` is unhashable,
 so by ``id`` with a weak reference); these check what that must guarantee: the response's
 own fields are untouched, a copy or an equal response is not mistaken for it, and an entry
 goes away with its response.
@@ -15,7 +15,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core.testing import VendorEmulator
 
 from llamaindex_toolstream import ToolstreamLLM
-from llamaindex_toolstream._session import _SESSIONS, session_of
+from llamaindex_toolstream._session import _STREAMS, stream_of
 
 
 async def test_registry_keeps_responses_clean_and_forgets_them(
@@ -26,13 +26,13 @@ async def test_registry_keeps_responses_clean_and_forgets_them(
     responses = [response async for response in gen]
     last = responses[-1]
 
-    session = session_of(last)
+    session = stream_of(last)
     assert session is not None and session.turn is not None
     assert set(last.__dict__) <= set(type(last).model_fields)  # nothing added to it
-    assert session_of(last.model_copy()) is None
-    assert session_of(ChatResponse(message=ChatMessage(role="assistant"))) is None
+    assert stream_of(last.model_copy()) is None
+    assert stream_of(ChatResponse(message=ChatMessage(role="assistant"))) is None
 
-    before = len(_SESSIONS._entries)
+    before = len(_STREAMS._entries)
     del responses, last, gen
     gc.collect()
-    assert len(_SESSIONS._entries) < before
+    assert len(_STREAMS._entries) < before

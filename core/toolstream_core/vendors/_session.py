@@ -1,11 +1,23 @@
-"""One model call's view of the vendor wire: the `RawSink` a shim hands the SDK tap.
+"""One model call through the gate, sans-I/O: `GateSession`, the same object under every shim.
 
-Every shim needs the same bookkeeping for a gated call: which provider the tapped request
-speaks and what output limit it carries (known only once the SDK call is made, so the core's
-``Assembler`` is built lazily), whether the tapped stream opened and how it ended (a clean end
-of the transport is part of the proof, DESIGN 4.4), and the events themselves, fed at once or
-held until the framework has read the chunk they belong to. `TapSession` is that bookkeeping,
-once; what a framework builds from the verdict stays in its shim.
+A framework shim (LangChain, LlamaIndex, a third one) puts one model call through the gate with
+four verbs and reads the verdict back:
+
+- **begin**: the request is known (its provider and output-token limit, DESIGN 5.5). The SDK
+  tap calls it (`raw_start`, the `RawSink` side), or the shim does for a stream it reads
+  another way (framework chunks converted back, ``ChatResponse.raw``);
+- **observe**: one vendor event; returns the UI events it caused (``Assembler.feed``'s list),
+  which also went to the shim's own channel (``forward``) and the user's ``on_event``;
+- **end**: the stream is over, cleanly or with ``error``: the decided `Turn` (transport
+  completeness comes from how the tapped stream ended, DESIGN 4.4), its decision record
+  (``turn_record``) and the user's ``on_turn``;
+- **cancel**: the consumer stopped; every open call is cancelled, and the turn is decided.
+
+What a shim builds from the verdict (its messages, its chunks, its tool step) stays in the shim;
+everything else, the fault policy included (`raises`), lives here once, so the same input gets
+the same outcome through either framework.
+
+The session was called ``TapSession`` while it was only the tap's sink; that name still works.
 """
 
 from __future__ import annotations
@@ -14,41 +26,95 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from .._assembler import Assembler
+from .._assembler import Assembler, fail_unfinished
 from .._config import AssembleConfig
-from .._models import AssemblerEvent, ToolSpec, Turn
+from .._decision import DecisionRecord, RecordMode, turn_record
+from .._models import (
+    AssemblerEvent,
+    CallCommitted,
+    CallOpened,
+    ErrorResult,
+    Reason,
+    ToolCall,
+    ToolSpec,
+    Turn,
+)
+from .._tracing import active as tracing_active
+from .._tracing import trace_parent
 from ._limits import request_limit
 
-__all__ = ["TapSession", "TapState", "call_observer"]
+__all__ = [
+    "DEFAULT_ON_STREAM_ERROR",
+    "GateSession",
+    "OnStreamError",
+    "TapSession",
+    "TapState",
+    "call_observer",
+]
 
 _log = logging.getLogger(__name__)
 
 TapState = Literal["none", "open", "ok", "error"]
 """The tapped stream: never opened, open, ended cleanly, ended by an error."""
 
+OnStreamError = Literal["pair", "raise"]
+"""What happens when the stream fails (a dropped connection, a vendor error the SDK raises, an
+idle timeout) after a client tool call started: ``"pair"`` ends the turn with every call
+rejected and answered, so an agent goes on; ``"raise"`` propagates the error. A failure before
+any tool call always propagates: there is nothing to answer (DESIGN 6)."""
 
-class TapSession:
-    """A `RawSink` feeding one lazily built ``Assembler``; one per model call, not thread-safe.
+#: The one default of ``on_stream_error=`` in every shim entry point (DESIGN 6).
+DEFAULT_ON_STREAM_ERROR: OnStreamError = "pair"
+
+Tools = Mapping[str, Mapping[str, Any] | ToolSpec] | None
+
+
+class GateSession:
+    """One model call through the gate: a `RawSink` over one lazily built ``Assembler``.
 
     ``provider`` and ``limit`` are the shim's best knowledge before the call (the model class,
-    its settings); the tapped request replaces both as long as no event has been fed.
-    ``buffered``: hold the tapped events until `flush` (a framework that must read its chunk
-    first), instead of feeding each as it arrives.
+    its settings); `begin` (the tapped request) replaces both as long as nothing has been
+    observed. ``forward``: the shim's own channel for UI events (a graph's stream, a queue),
+    called before ``on_event``; ``on_event`` / ``on_turn``: the user's observers (`call_observer`:
+    a failure is logged through ``log``, never raised). ``on_stream_error``: the fault policy
+    (`raises`). ``mode``: how the shim sees the turn, for the record (``tap``, ``chunks``,
+    ``raw``, ``message``). ``parent``: returns the span the turn's trace goes under (asked only
+    while tracing is on). ``buffered``: hold tapped events until `flush` instead of observing
+    each as it arrives. One per model call; not thread-safe (events arrive one at a time).
     """
 
-    def __init__(self, *, tools: Mapping[str, Mapping[str, Any] | ToolSpec] | None,
-                 config: AssembleConfig, provider: str | None = None, limit: int | None = None,
+    def __init__(self, *, tools: Tools, config: AssembleConfig, provider: str | None = None,
+                 limit: int | None = None,
                  on_event: Callable[[AssemblerEvent], None] | None = None,
-                 buffered: bool = False) -> None:
+                 on_turn: Callable[[Turn], None] | None = None,
+                 forward: Callable[[AssemblerEvent], None] | None = None,
+                 on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+                 mode: RecordMode = "tap", parent: Callable[[], Any] | None = None,
+                 log: logging.Logger = _log, buffered: bool = False) -> None:
+        if on_stream_error not in ("pair", "raise"):
+            raise ValueError(f"on_stream_error must be 'pair' or 'raise', not {on_stream_error!r}")
         self.provider = provider
         self.limit = limit
+        self.mode: RecordMode = mode
         self.state: TapState = "none"
-        self.turn: Turn | None = None  # set by the shim once it has decided the turn
+        self.on_stream_error: OnStreamError = on_stream_error
+        self.error: BaseException | None = None
         self._tools = tools
         self._config = config
         self._on_event = on_event
+        self._on_turn = on_turn
+        self._forward = forward
+        self._parent = parent
+        self._log = log
         self._buffer: list[Any] | None = [] if buffered else None
         self._assembler: Assembler | None = None
+        self._turn: Turn | None = None
+        self._record: DecisionRecord | None = None
+        self._early: list[ToolCall] = []
+        self._wire_error: BaseException | None = None
+        self.opened = 0
+
+    # -- the core ------------------------------------------------------------------------------
 
     @property
     def assembler(self) -> Assembler:
@@ -57,54 +123,176 @@ class TapSession:
             provider: Any = self.provider
             limit = {} if self.limit is None else {"max_output_tokens": self.limit}
             self._assembler = Assembler(tools=self._tools, config=self._config,
-                                        provider=provider, on_event=self._on_event, **limit)
+                                        provider=provider, on_event=self._relay, **limit)
         return self._assembler
 
     @property
+    def config(self) -> AssembleConfig:
+        return self._config
+
+    @property
     def started(self) -> bool:
-        """Whether anything has been fed (after which provider and limit are fixed)."""
+        """Whether anything has been observed (after which provider and limit are fixed)."""
         return self._assembler is not None
 
-    # -- RawSink ---------------------------------------------------------------------------
+    def _relay(self, event: AssemblerEvent) -> None:
+        if isinstance(event, CallCommitted):
+            self._early.append(event.call)
+        elif isinstance(event, CallOpened):
+            self.opened += 1
+        if self._forward is not None:
+            self._forward(event)
+        if self._on_event is not None:
+            call_observer(self._on_event, event, log=self._log, what="on_event")
+
+    # -- begin ---------------------------------------------------------------------------------
+
+    def begin(self, provider: str | None, request: Mapping[str, Any] | None = None) -> None:
+        """The request is known: its wire (``provider``) and, from ``request`` (the SDK call's
+        keyword arguments), its output-token limit. Ignored once anything was observed."""
+        if self.started:
+            return
+        if provider is not None:
+            self.provider = provider
+        if request is not None:
+            self.limit = request_limit(request)
+
+    # -- RawSink (the SDK tap) -----------------------------------------------------------------
 
     def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
         if self.state != "none":
             _log.warning("toolstream: a second vendor stream in one model call; fed to the same turn")
-        if not self.started:
-            self.provider = provider
-            self.limit = request_limit(request)
+        self.begin(provider, request)
         self.state = "open"
 
     def raw_event(self, event: Any) -> None:
         if self._buffer is not None:
             self._buffer.append(event)
         else:
-            self.feed(event)
+            self.observe(event)
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":
             self.state = "error" if error is not None else "ok"
+        if error is not None and self._wire_error is None:
+            self._wire_error = error
 
-    # -- the shim's side ---------------------------------------------------------------------
+    # -- observe -------------------------------------------------------------------------------
 
-    def feed(self, event: Any) -> list[AssemblerEvent]:
-        """Feed one vendor event unless the turn is decided; the UI events it caused (what
-        ``Assembler.feed`` returned; ``on_event`` has seen each of them too)."""
-        return self.assembler.feed(event) if self.turn is None else []
+    def observe(self, event: Any) -> list[AssemblerEvent]:
+        """Feed one vendor event unless the turn is decided; the UI events it caused."""
+        return self.assembler.feed(event) if self._turn is None else []
+
+    #: The name this verb had on ``TapSession``.
+    feed = observe
 
     def flush(self) -> list[AssemblerEvent]:
-        """Feed the held events (``buffered``), in wire order; the UI events they caused."""
+        """Observe the held events (``buffered``), in wire order; the UI events they caused."""
         caused: list[AssemblerEvent] = []
         if self._buffer:
             held, self._buffer[:] = list(self._buffer), []
             for event in held:
-                caused.extend(self.feed(event))
+                caused.extend(self.observe(event))
         return caused
 
     def transport_complete(self, error: BaseException | None) -> bool:
         """Whether the transport ended cleanly: the framework raised nothing and, if the tap
         saw the stream, the stream itself ended without an error."""
         return error is None and self.state in ("none", "ok")
+
+    # -- end -----------------------------------------------------------------------------------
+
+    def end(self, error: BaseException | None = None, *, transport_complete: bool = True,
+            note: str | None = None) -> Turn:
+        """Decide the turn (idempotent): ``error`` is what ended the stream, if anything;
+        ``transport_complete=False`` where the stream stopped short without one (a cancel).
+        ``note``: why the shim could not judge the turn as it should, for the record.
+
+        Where the tap saw the SDK raise, that exception is the evidence (DESIGN 4.4 reads a
+        vendor error by the SDK's class): a framework may wrap it in its own class
+        (``ChatGoogleGenerativeAIError``) or swallow it."""
+        if self._turn is not None:
+            return self._turn
+        complete = transport_complete and self.transport_complete(error)
+        error = self._wire_error or error
+        self.error = error
+        assembler = self.assembler
+        if self._parent is not None and tracing_active():
+            with trace_parent(self._parent()):
+                turn = assembler.finish(transport_complete=complete, error=error)
+        else:
+            turn = assembler.finish(transport_complete=complete, error=error)
+        self._turn = turn
+        self._record = turn_record(turn, mode=self.mode, error=error, note=note)
+        call_observer(self._on_turn, turn, log=self._log, what="on_turn")
+        return turn
+
+    def cancel(self, reason: str) -> Turn:
+        """The consumer stopped (task cancelled, stream closed, a stop button): no open call
+        may commit; every call not yet decided is ``cancelled`` with ``reason`` as detail."""
+        if self._turn is None:
+            self.assembler.cancel(reason)
+        return self.end(transport_complete=False)
+
+    def idle_timeout(self, seconds: float) -> Turn:
+        """The stream stalled for ``seconds``: the open calls fail ``idle_timeout`` and the
+        turn ends on a ``TimeoutError`` (which `raises` judges like any stream error)."""
+        if self._turn is None:
+            fail_unfinished(self.assembler, Reason.idle_timeout, f"no data for {seconds:g} s")
+        return self.end(TimeoutError(f"idle for {seconds:g} s"))
+
+    # -- the verdict ---------------------------------------------------------------------------
+
+    @property
+    def turn(self) -> Turn | None:
+        """The decided turn; ``None`` until `end` or `cancel`."""
+        return self._turn
+
+    @property
+    def finished(self) -> bool:
+        return self._turn is not None
+
+    @property
+    def record(self) -> DecisionRecord | None:
+        """The turn's decision record (``turn_record``), kept on the shim's message."""
+        return self._record
+
+    @property
+    def committed(self) -> tuple[ToolCall, ...]:
+        """The calls that may run: as they commit while the stream is open (pipelined tools,
+        DESIGN 4.10), then every committed call of the decided turn, in its order."""
+        return self._turn.committed if self._turn is not None else tuple(self._early)
+
+    @property
+    def rejected(self) -> tuple[ToolCall, ...]:
+        return self._turn.rejected if self._turn is not None else ()
+
+    def result_for(self, call: ToolCall) -> ErrorResult | None:
+        """The error result that answers a rejected ``call`` (``Turn.result_for``)."""
+        return self._turn.result_for(call) if self._turn is not None else None
+
+    def error_results(self) -> list[ErrorResult]:
+        return self._turn.error_results() if self._turn is not None else []
+
+    @property
+    def had_calls(self) -> bool:
+        """Whether the stream started a client tool call (one the turn must answer)."""
+        turn = self._turn
+        return self.opened > 0 or (turn is not None and bool(turn.calls or turn.dropped))
+
+    def raises(self, error: BaseException | None) -> bool:
+        """The fault policy, once for every shim: whether ``error``, which ended the stream,
+        propagates to the caller. It does under ``on_stream_error="raise"``, and always when
+        no client call had started (nothing to answer: the framework's own error handling and
+        retries apply, as without the gate). Otherwise the turn ends normally with every call
+        rejected and answered, and the record keeps the error."""
+        if error is None:
+            return False
+        return self.on_stream_error == "raise" or not self.had_calls
+
+
+#: The name of `GateSession` while it was only the SDK tap's sink (DESIGN 3); same object.
+TapSession = GateSession
 
 
 def call_observer(callback: Callable[..., object] | None, *args: Any, log: logging.Logger,

@@ -1,0 +1,277 @@
+"""The parity suite (issue 26.8): one table of fault scenarios x vendors, each row run through
+BOTH agents, ``create_agent`` + ``ToolstreamMiddleware`` (LangChain) and
+``ToolstreamFunctionAgent`` (LlamaIndex), with their real model classes and SDK clients over
+HTTP against the emulator (``toolstream_core.testing.VendorEmulator``).
+
+For each row the two runs must agree on what matters to a user:
+
+- the same tools ran, with the same arguments;
+- the gate rejected the same calls for the same reasons (every model call's ``Turn``, from
+  ``on_turn``);
+- the model was told the same thing: the error results in the requests the agents sent
+  (read from the emulator's request log) are the same texts;
+- every request after the first is legal, read from the request body each agent's class
+  really sent: every call id answered exactly once, right after its call, in the calls'
+  order, and no result without its call; and the emulator accepted it.
+
+Collected only in the LlamaIndex env (``.[dev-llamaindex]``, which has LangChain as well):
+tests/conftest.py does not collect tests/llamaindex where llama_index is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import StructuredTool
+from langchain_models import make_model
+from li_helpers import Recorder, make_llm, run_agent
+from toolstream_core import Turn
+from toolstream_core.testing import SCENARIOS, VendorEmulator
+
+from langchain_toolstream import ToolstreamMiddleware
+from llamaindex_toolstream import ToolstreamFunctionAgent
+
+# One event loop for the module: LangChain caches its SDK clients (and their pools) across calls.
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.asyncio(loop_scope="module")]
+
+#: Every wire both frameworks have a class for. Not Cohere: LangChain's ``ChatCohere`` speaks
+#: Cohere's v2 chat and LlamaIndex's ``Cohere`` the v1 chat, which has no call ids (a re-sent
+#: call reads as a second call there, and an error text has no id to quote), so the two
+#: agents never read the same stream; tests/llamaindex/test_li_cohere_v1.py covers the v1 class.
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama")
+SCENARIOS_ROWS = ("single_call", "parallel_calls", "resent_duplicate", "truncated_length",
+                  "no_finish", "dropped_connection", "error_event")
+ROWS = [(api, scenario) for scenario in SCENARIOS_ROWS for api in APIS
+        if api in SCENARIOS[scenario].apis]
+
+#: What marks a result the gate wrote (its error for a rejected call, or "no result").
+GATE_TEXT = ("was not run:", "has no result:")
+
+
+@dataclass
+class Outcome:
+    """What one agent run did: the tools it ran, the gate's turns, the requests it sent."""
+
+    runs: list[tuple[str, dict[str, Any]]]
+    turns: list[Turn]
+    requests: list[dict[str, Any]]
+    statuses: list[int]
+    error: BaseException | None
+
+    @property
+    def reasons(self) -> list[list[str]]:
+        return [sorted(str(call.reason) for call in turn.rejected) for turn in self.turns]
+
+
+async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+    recorder = Recorder()
+    turns: list[Turn] = []
+    tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
+    agent = create_agent(make_model(api, emu), tools=tools,
+                         middleware=[ToolstreamMiddleware(on_turn=turns.append)])
+    emu.clear()
+    emu.queue(api, scenario)
+    error: BaseException | None = None
+    try:
+        await agent.ainvoke({"messages": [HumanMessage("go")]})
+    except Exception as exc:  # compared with the other agent's, never hidden
+        error = exc
+    return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
+                   emu.statuses, error)
+
+
+async def _llamaindex(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+    recorder = Recorder()
+    turns: list[Turn] = []
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
+                                    on_turn=turns.append)
+    emu.clear()
+    emu.queue(api, scenario)
+    outcome = await run_agent(agent, recorder)
+    return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
+                   emu.statuses, outcome.error)
+
+
+# -- the conversation in a request body, per wire ----------------------------------------------
+# A body becomes steps: ("calls", [key, ...]) for a model turn's calls, ("results",
+# [(key, value), ...]) for the results right after it, ("other", []) for anything else.
+
+Step = tuple[str, list[Any]]
+
+
+def _add(steps: list[Step], kind: str, items: list[Any]) -> None:
+    if kind != "other" and not items:
+        kind = "other"
+    if kind != "other" and steps and steps[-1][0] == kind:
+        steps[-1][1].extend(items)
+    else:
+        steps.append((kind, list(items)))
+
+
+def _messages_steps(messages: list[Any], calls_of: Any, results_of: Any) -> list[Step]:
+    steps: list[Step] = []
+    for message in messages:
+        calls, results = calls_of(message), results_of(message)
+        if calls:
+            steps.append(("calls", calls))
+        elif results:
+            _add(steps, "results", results)
+        else:
+            steps.append(("other", []))
+    return steps
+
+
+def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content or [] if isinstance(b, dict) and kind in (b.get("type"), *b)] \
+        if isinstance(content, list) else []
+
+
+def _chat_steps(body: dict[str, Any]) -> list[Step]:  # OpenAI chat, Cohere v2
+    return _messages_steps(
+        body.get("messages") or [],
+        lambda m: [c["id"] for c in m.get("tool_calls") or []] if m.get("role") == "assistant" else [],
+        lambda m: [(m.get("tool_call_id"), m.get("content"))] if m.get("role") == "tool" else [])
+
+
+def _ollama_steps(body: dict[str, Any]) -> list[Step]:  # no ids on the wire: pairs by position
+    return _messages_steps(
+        body.get("messages") or [],
+        lambda m: ["call"] * len(m.get("tool_calls") or []) if m.get("role") == "assistant" else [],
+        lambda m: [("call", m.get("content"))] if m.get("role") == "tool" else [])
+
+
+def _anthropic_steps(body: dict[str, Any]) -> list[Step]:
+    return _messages_steps(
+        body.get("messages") or [],
+        lambda m: [b["id"] for b in _blocks(m, "tool_use")],
+        lambda m: [(b["tool_use_id"], b.get("content")) for b in _blocks(m, "tool_result")])
+
+
+def _bedrock_steps(body: dict[str, Any]) -> list[Step]:
+    return _messages_steps(
+        body.get("messages") or [],
+        lambda m: [b["toolUse"]["toolUseId"] for b in _blocks(m, "toolUse")],
+        lambda m: [(b["toolResult"]["toolUseId"], b["toolResult"].get("content"))
+                   for b in _blocks(m, "toolResult")])
+
+
+def _gemini_steps(body: dict[str, Any]) -> list[Step]:  # Gemini pairs by name and position
+    def parts(content: Any, key: str) -> list[dict[str, Any]]:
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+        return [p.get(key) or p.get(snake) for p in content.get("parts") or []
+                if isinstance(p, dict) and (p.get(key) or p.get(snake))]
+
+    return _messages_steps(
+        body.get("contents") or [],
+        lambda c: [f["name"] for f in parts(c, "functionCall")],
+        lambda c: [(f["name"], f.get("response")) for f in parts(c, "functionResponse")])
+
+
+def _responses_steps(body: dict[str, Any]) -> list[Step]:
+    steps: list[Step] = []
+    for item in body.get("input") or []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "function_call":
+            _add(steps, "calls", [item["call_id"]])
+        elif kind == "function_call_output":
+            _add(steps, "results", [(item["call_id"], item.get("output"))])
+        elif kind != "reasoning":  # a reasoning item travels with the calls it produced
+            steps.append(("other", []))
+    return steps
+
+
+def conversation(api: str, body: dict[str, Any]) -> list[Step]:
+    readers = {"openai-chat": _chat_steps, "openai-responses": _responses_steps,
+               "anthropic": _anthropic_steps, "gemini": _gemini_steps,
+               "bedrock-converse": _bedrock_steps, "ollama": _ollama_steps}
+    return readers[api](body)
+
+
+def assert_legal(api: str, body: dict[str, Any]) -> None:
+    """Every call answered exactly once, right after its call, in the calls' order; no result
+    without its call."""
+    steps = conversation(api, body)
+    for position, (kind, items) in enumerate(steps):
+        if kind == "calls":
+            after = steps[position + 1] if position + 1 < len(steps) else ("other", [])
+            assert after[0] == "results", f"{items} are not answered right after: {steps}"
+            assert [k for k, _ in after[1]] == items, f"{items} answered as {after[1]}"
+        elif kind == "results":
+            assert position > 0 and steps[position - 1][0] == "calls", f"results without calls: {steps}"
+
+
+def _strings(value: Any) -> list[str]:
+    """Every text inside a result's value (parts, documents, JSON text included)."""
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return [value]
+        return _strings(decoded) if not isinstance(decoded, str) else [decoded]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def gate_texts(api: str, body: dict[str, Any]) -> list[str]:
+    """The texts of the gate's own results in a request, in order."""
+    return [text for kind, items in conversation(api, body) if kind == "results"
+            for _, value in items for text in _strings(value)
+            if any(mark in text for mark in GATE_TEXT)]
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("api", "scenario"), ROWS, ids=[f"{a}-{s}" for a, s in ROWS])
+async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
+                                                  emu: VendorEmulator) -> None:
+    lc = await _langchain(api, scenario, emu)
+    li = await _llamaindex(api, scenario, emu)
+    expect = SCENARIOS[scenario].expect
+
+    assert (lc.error, li.error) == (None, None)
+    # the same tools ran, with the same arguments (and only calls the vendor finished)
+    assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
+    assert sorted(name for name, _ in li.runs) == sorted(expect.committed)
+    # the same calls were rejected, for the same reasons
+    assert lc.reasons == li.reasons
+    assert {r for turn in li.reasons for r in turn} <= set(expect.reasons)
+    assert len(lc.reasons[0]) == len(expect.rejected)
+    # the model was told the same thing, and every request after the first is legal
+    assert len(lc.requests) == len(li.requests) == 2
+    lc_texts = [t for body in lc.requests[1:] for t in gate_texts(api, body)]
+    li_texts = [t for body in li.requests[1:] for t in gate_texts(api, body)]
+    assert lc_texts == li_texts
+    assert len(li_texts) == len(expect.rejected)
+    for outcome in (lc, li):
+        for body in outcome.requests[1:]:
+            assert_legal(api, body)
+        assert outcome.statuses[1:] == [200]
+
+
+def test_the_legality_check_can_fail() -> None:
+    """``assert_legal`` is only worth something if it refuses what a vendor refuses."""
+    call = {"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "b"}]}
+    a, b = ({"role": "tool", "tool_call_id": i} for i in "ab")
+    bad = [
+        [call, a],                       # b unanswered
+        [call, b, a],                    # out of the calls' order
+        [call, a, b, b],                 # b answered twice
+        [call, {"role": "user"}, a, b],  # not right after
+        [{"role": "user"}, a],           # a result without its call
+    ]
+    for messages in bad:
+        with pytest.raises(AssertionError):
+            assert_legal("openai-chat", {"messages": messages})
+    assert_legal("openai-chat", {"messages": [call, a, b]})
