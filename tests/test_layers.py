@@ -117,3 +117,27 @@ def test_importing_the_core_loads_no_sdk_framework_http_or_recording_library(
                           (h in ("langchain", "llama_index") and m.startswith(h))
                           for h in HEAVY))
     assert heavy == []
+
+
+#: What ``import toolstream_core`` leaves for first use (issue 30): JSON Schema validation
+#: (``jsonschema`` and its ``referencing`` / ``rpds``, about 65 ms) until a schema is compiled,
+#: ``asyncio`` until ``aassemble`` runs, OpenSSL's ``hashlib`` until a call needs a synthesized
+#: id, ``pathlib`` until a config file is read.
+FIRST_USE = ("jsonschema", "referencing", "rpds", "asyncio", "hashlib", "_hashlib", "pathlib")
+
+
+def _loaded_after(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", code + "\nimport json, sys\n"
+                           "print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, check=True, timeout=120)
+    return [m for m in json.loads(done.stdout) if m.split(".")[0] in FIRST_USE]
+
+
+def test_importing_the_core_leaves_schema_validation_and_asyncio_for_first_use() -> None:
+    assert _loaded_after("from toolstream_core import Assembler, assemble, aassemble") == []
+    # ... and the first schema loads the validator, which still rejects an invalid schema
+    assert "jsonschema" in _loaded_after(
+        "from toolstream_core import Assembler\n"
+        "try:\n    Assembler(tools={'t': {'type': 'no such type'}})\n"
+        "except ValueError as exc:\n    assert 'invalid JSON Schema' in str(exc), exc\n"
+        "else:\n    raise SystemExit('an invalid schema was accepted')\n")

@@ -1,11 +1,12 @@
 """The I/O edge: drive a vendor stream through an ``Assembler`` and always return a Turn.
 
 The state machine stays sans-I/O; waiting, timeouts and task cancellation live here.
+``asyncio`` is imported by the async driver when it runs, not with the package (about 20 ms
+that a sync caller never needs).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import queue
 import sys
@@ -94,6 +95,8 @@ async def aassemble(stream: AsyncIterable[Any], **options: Unpack[AssemblerOptio
     Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
     callers that must pair ids after a cancel should hold their own ``Assembler``.
     """
+    import asyncio
+
     assembler = Assembler(**options)
     timeout = float(assembler.config.assemble_idle_timeout_s)
     iterator = stream.__aiter__()
@@ -119,6 +122,8 @@ async def aassemble(stream: AsyncIterable[Any], **options: Unpack[AssemblerOptio
 
 
 async def _next_within(iterator: Any, timeout: float) -> Any:
+    import asyncio
+
     if sys.version_info >= (3, 11):
         async with asyncio.timeout(timeout):
             return await iterator.__anext__()
@@ -129,6 +134,8 @@ async def _next_within(iterator: Any, timeout: float) -> Any:
 
 
 async def _aclose_quietly(stream: Any) -> None:
+    import asyncio
+
     for name in ("aclose", "close"):
         close = getattr(stream, name, None)
         if callable(close):

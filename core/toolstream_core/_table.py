@@ -22,7 +22,6 @@ Every state change goes through ``_call.move`` and its one transition table.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Hashable
@@ -587,6 +586,8 @@ class CallTable:
 
     def _synthesized_id(self, call: Call) -> str:
         """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""
+        import hashlib  # here, not at import (OpenSSL): only a call with no id needs it
+
         digest = hashlib.sha1(f"{self.provider}|{call.seq}|{call.name}|{call.raw()}".encode(
             "utf-8", "surrogatepass")).hexdigest()[:16]
         return f"call_ts{call.seq}_{digest}"
