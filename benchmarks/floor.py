@@ -4,6 +4,11 @@ The *minimal loop* indexes each OpenAI chat chunk dict down to its argument frag
 it to a list and ``json.loads`` the join once at the end: no id, name, index, limit or order
 checks, nothing a safe assembler must do. It is the floor the core is measured against
 (target 1: core within 1.5x of it on 1 MiB of ``write_file`` arguments in 4-byte fragments).
+
+Two floors, side by side (issue 30): :func:`minimal_loop`, the loop exactly as a consumer
+writes it (one function over the whole list of chunk dicts, against a ``for`` loop feeding the
+same list to an ``Assembler``), which decides target 1; and ``MINIMAL``, the same loop as a
+contender of the batch harness, beside the peers.
 Target 2 compares the core fed SDK objects with ``json.loads`` of every chunk's wire text
 (<= 0.5x at every size) and the core on real Gemini streams with the same (<= 1x).
 
@@ -16,9 +21,11 @@ resolve a 1.5x line. The peers (LangChain, the Anthropic SDK) keep the harness's
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import statistics
+import time
 from typing import Any
 
 from benchmarks.peers import BY_KEY, Contender, Outcome, core_available
@@ -58,6 +65,65 @@ class _MinimalLoop:
 
 
 MINIMAL = Contender("minimal", "minimal unsafe loop", ("openai-chat",), "dict", _MinimalLoop, "floor")
+
+
+def minimal_loop(chunks: list[dict[str, Any]]) -> Any:
+    """Issue 30's loop, exactly: dict chunks, index to the fragment, append, one ``json.loads``."""
+    parts: list[str] = []
+    append = parts.append
+    for chunk in chunks:
+        choices = chunk["choices"]
+        if choices:
+            calls = choices[0]["delta"].get("tool_calls")
+            if calls:
+                arguments = calls[0]["function"].get("arguments")
+                if arguments:
+                    append(arguments)
+    return json.loads("".join(parts))
+
+
+def core_loop(chunks: list[dict[str, Any]]) -> Any:
+    """The same list fed to the core the way the README does (no listener), decided at the end."""
+    from toolstream_core import Assembler
+
+    from benchmarks.peers import core_config
+
+    assembler = Assembler(config=core_config(), provider="openai-chat")
+    feed = assembler.feed
+    for chunk in chunks:
+        feed(chunk)
+    return assembler.finish()
+
+
+def list_pairs(workload: Workload, n: int) -> dict[str, Any]:
+    """``n`` interleaved rounds of :func:`core_loop` and :func:`minimal_loop` over one list of
+    the workload's chunk dicts, built once off the clock; gc off on the clock, as ``timeit``.
+    The median of the per-round ratios and its quartiles, as :func:`pairs`."""
+    chunks = list(workload.iter_events("dict"))
+    want = workload.calls[0].args
+    turn = core_loop(chunks)
+    if [call.arguments for call in turn.committed] != [want] or minimal_loop(chunks) != want:
+        return {"status": "wrong", "detail": "a loop did not reassemble the call that was sent"}
+    times: dict[str, list[float]] = {"core": [], "minimal": []}
+    ratios: list[float] = []
+    for i in range(n):
+        for key, loop in (("core", core_loop), ("minimal", minimal_loop))[:: 1 if i % 2 == 0 else -1]:
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.perf_counter()
+                loop(chunks)
+                times[key].append(time.perf_counter() - start)
+            finally:
+                gc.enable()
+        ratios.append(times["core"][-1] / times["minimal"][-1])
+    q1, q3 = quartiles(ratios)
+    out = {"status": "ok", "pairs": n, "a": "core", "b": "minimal_loop", "streams": 1, "chunks": len(chunks),
+           "median": statistics.median(ratios), "q1": q1, "q3": q3,
+           "a_median_s": statistics.median(times["core"]), "b_median_s": statistics.median(times["minimal"])}
+    log.info("  core / minimal_loop on one list of %s: median %.2fx (IQR %.2f-%.2f, %d pairs)", workload.label,
+             out["median"], q1, q3, n)
+    return out
 
 
 def _seconds(contender: Contender, workload: Workload, budget: Budget) -> dict[str, Any]:
@@ -120,7 +186,8 @@ def run(budget: Budget, sizes: list[int] | None = None, *, smoke: bool = False) 
     head = out["headline"]
     head["workload"] = chat.label
     head["chunks"] = chat.n_chunks
-    head["target_1"] = pairs(BY_KEY["core_dict"], MINIMAL, [chat], budget, n)
+    head["target_1"] = list_pairs(chat, n)
+    head["harness"] = pairs(BY_KEY["core_dict"], MINIMAL, [chat], budget, n)
     head["minimal"] = _seconds(MINIMAL, chat, budget)
     for key in ("core_dict", "floor", "lc_merge_only"):
         head[key] = _seconds(BY_KEY[key], chat, budget)
@@ -186,8 +253,12 @@ def render(data: dict[str, Any]) -> str:
     else:
         lines.append(
             f"**Target 1 (core within {TARGET_1}x of the minimal loop): {verdict(t1, TARGET_1)}** — core is "
-            f"{_spread(t1)} the minimal loop (median of {t1['pairs']} interleaved pairs, interquartile range)."
+            f"{_spread(t1)} the minimal loop (one list of chunk dicts, each side one `for` loop over it; "
+            f"median of {t1['pairs']} interleaved pairs, interquartile range)."
         )
+    harness = head.get("harness") or {}
+    if harness.get("status") == "ok":
+        lines.append(f"In the batch harness beside the peers, the same loop: core {_spread(harness)} of it.")
     lines += ["", "| SDK objects | core µs/chunk | json.loads µs/chunk | core / json.loads (IQR) |",
               "|---|---|---|---|"]
     worst: dict[str, Any] | None = None

@@ -117,3 +117,55 @@ def test_importing_the_core_loads_no_sdk_framework_http_or_recording_library(
                           (h in ("langchain", "llama_index") and m.startswith(h))
                           for h in HEAVY))
     assert heavy == []
+
+
+#: What ``import toolstream_core`` leaves for first use (issue 30): JSON Schema validation
+#: (``jsonschema`` and its ``referencing`` / ``rpds``, about 65 ms) until a schema is compiled,
+#: ``asyncio`` until ``aassemble`` runs, OpenSSL's ``hashlib`` until a call needs a synthesized
+#: id, ``pathlib`` until a config file is read.
+FIRST_USE = ("jsonschema", "referencing", "rpds", "asyncio", "hashlib", "_hashlib", "pathlib")
+
+
+def _loaded_after(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", code + "\nimport json, sys\n"
+                           "print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, check=True, timeout=120)
+    return [m for m in json.loads(done.stdout) if m.split(".")[0] in FIRST_USE]
+
+
+def test_importing_the_core_leaves_schema_validation_and_asyncio_for_first_use() -> None:
+    assert _loaded_after("from toolstream_core import Assembler, assemble, aassemble") == []
+    # ... and the first schema loads the validator, which still rejects an invalid schema
+    assert "jsonschema" in _loaded_after(
+        "from toolstream_core import Assembler\n"
+        "try:\n    Assembler(tools={'t': {'type': 'no such type'}})\n"
+        "except ValueError as exc:\n    assert 'invalid JSON Schema' in str(exc), exc\n"
+        "else:\n    raise SystemExit('an invalid schema was accepted')\n")
+
+
+def _type_checking_imports(package: str) -> dict[str, str]:
+    """``name -> module`` of the imports under ``if TYPE_CHECKING:`` in a package's __init__."""
+    path = PACKAGE.parent.joinpath(*package.split("."), "__init__.py")
+    found: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.level == 1, ast.dump(stmt)
+                found.update((alias.name, stmt.module or "") for alias in stmt.names)
+    return found
+
+
+@pytest.mark.parametrize("package", ["toolstream_core", "toolstream_core.testing"])
+def test_the_lazy_names_are_the_typed_names_and_all_of_them_load(package: str) -> None:
+    """The package's public names load on first use (``toolstream_core._lazy``): the import
+    under ``TYPE_CHECKING``, the ``_HOME`` table and ``__all__`` must name the same things."""
+    import importlib
+
+    module = importlib.import_module(package)
+    typed = _type_checking_imports(package)
+    assert typed == module._HOME
+    assert sorted(typed) == sorted(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(f"{package}.{typed[name]}"), name)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any, Literal
 
 from ._sensitive import Sensitive, parse_sensitive_tools
@@ -56,6 +55,8 @@ def _yaml_text(source: str | os.PathLike[str]) -> str:
     """
     if isinstance(source, str) and ("\n" in source or not source.strip()):
         return source
+    from pathlib import Path  # here, not at import: ``import toolstream_core`` stays light
+
     path = Path(source)
     if path.is_file():
         try:

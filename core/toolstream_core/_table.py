@@ -22,7 +22,6 @@ Every state change goes through ``_call.move`` and its one transition table.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Hashable
@@ -76,6 +75,7 @@ class CallTable:
         on_event: Callable[[AssemblerEvent], None] | None,
         provider: Provider | None,
         max_output_tokens: int | None,
+        deltas: bool = False,
     ) -> None:
         self.config = config
         self.provider: Provider | None = provider
@@ -97,6 +97,9 @@ class CallTable:
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
         self._plain = on_event is None and not registry.sensitive  # events need no more than a list
+        # ArgumentsDelta, one per fragment, only for a reader: a callback, or ``deltas=True``
+        # (DESIGN §3, issue 30: built for no one, it was a third of a chunk's cost)
+        self._deltas = deltas or on_event is not None
         self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
         self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
         self.run_budget: int | None = None  # calls the run may still commit (set by the Assembler)
@@ -243,7 +246,7 @@ class CallTable:
             parts.append(fragment)
             if len(parts) >= _BLOCK:
                 call.seal()
-            if fragment:
+            if self._deltas and fragment:
                 delta = ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes)
                 if self._plain:  # ``_emit``, inline: nothing to mask and no callback
                     self.events.append(delta)
@@ -292,8 +295,9 @@ class CallTable:
             return
         call.push(fragment)
         # A re-sent copy is the same call to a UI: report it under the call it copies.
-        self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
-                                  owner.nbytes + owner.twin_bytes))
+        if self._deltas:
+            self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
+                                      owner.nbytes + owner.twin_bytes))
 
     def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None:
         """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
@@ -307,7 +311,7 @@ class CallTable:
         call.nbytes = total_bytes
         if call.nbytes > self._max_bytes:
             self._overflow(call)
-        elif fragment != "":
+        elif self._deltas and fragment != "":
             text = fragment if isinstance(fragment, str) else dump_structured(fragment)[0]
             self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
 
@@ -341,7 +345,7 @@ class CallTable:
         call.nbytes = size
         if size > self._max_bytes:
             self._overflow(call)
-        else:
+        elif self._deltas:
             self._emit(ArgumentsDelta(key, text if self._forward else None, size))
 
     def done_arguments(self, key: Hashable, text: Any) -> None:
@@ -619,6 +623,8 @@ class CallTable:
 
     def _synthesized_id(self, call: Call) -> str:
         """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""
+        import hashlib  # here, not at import (OpenSSL): only a call with no id needs it
+
         digest = hashlib.sha1(f"{self.provider}|{call.seq}|{call.name}|{call.raw()}".encode(
             "utf-8", "surrogatepass")).hexdigest()[:16]
         return f"call_ts{call.seq}_{digest}"

@@ -63,3 +63,14 @@ def test_target_5_verdict_counts_streams_failures_and_cross_talk(doc: dict[str, 
 
     text = load.verdict(doc)
     assert f"cross-talk): {expected}**" in text
+
+
+def test_the_minimal_loop_and_the_core_loop_reassemble_the_same_call() -> None:
+    """Issue 30's loop is one function over one list; the core loop feeds the same list."""
+    workload = synthetic("write_file", "openai-chat", 2048, 4)
+    chunks = list(workload.iter_events("dict"))
+    assert floor.minimal_loop(chunks) == workload.calls[0].args
+    assert [call.arguments for call in floor.core_loop(chunks).committed] == [workload.calls[0].args]
+    row = floor.list_pairs(workload, 3)
+    assert row["status"] == "ok" and row["pairs"] == 3 and row["chunks"] == len(chunks)
+    assert row["q1"] <= row["median"] <= row["q3"]

@@ -152,3 +152,21 @@ def test_events_of_finish_and_cancel_never_join_a_list_feed_returned(provider: s
     asm.finish() if ending == "finish" else asm.cancel()
     assert returned == kept
     assert len(seen) > before  # the decision was reported, through on_event
+
+
+@pytest.mark.parametrize("provider", b.PROVIDERS)
+def test_argument_deltas_are_made_for_a_reader_only(provider: str) -> None:
+    """Issue 30: with no ``on_event`` and no ``deltas=True`` nobody reads an ``ArgumentsDelta``,
+    so none is made (one per fragment was a third of the per-chunk cost); the other events and
+    the Turn are the same either way, and ``deltas=True`` returns what ``on_event`` sees."""
+    stream = list(make(provider, [b.Call(id="c1", name="add", arguments=ADD, cuts=(3, 9))]))
+    quiet, asked = Assembler(provider=provider), Assembler(provider=provider, deltas=True)
+    seen: list[Any] = []
+    heard = Assembler(provider=provider, on_event=seen.append)
+    got = {name: [e for event in stream for e in asm.feed(event)]
+           for name, asm in (("quiet", quiet), ("asked", asked), ("heard", heard))}
+    assert not any(isinstance(e, ArgumentsDelta) for e in got["quiet"])
+    assert any(isinstance(e, ArgumentsDelta) for e in got["asked"])
+    assert got["asked"] == got["heard"] == seen
+    assert got["quiet"] == [e for e in got["asked"] if not isinstance(e, ArgumentsDelta)]
+    assert quiet.finish().calls == asked.finish().calls == heard.finish().calls

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 import pytest
 
+# pytester's in-process runs put sys.modules back as it was after each run, so a module
+# first imported inside one is imported anew by the next, and PyYAML's C loader does not
+# survive that. The plugin imports vcrpy (and so PyYAML) only in a test that uses a cassette:
+# import them here, once, before the inner runs.
+import vcr  # noqa: F401
+import yaml  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 # Plugins of the dev venv that cost seconds per inner session and play no part here.
@@ -138,3 +145,37 @@ def test_bundled_cassettes_still_found():
 ''')
     result = pytester.runpytest_inprocess(*INNER)
     result.assert_outcomes(passed=2)
+
+
+#: What the plugin may add to a pytest process that uses neither a cassette nor the emulator:
+#: the packages it sits in, whose names load on first use (``toolstream_core._lazy``).
+PLUGIN_ONLY = ["toolstream_core", "toolstream_core.testing", "toolstream_core.testing.pytest_plugin"]
+
+
+def test_importing_the_plugin_loads_nothing_but_its_packages() -> None:
+    """pytest imports the plugin in every run of every project that installed the package
+    (issue 30: it cost ~375 ms with the emulator, vcrpy and the SDK helpers)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys, pytest\nbefore = set(sys.modules)\n"
+            "import toolstream_core.testing.pytest_plugin\n"
+            "print(json.dumps(sorted(set(sys.modules) - before)))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          timeout=120)
+    assert json.loads(done.stdout) == PLUGIN_ONLY
+
+
+def test_a_run_that_uses_no_cassette_or_emulator_loads_no_more(pytester: pytest.Pytester) -> None:
+    """The marker is registered and the autouse fixture runs, with nothing else loaded."""
+    pytester.makepyfile(test_tsplugin_unused=f'''
+import sys
+
+def test_plain():
+    assert sorted(m for m in sys.modules if m.startswith("toolstream")) == {PLUGIN_ONLY!r}
+''')
+    result = pytester.runpytest_subprocess(*INNER, "--strict-markers", "--markers")
+    result.stdout.fnmatch_lines(["*toolstream_cassette(name, *", "*toolstream_emulator(seed=0)*"])
+    result = pytester.runpytest_subprocess(*INNER)
+    result.assert_outcomes(passed=1)

@@ -78,40 +78,49 @@ recordings (JSONL streams, cassettes) into the vendor events they hold.
 Fuzzing your own recordings: ``run_fuzz(["cassettes/"], cases=20_000, seed=0)`` returns a
 ``FuzzReport`` (per-API and per-mutation counts, every ``Violation`` with a one-line
 reproduction); the same as ``toolstream fuzz PATH...``. See :mod:`toolstream_core.testing.fuzz`.
+
+The names load on first use (PEP 562, see ``toolstream_core._lazy``): the pytest plugin is
+a submodule of this package, and pytest imports it in every run of a project that
+installed ``toolstream-gate``.
 """
 
-from ._clients import (
-    DEFAULT_PROMPT,
-    StreamResult,
-    followup_sdk,
-    openai_chat_tools,
-    scenario_tools,
-    stream_sdk,
-)
-from ._pairing import PairingProblem, history_pairing, sent_calls
-from ._profiles import PROFILES, Profile
-from ._recording import (
-    default_cassette_dir,
-    is_dropped_connection,
-    recording_vcr,
-    replay_vcr,
-    replaying_drops,
-    use_cassette,
-)
-from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
-from ._server import DROPPED_HEADER, Received, VendorEmulator
-from ._sources import (
-    SourceError,
-    StreamSource,
-    api_from_uri,
-    decode_body,
-    expand_paths,
-    load_sources,
-    read_cassette,
-    request_model,
-    response_body,
-)
-from .fuzz import FuzzReport, Violation, run_fuzz
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._clients import (
+        DEFAULT_PROMPT,
+        StreamResult,
+        followup_sdk,
+        openai_chat_tools,
+        scenario_tools,
+        stream_sdk,
+    )
+    from ._pairing import PairingProblem, history_pairing, sent_calls
+    from ._profiles import PROFILES, Profile
+    from ._recording import (
+        default_cassette_dir,
+        is_dropped_connection,
+        recording_vcr,
+        replay_vcr,
+        replaying_drops,
+        use_cassette,
+    )
+    from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
+    from ._server import DROPPED_HEADER, Received, VendorEmulator
+    from ._sources import (
+        SourceError,
+        StreamSource,
+        api_from_uri,
+        decode_body,
+        expand_paths,
+        load_sources,
+        read_cassette,
+        request_model,
+        response_body,
+    )
+    from .fuzz import FuzzReport, Violation, run_fuzz
 
 __all__ = [
     "API_NAMES",
@@ -152,3 +161,30 @@ __all__ = [
     "stream_sdk",
     "use_cassette",
 ]
+
+#: The module each public name lives in (the ``TYPE_CHECKING`` imports above, for readers and
+#: type checkers; ``tests/test_layers.py`` keeps the three lists equal).
+_HOME = {
+    **dict.fromkeys(("DEFAULT_PROMPT", "StreamResult", "followup_sdk", "openai_chat_tools", "scenario_tools",
+                     "stream_sdk"), "_clients"),
+    **dict.fromkeys(("PairingProblem", "history_pairing", "sent_calls"), "_pairing"),
+    **dict.fromkeys(("PROFILES", "Profile"), "_profiles"),
+    **dict.fromkeys(("default_cassette_dir", "is_dropped_connection", "recording_vcr", "replay_vcr",
+                     "replaying_drops", "use_cassette"), "_recording"),
+    **dict.fromkeys(("API_NAMES", "SCENARIOS", "TOOLS", "Expectation", "Scenario"), "_scenarios"),
+    **dict.fromkeys(("DROPPED_HEADER", "Received", "VendorEmulator"), "_server"),
+    **dict.fromkeys(("SourceError", "StreamSource", "api_from_uri", "decode_body", "expand_paths",
+                     "load_sources", "read_cassette", "request_model", "response_body"), "_sources"),
+    **dict.fromkeys(("FuzzReport", "Violation", "run_fuzz"), "fuzz"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use and keep the name here (PEP 562)."""
+    from .._lazy import load
+
+    return load(globals(), _HOME, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -121,9 +121,8 @@ class GateSession:
         """The core for this call, built on first use with the provider and limit known then."""
         if self._assembler is None:
             provider: Any = self.provider
-            limit = {} if self.limit is None else {"max_output_tokens": self.limit}
-            self._assembler = Assembler(tools=self._tools, config=self._config,
-                                        provider=provider, on_event=self._relay, **limit)
+            self._assembler = Assembler(tools=self._tools, config=self._config, provider=provider,
+                                        on_event=self._relay, max_output_tokens=self.limit)
         return self._assembler
 
     @property
