@@ -21,7 +21,6 @@ the state); the two guards are short loops of the same shape around it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import queue
 import socket
@@ -245,6 +244,8 @@ class AsyncIdleGuard(_IdleGuardBase[T], AsyncIterator[T]):
         if self._closed:
             return
         self._closed = True
+        import asyncio  # on first use, as the async driver is: a sync caller never pays for it
+
         for name in ("aclose", "close"):
             close = getattr(self._source, name, None)
             if callable(close):
@@ -267,6 +268,8 @@ class _Expired(Exception):
 
 
 async def _next_within(iterator: AsyncIterator[T], timeout: float) -> T:
+    import asyncio
+
     if sys.version_info >= (3, 11):
         scope = asyncio.timeout(timeout)
         try:
