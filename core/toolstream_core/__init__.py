@@ -48,6 +48,7 @@ from ._models import (
     ToolSpec,
     Turn,
 )
+from ._structured import StructuredOutputError
 
 __all__ = [
     "PROVIDERS",
@@ -76,6 +77,7 @@ __all__ = [
     "Reason",
     "RecordMode",
     "RejectedEntry",
+    "StructuredOutputError",
     "ToolCall",
     "ToolSpec",
     "Turn",

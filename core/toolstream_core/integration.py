@@ -36,6 +36,9 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`refuse_history`, :func:`thinking_enabled`: the shims' ``history="check"`` step (raise
   ``HistoryError`` for what the framework's class would send and the vendor refuse) and how a
   model's thinking setting reads for it.
+- :func:`judge_call`, :func:`judge_text`: the one rule for a structured output (a schema's
+  tool call, or a JSON text): an object only from an output the vendor provably finished,
+  parsed once and strictly, valid against the schema; else ``StructuredOutputError``.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -53,6 +56,7 @@ from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
+from ._structured import CommittedOutput, judge_call, judge_text
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
@@ -63,6 +67,7 @@ from .vendors._tap import RawSink, Reshape, tap_client
 __all__ = [
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
+    "CommittedOutput",
     "ProgressEncoder",
     "RawSink",
     "Reshape",
@@ -71,6 +76,8 @@ __all__ = [
     "assembler_limit",
     "call_observer",
     "events_for_response",
+    "judge_call",
+    "judge_text",
     "masked_arguments",
     "ollama_tap_kwargs",
     "refuse_history",
