@@ -8,6 +8,8 @@
 - ``check_history(messages, provider)``, what the vendor would reject before it is sent
   (``HistoryError`` is what the gate raises for it);
 - ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button);
+- ``StructuredOutputError``, what ``with_structured_output`` raises (or gives as
+  ``parsing_error``) when no output was proven finished, parsed strictly and schema-valid;
 - ``declare_finish_signal(model_class, key)``, for a chat model whose end of turn the gate
   cannot read on its own.
 
@@ -20,7 +22,7 @@ vendor streams the gate reads directly; other chat models are gated on LangChain
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -41,6 +43,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "RunStats",
+    "StructuredOutputError",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",
     "ToolstreamMiddleware",
