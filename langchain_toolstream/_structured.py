@@ -18,24 +18,25 @@ response, which ``ToolstreamMiddleware`` answers and retries like a rejected cal
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, NamedTuple
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, message_chunk_to_message
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_chunk_to_message
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence, RunnableSerializable
 from langchain_core.runnables.config import patch_config
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict
-from toolstream_core import RECORD_KEY, DecisionRecord, StructuredOutputError, Turn, turn_record
+from toolstream_core import RECORD_KEY, DecisionRecord, Reason, StructuredOutputError, Turn, turn_record
 from toolstream_core.integration import judge_call, judge_text
 
 from ._messages import message_with_rejected_calls, read_record
 from ._rebind import rebind
 from ._tools import registry_from_bound_tools
 
-__all__ = ["GatedStructuredOutput", "StructuredOutputError", "structured_output"]
+__all__ = ["AgentVerdict", "GatedStructuredOutput", "StructuredOutputError", "acall_structured",
+           "agent_verdict", "call_structured", "structured_output"]
 
 _log = logging.getLogger(__name__)
 
@@ -256,3 +257,133 @@ def structured_output(gated: Any, schema: Any, *, include_raw: bool,
         step=step, inner=inner, gated=gated, tool=tool,
         json_schema=None if tool is not None else _json_schema(schema),
         validate_value=_validator(schema), include_raw=include_raw)
+
+
+# -- agents ------------------------------------------------------------------------------------
+
+#: The words that answer a JSON-text structured response the core did not accept (a call is
+#: answered by the gate's own error result instead).
+_ANSWER = ("Your last answer was not used as the structured response: {detail} [{reason}]. "
+           "Answer again with the complete structured response.")
+
+
+class AgentVerdict(NamedTuple):
+    """One model turn of an agent that asks for a structured response, judged.
+
+    ``failure``: why the turn gave no structured response (``None``: it gave one, or it
+    asked for ordinary tools first). ``messages``: what replaces the turn's messages in the
+    state when the failed output was a JSON text (the cut answer, if it said anything, then
+    a user message naming the reason); ``None`` when the gate's error results answer it.
+    """
+
+    failure: StructuredOutputError | None
+    messages: list[BaseMessage] | None
+
+
+_NO_VERDICT = AgentVerdict(None, None)
+
+
+def agent_verdict(response_format: Any, messages: list[BaseMessage],
+                  structured: Any) -> AgentVerdict:
+    """Judge the last gated AIMessage of an agent's model turn by the core's rule.
+
+    ``structured`` is the ``structured_response`` LangChain parsed from it. It stands only if
+    the turn ended normally; a turn that committed ordinary tool calls has none yet (nor
+    does one LangChain answers with its own retry message).
+    """
+    message = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    record = read_record(message) if message is not None else None
+    if response_format is None or message is None or record is None:
+        return _NO_VERDICT
+    if structured is not None and record.get("complete"):
+        return _NO_VERDICT
+    if structured is None and message.tool_calls:
+        return _NO_VERDICT
+    try:
+        if record.get("rejected") or _asks_for_a_call(response_format):
+            judge_call(record, [], name=None)
+        judge_text(record, message.text)
+        failure = StructuredOutputError(
+            Reason.no_output, "the model answered with text, not the structured response")
+    except StructuredOutputError as error:
+        failure = error
+    if failure.call_id is not None:
+        return AgentVerdict(failure, None)
+    answer = HumanMessage(content=_ANSWER.format(detail=failure.detail, reason=failure.reason))
+    kept = [m for m in messages if m is not message or message.content]
+    return AgentVerdict(failure, [*kept, answer])
+
+
+def _asks_for_a_call(response_format: Any) -> bool:
+    """A ``ToolStrategy``: the structured response is a call to one of its schemas' tools."""
+    from langchain.agents.structured_output import ToolStrategy
+
+    return isinstance(response_format, ToolStrategy)
+
+
+def _observed(request: Any, turns: list[Turn]) -> Any:
+    """``request`` whose gated model also reports its decided turn to ``turns``."""
+    model = request.model
+    user = getattr(model, "on_turn", None)
+
+    def observe(turn: Turn) -> None:
+        turns.append(turn)
+        if user is not None:
+            user(turn)
+
+    return request.override(model=model.model_copy(update={"on_turn": observe}))
+
+
+def _failed_turn(exc: Exception, turns: list[Turn]) -> AIMessage | None:
+    """The AIMessage of a model step that raised on a structured output: the one LangChain
+    could not parse, or (the SDK raised at the cut, e.g. OpenAI's ``LengthFinishReasonError``)
+    an empty one carrying the decided turn's record. ``None``: nothing was decided."""
+    message = getattr(exc, "ai_message", None)
+    if isinstance(message, AIMessage) and read_record(message) is not None:
+        return message
+    turn = turns[-1] if turns else None
+    if turn is None or turn.complete:
+        return None
+    return AIMessage(content="", response_metadata={
+        RECORD_KEY: turn_record(turn, mode="tap", error=exc)})
+
+
+def _structured_response(request: Any, message: AIMessage, exc: Exception) -> Any:
+    """The failed turn as a model response, when the core's rule has a verdict on it."""
+    from langchain.agents.middleware.types import ModelResponse
+
+    verdict = agent_verdict(request.response_format, [message], None)
+    if verdict.failure is None:
+        raise exc  # a finished output LangChain could not parse: its own error stands
+    return ModelResponse(result=[message], structured_response=None)
+
+
+def call_structured(request: Any, handler: Callable[[Any], Any]) -> Any:
+    """The agent's model step for a request that asks for a structured response: an error the
+    step raised on a cut output becomes that turn's (failed) response, judged like the rest
+    by `agent_verdict`. Any other error, and every request without a response format, is
+    the handler's own."""
+    if request.response_format is None:
+        return handler(request)
+    turns: list[Turn] = []
+    try:
+        return handler(_observed(request, turns))
+    except Exception as exc:
+        message = _failed_turn(exc, turns)
+        if message is None:
+            raise
+        return _structured_response(request, message, exc)
+
+
+async def acall_structured(request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+    """`call_structured` for ``awrap_model_call``."""
+    if request.response_format is None:
+        return await handler(request)
+    turns: list[Turn] = []
+    try:
+        return await handler(_observed(request, turns))
+    except Exception as exc:
+        message = _failed_turn(exc, turns)
+        if message is None:
+            raise
+        return _structured_response(request, message, exc)
