@@ -29,7 +29,7 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict
 from toolstream_core import RECORD_KEY, DecisionRecord, Reason, StructuredOutputError, Turn, turn_record
-from toolstream_core.integration import judge_call, judge_text
+from toolstream_core.integration import judge_call, judge_text, rejected_arguments
 
 from ._messages import message_with_rejected_calls, read_record
 from ._rebind import rebind
@@ -138,7 +138,7 @@ class GatedStructuredOutput(RunnableSerializable[LanguageModelInput, Any]):
         if record is None and turn is not None:  # the stream raised before its last chunk
             record = turn_record(turn, mode="tap", error=error)
             message = _with_record(message, record)
-        raw = _raw_arguments(turn)
+        raw = rejected_arguments(turn)
         try:
             if self.tool is not None:
                 calls = [(c.get("id"), c.get("name"), c.get("args"))
@@ -230,19 +230,6 @@ async def _acollect(chunks: AsyncIterator[Any]) -> _Collected:
     except Exception as exc:
         return _Collected(_finished(total), exc)
     return _Collected(_finished(total), None)
-
-
-def _raw_arguments(turn: Turn | None) -> dict[str, str]:
-    """The argument text of each rejected call by its answer id (the record keeps only the
-    history-safe text)."""
-    if turn is None:
-        return {}
-    raw: dict[str, str] = {}
-    for call in turn.rejected:
-        result = turn.result_for(call)
-        if result is not None and call.raw_arguments is not None:
-            raw[result.tool_call_id] = call.raw_arguments
-    return raw
 
 
 def structured_output(gated: Any, schema: Any, *, include_raw: bool,

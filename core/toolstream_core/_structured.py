@@ -4,7 +4,7 @@ LangChain's ``with_structured_output`` and ``create_agent(response_format=...)``
 ``structured_predict``, ``as_structured_llm`` and programs ask the model for one tool call or
 one JSON text and hand back an object. A cut output is the same hazard as a cut tool call,
 only the result is returned as data instead of run as a tool, so it gets the same rule
-(DESIGN §6.6), judged here once for both shims:
+(DESIGN §6, structured output), judged here once for both shims:
 
 - a *call* output is the first call to the schema's tool that the gate committed (complete,
   proven finished, strictly parsed, schema-valid); a rejected one gives its own reason;
@@ -26,11 +26,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._decision import DecisionRecord, RejectedEntry
-from ._models import Reason
+from ._models import Reason, Turn
 from ._registry import _compile, schema_violation_detail
 from ._strict_json import StrictJSONError, loads_strict
 
-__all__ = ["CommittedOutput", "StructuredOutputError", "judge_call", "judge_text"]
+__all__ = ["CommittedOutput", "StructuredOutputError", "judge_call", "judge_finished", "judge_text",
+           "rejected_arguments"]
 
 Validate = Callable[[Any], Any]
 """Turns the parsed JSON value into the framework's object (a pydantic class's
@@ -81,7 +82,7 @@ def judge_text(record: DecisionRecord | None, text: str | None, *,
     Schema the parsed value must satisfy; ``validate``: the framework's own conversion, run
     after it. Returns ``validate(value)``, or the parsed value without one.
     """
-    _require_finished(record, raw=text)
+    judge_finished(record, raw=text)
     if text is None or not text.strip():
         raise StructuredOutputError(Reason.no_output, "the answer holds no JSON text", raw=text)
     try:
@@ -111,9 +112,22 @@ def judge_call(record: DecisionRecord | None, committed: Sequence[CommittedOutpu
     for entry in record.get("rejected") or []:
         if name is None or entry.get("name") == name:
             raise _rejected(entry, raw or {})
-    _require_finished(record, raw=None)
+    judge_finished(record, raw=None)
     wanted = f"a call to {name!r}" if name else "a tool call"
     raise StructuredOutputError(Reason.no_output, f"the model ended its turn without {wanted}")
+
+
+def rejected_arguments(turn: Turn | None) -> dict[str, str]:
+    """The argument text of each rejected call of ``turn`` by the id its result answers: the
+    ``raw`` a shim gives `judge_call` (the record keeps only the history-safe text)."""
+    if turn is None:
+        return {}
+    raw: dict[str, str] = {}
+    for call in turn.rejected:
+        result = turn.result_for(call)
+        if result is not None and call.raw_arguments is not None:
+            raw[result.tool_call_id] = call.raw_arguments
+    return raw
 
 
 def _rejected(entry: RejectedEntry, raw: Mapping[str, str]) -> StructuredOutputError:
@@ -125,8 +139,10 @@ def _rejected(entry: RejectedEntry, raw: Mapping[str, str]) -> StructuredOutputE
                                  raw=text if text is not None else entry.get("args"))
 
 
-def _require_finished(record: DecisionRecord | None, *, raw: str | None) -> None:
-    """Raise unless the record proves the turn ended normally."""
+def judge_finished(record: DecisionRecord | None, *, raw: str | None = None) -> None:
+    """Raise `StructuredOutputError` unless the record proves the turn ended normally (the
+    first question of `judge_text`; alone, for an output a framework parses itself, such as
+    a ReAct agent's action text). ``raw``: the text to name in the error."""
     if record is None:
         raise StructuredOutputError(Reason.stream_truncated, _NOT_PROVEN, raw=raw)
     if record.get("complete"):

@@ -39,6 +39,8 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`judge_call`, :func:`judge_text`: the one rule for a structured output (a schema's
   tool call, or a JSON text): an object only from an output the vendor provably finished,
   parsed once and strictly, valid against the schema; else ``StructuredOutputError``.
+  :func:`judge_finished` is its first question alone (did the turn end normally);
+  :func:`rejected_arguments` the raw text of a turn's rejected calls, for the error.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -56,7 +58,7 @@ from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
-from ._structured import CommittedOutput, judge_call, judge_text
+from ._structured import CommittedOutput, judge_call, judge_finished, judge_text, rejected_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
@@ -77,10 +79,12 @@ __all__ = [
     "call_observer",
     "events_for_response",
     "judge_call",
+    "judge_finished",
     "judge_text",
     "masked_arguments",
     "ollama_tap_kwargs",
     "refuse_history",
+    "rejected_arguments",
     "rejection_detail",
     "request_limit",
     "responses_answer",

@@ -1,4 +1,4 @@
-"""DESIGN §6.6: a structured output is an object only from an output proven finished.
+"""DESIGN §6, structured output: a structured output is an object only from an output proven finished.
 
 The judges (``toolstream_core.integration.judge_text`` / ``judge_call``) read the turn's
 decision record, as both shims keep it, so every case here goes through a real ``Turn`` built
@@ -207,3 +207,22 @@ def test_a_cancelled_turn_ends_cancelled() -> None:
     assembler.cancel("the user pressed stop")
     turn = assembler.finish(transport_complete=False)
     assert (turn.end_reason, turn.end_detail) == (Reason.cancelled, "the user pressed stop")
+
+
+def test_judge_finished_asks_only_whether_the_turn_ended_normally() -> None:
+    from toolstream_core.integration import judge_finished
+
+    judge_finished(record(chat_text("Action: x"), "openai-chat"))  # ended normally: no error
+    with pytest.raises(StructuredOutputError) as caught:
+        judge_finished(record(chat_text("Action: x", "length"), "openai-chat"), raw="Action: x")
+    assert (caught.value.reason, caught.value.raw) == (Reason.stream_truncated, "Action: x")
+
+
+def test_rejected_arguments_are_keyed_by_the_id_their_result_answers() -> None:
+    from toolstream_core.integration import rejected_arguments
+
+    turn = b.run(call_stream(CUT, "truncated"), provider="openai-chat", tools=TOOLS)
+    assert rejected_arguments(turn) == {"call_f": CUT}
+    assert rejected_arguments(None) == {}
+    whole = b.run(call_stream(COMPLETE), provider="openai-chat", tools=TOOLS)
+    assert rejected_arguments(whole) == {}

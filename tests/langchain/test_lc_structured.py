@@ -1,4 +1,4 @@
-"""Issue 28: ``with_structured_output`` keeps the gate's promise (DESIGN §6.6).
+"""Issue 28: ``with_structured_output`` keeps the gate's promise (DESIGN §6, structured output).
 
 Through the real partner classes (``ChatOpenAI`` chat and Responses, ``ChatAnthropic``,
 ``ChatGoogleGenerativeAI``) over the emulator: the schema's object only from an output the
