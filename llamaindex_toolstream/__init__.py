@@ -11,6 +11,9 @@
   :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
   :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
   to the LangChain shim;
+- :class:`StructuredOutputError` is what a structured output raises when no output was
+  proven finished, parsed strictly and schema-valid (``structured_predict`` and its stream /
+  async twins, ``as_structured_llm``, ``FunctionCallingProgram``);
 - :func:`check_history` lists what the vendor would reject in a history before it is sent;
   the gated LLM repairs every outgoing history (``history="repair"``) and, with
   ``history="check"`` (the agent's default), raises :class:`HistoryError` for the rest.
@@ -18,7 +21,7 @@
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (
@@ -52,6 +55,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "ProviderMismatchError",
+    "StructuredOutputError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
     "ToolstreamStreamHandler",

@@ -42,7 +42,7 @@ from toolstream_core import AssemblerEvent, Turn
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy
-from ._llm import ToolstreamLLM
+from ._llm import agent_llm
 from ._messages import call_name, is_paused, pair_orphan_calls, paused_message
 from ._session import StreamSession, session_of
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
@@ -72,13 +72,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
         included; giving ``config`` or the callbacks here as well is then an error (as for
         ``ToolstreamMiddleware``)."""
         super().__init__(*args, **kwargs)
-        if isinstance(self.llm, ToolstreamLLM):
-            if config is not None or on_turn is not None or on_event is not None:
-                raise ValueError("the agent's LLM is already gated by toolstream: give config= "
-                                 "and the callbacks to ToolstreamLLM instead of the agent")
-        else:
-            self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event,
-                                     history=history)
+        self.llm = agent_llm(self.llm, config=config, on_turn=on_turn, on_event=on_event,
+                             history=history)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])
