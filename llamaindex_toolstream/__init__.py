@@ -5,6 +5,8 @@
   calls only. A ``provider=`` that does not match the LLM raises ``ProviderMismatchError``.
 - :class:`ToolstreamFunctionAgent` is a drop-in ``FunctionAgent`` (standalone or inside
   ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
+- :class:`ToolstreamReActAgent` is a drop-in ``ReActAgent`` that never runs an action from a
+  turn the vendor did not finish (the step is answered with the reason and asked again).
 - :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's
   event stream into call-progress events for a UI; they never execute anything.
 - :func:`read_record` reads the decision record (plain JSON in ``additional_kwargs``);
@@ -41,6 +43,7 @@ from ._messages import (
     read_record,
 )
 from ._providers import ProviderMismatchError
+from ._react import ToolstreamReActAgent
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "StructuredOutputError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
+    "ToolstreamReActAgent",
     "ToolstreamStreamHandler",
     "check_history",
     "error_tool_messages",
