@@ -151,7 +151,8 @@ _TABLE: tuple[tuple[str, frozenset[str], Expectation, str], ...] = (
      "Structured output as a tool call: one Weather call (the schema's tool)."),
     ("structured_call_truncated", _ALL,
      Expectation(rejected=("Weather",), reasons=_TRUNC, complete=False),
-     'The Weather call cut at {"city":"Paris","unit":"cel then a max-token stop.'),
+     'The structured output Weather, as a call cut at {"city":"Paris","unit":"cel by a '
+     "max-token stop: a framework that repairs it returns Weather(unit='cel')."),
     ("structured_json", _ALL, Expectation(),
      'Structured output as JSON text: {"city":"Paris","unit":"celsius"}, a normal stop.'),
     ("structured_json_truncated", _ALL, Expectation(complete=False),
