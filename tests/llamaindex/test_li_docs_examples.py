@@ -14,3 +14,9 @@ def test_agent_example_rejects_the_cut_call_and_runs_the_good_one() -> None:
 def test_llm_wrapper_example_returns_no_call_for_a_rejected_one() -> None:
     assert run_example("llamaindex-llm") == [
         "[]", "[('write_file', 'stream_truncated')]", "['assistant', 'tool']"]
+
+
+def test_structured_output_example_raises_on_the_cut_json_and_asks_as_openai_does() -> None:
+    assert run_example("llamaindex-structured") == [
+        "stream_truncated '{\"city\":\"Paris\",\"unit\":\"cel'", "city='Paris' unit='celsius'",
+        "json_schema"]
