@@ -53,6 +53,12 @@ class Assembler:
     ``max_output_tokens``: the request's output-token limit, when the caller knows it (the
     backstop of DESIGN §5: a turn whose reported output tokens reached it was cut, whatever
     its finish reason says). Settable until ``finish`` for callers that learn it late.
+
+    ``run_budget``: how many more calls may commit in this agent run (seed 004 gate step 5;
+    the core never sees the run, so the agent says what is left, and ``Turn.run_budget_left``
+    is the next turn's value). A call that passes every other check but would commit past it
+    fails ``run_budget_exceeded``, checked at each commit (early, pipelined commits included).
+    ``None``: the config's ``max_tool_calls_per_run``, itself ``None`` (unbounded) by default.
     """
 
     __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_record_class", "_table", "_turn")
@@ -65,12 +71,14 @@ class Assembler:
         provider: Provider | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         max_output_tokens: int | None = None,
+        run_budget: int | None = None,
     ) -> None:
         if provider is not None and provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
         self._config = config if config is not None else _DEFAULT_CONFIG
         registry = Registry(tools, self._config.allow_pipelined_execute, self._config.sensitive_tools)
         self._table = CallTable(registry, self._config, on_event, provider, _token_limit(max_output_tokens))
+        self._table.run_budget = _run_budget(run_budget, self._config.max_tool_calls_per_run)
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._cancelled = False
         self._feeding = True  # neither finished nor cancelled: one read on the per-chunk path
@@ -182,6 +190,17 @@ def fail_unfinished(assembler: Assembler, reason: Reason, detail: str) -> None:
     """
     if assembler._turn is None and not assembler._cancelled:
         assembler._table.fail_unfinished(reason, detail)
+
+
+def _run_budget(value: Any, per_run: int | None) -> int | None:
+    """The calls this turn may commit: what the caller says the run has left, never more than
+    the config's ``max_tool_calls_per_run``; that maximum alone when the caller says nothing
+    (a turn is at least part of a run)."""
+    if value is not None and (value.__class__ is not int or value < 0):
+        raise ValueError(f"run_budget must be a non-negative integer or None, got {value!r}")
+    if value is None or per_run is None:
+        return per_run if value is None else value
+    return min(value, per_run)
 
 
 def _token_limit(value: Any) -> int | None:

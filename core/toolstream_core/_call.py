@@ -99,11 +99,14 @@ class Call:
       ``final``    the ``ToolCall`` handed out once the call is terminal.
       ``dropped``  leave it out of ``Turn.calls`` (``drop_with_protocol_repair``).
       ``opened_at`` monotonic time of the first event (metrics and tracing).
+      ``closed_at`` monotonic time the vendor closed the arguments (``None`` until then): a
+                   pipelined commit's latency runs from it (DESIGN §4.12).
     """
 
     __slots__ = (
         "anonymous",
         "blocks",
+        "closed_at",
         "done_text",
         "dropped",
         "final",
@@ -155,6 +158,7 @@ class Call:
         self.final: ToolCall | None = None
         self.dropped = False
         self.opened_at = time.monotonic()
+        self.closed_at: float | None = None
 
     def push(self, fragment: str) -> None:
         """Keep one text fragment (``CallTable.append`` inlines this for the common case)."""

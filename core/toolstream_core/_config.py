@@ -89,6 +89,11 @@ class AssembleConfig:
     sensitive_tools: tuple[tuple[str, Sensitive], ...] = ()
     """Tools whose arguments stay private everywhere (see ``_sensitive``): given as a list of
     names or a mapping name -> ``true`` / argument paths, kept as ``(name, sensitive)`` pairs."""
+    tenant: str | None = None
+    max_tool_calls_per_run: int | None = None
+    """Seed 004's run budget: calls one agent run may commit in all; ``None``: unbounded. The
+    core sees one turn, so the agent tells each ``Assembler`` what is left (``run_budget``)."""
+    """The ``tenant`` label on every metric (DESIGN §4.12); ``None``: no such label."""
 
     def __post_init__(self) -> None:
         for key, choices in _CHOICES.items():
@@ -99,6 +104,10 @@ class AssembleConfig:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{SECTION}.{key}: expected a positive integer, got {value!r}")
+        budget = self.max_tool_calls_per_run
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise ValueError(f"{SECTION}.max_tool_calls_per_run: expected a positive integer or null, "
+                             f"got {budget!r}")
         timeout = self.assemble_idle_timeout_s
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(
@@ -119,6 +128,8 @@ class AssembleConfig:
                              f"got {self.trace_tool_arguments!r}")
         object.__setattr__(self, "sensitive_tools",
                            parse_sensitive_tools(self.sensitive_tools, f"{SECTION}.sensitive_tools"))
+        if self.tenant is not None and (not isinstance(self.tenant, str) or not self.tenant.strip()):
+            raise ValueError(f"{SECTION}.tenant: expected a tenant name or null, got {self.tenant!r}")
 
     @property
     def strict(self) -> bool:

@@ -1,20 +1,19 @@
 """The I/O edge: drive a vendor stream through an ``Assembler`` and always return a Turn.
 
-The state machine stays sans-I/O; waiting, timeouts and task cancellation live here.
+The state machine stays sans-I/O; waiting and timeouts live in ``_idle`` (the guards the shims
+use too), and what each way a stream can end does to the turn lives in ``_Drive``, the one
+non-I/O base the twins share (httpx style): ``assemble`` and ``aassemble`` are the same short
+loop, line for line, one with ``for`` and one with ``async for``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
-import sys
-import threading
 from collections.abc import AsyncIterable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._assembler import Assembler, fail_unfinished
 from ._config import AssembleConfig
+from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout
 from ._models import AssemblerEvent, Provider, Reason, Turn
 from ._registry import ToolsArg
 
@@ -35,15 +34,47 @@ class AssemblerOptions(TypedDict, total=False):
     provider: Provider | None
     on_event: Callable[[AssemblerEvent], None] | None
     max_output_tokens: int | None
+    run_budget: int | None
 
-_END = object()
 
+class _Drive:
+    """One driven turn, without I/O: the assembler, and the turn each kind of end makes.
 
-def _close_quietly(stream: Any) -> None:
-    close = getattr(stream, "close", None)
-    if callable(close):
-        with contextlib.suppress(Exception):  # closing a stalled stream is best effort
-            close()
+    Every end decides the turn (``finish``), so a ``Turn`` and its span exist whatever stopped
+    the stream: its end, an exception from it, an idle gap, or an interrupt.
+    """
+
+    __slots__ = ("assembler", "timeout")
+
+    def __init__(self, options: AssemblerOptions) -> None:
+        self.assembler = Assembler(**options)
+        self.timeout = float(self.assembler.config.assemble_idle_timeout_s)
+
+    def feed(self, chunk: Any) -> None:
+        self.assembler.feed(chunk)
+
+    def ended(self) -> Turn:
+        """The stream ended: the transport half of the proof (4.4)."""
+        return self.assembler.finish()
+
+    def stopped(self, stop: BaseException) -> Turn:
+        """The loop was stopped by ``stop``; the turn it makes, or ``stop`` re-raised.
+
+        - ``StreamIdleTimeout`` (the guard's): the open calls fail ``idle_timeout``;
+        - any other ``Exception`` (from the stream): a dropped transport, kept in
+          ``Turn.error``, not raised;
+        - an interrupt (``KeyboardInterrupt``, ``SystemExit``, task cancellation,
+          ``GeneratorExit``): the calls are cancelled and the turn decided (its span closed),
+          then it is re-raised: Python's contract.
+        """
+        if isinstance(stop, StreamIdleTimeout):
+            fail_unfinished(self.assembler, Reason.idle_timeout, str(stop))
+            return self.assembler.finish(transport_complete=False, error=stop)
+        if isinstance(stop, Exception):
+            return self.assembler.finish(transport_complete=False, error=stop)
+        self.assembler.cancel(f"stream interrupted by {type(stop).__name__}")
+        self.assembler.finish(transport_complete=False, error=stop)
+        raise stop
 
 
 def assemble(stream: Iterable[Any], **options: Unpack[AssemblerOptions]) -> Turn:
@@ -52,90 +83,35 @@ def assemble(stream: Iterable[Any], **options: Unpack[AssemblerOptions]) -> Turn
     The keywords are the ``Assembler``'s (``max_output_tokens``: pass the request's limit
     to arm the max-token backstop).
 
-    The stream is read on a helper thread so a stalled connection is noticed after
-    ``assemble_idle_timeout_s`` even while the socket read blocks; the open calls then fail with
-    ``idle_timeout`` and the stream is closed. An exception from the stream ends it as a dropped
-    transport (kept in ``Turn.error``, not raised).
+    The stream is read through an ``IdleGuard``, on a helper thread, so a stalled connection
+    is noticed after ``assemble_idle_timeout_s`` even while the socket read blocks; the open
+    calls then fail with ``idle_timeout``, the stream is closed and its reader stops. An
+    exception from the stream ends it as a dropped transport (kept in ``Turn.error``, not
+    raised). An interrupt (``KeyboardInterrupt``, ``SystemExit``, ...) cancels the calls,
+    decides the turn, and is re-raised.
     """
-    assembler = Assembler(**options)
-    timeout = float(assembler.config.assemble_idle_timeout_s)
-    inbox: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=1024)
-
-    def pump() -> None:
+    drive = _Drive(options)
+    with IdleGuard(stream, drive.timeout) as chunks:
         try:
-            for chunk in stream:
-                inbox.put((chunk, None))
-        except BaseException as exc:  # handed to the consumer, which decides
-            inbox.put((_END, exc))
-            return
-        inbox.put((_END, None))
-
-    threading.Thread(target=pump, name="toolstream-assemble", daemon=True).start()
-    while True:
-        try:
-            chunk, error = inbox.get(timeout=timeout)
-        except queue.Empty:
-            fail_unfinished(assembler, Reason.idle_timeout, f"no data for {timeout:g} s")
-            _close_quietly(stream)
-            return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
-        if chunk is _END:
-            if error is None:
-                return assembler.finish()
-            if not isinstance(error, Exception):
-                assembler.cancel(f"stream interrupted by {type(error).__name__}")
-                raise error
-            return assembler.finish(transport_complete=False, error=error)
-        assembler.feed(chunk)
+            for chunk in chunks:
+                drive.feed(chunk)
+        except BaseException as stop:
+            return drive.stopped(stop)
+    return drive.ended()
 
 
 async def aassemble(stream: AsyncIterable[Any], **options: Unpack[AssemblerOptions]) -> Turn:
-    """Consume an async stream and return its Turn (the keywords as for ``assemble``).
+    """Consume an async stream and return its Turn (the keywords and ends as for ``assemble``).
 
-    Task cancellation cancels the calls and re-raises ``CancelledError`` (Python's contract):
-    callers that must pair ids after a cancel should hold their own ``Assembler``.
+    Task cancellation cancels the calls, decides the turn and re-raises ``CancelledError``
+    (Python's contract): callers that must pair ids after a cancel hold their own
+    ``Assembler``.
     """
-    assembler = Assembler(**options)
-    timeout = float(assembler.config.assemble_idle_timeout_s)
-    iterator = stream.__aiter__()
-    try:
-        while True:
-            try:
-                chunk = await _next_within(iterator, timeout)
-            except StopAsyncIteration:
-                return assembler.finish()
-            except TimeoutError:
-                fail_unfinished(assembler, Reason.idle_timeout, f"no data for {timeout:g} s")
-                await _aclose_quietly(stream)
-                return assembler.finish(transport_complete=False, error=TimeoutError(f"idle for {timeout:g} s"))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                return assembler.finish(transport_complete=False, error=exc)
-            assembler.feed(chunk)
-    except asyncio.CancelledError:
-        assembler.cancel("the task was cancelled")
-        assembler.finish(transport_complete=False)
-        raise
-
-
-async def _next_within(iterator: Any, timeout: float) -> Any:
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(timeout):
-            return await iterator.__anext__()
-    try:  # pragma: no cover - Python 3.10
-        return await asyncio.wait_for(iterator.__anext__(), timeout)
-    except asyncio.TimeoutError:  # pragma: no cover
-        raise TimeoutError from None
-
-
-async def _aclose_quietly(stream: Any) -> None:
-    for name in ("aclose", "close"):
-        close = getattr(stream, name, None)
-        if callable(close):
-            try:
-                result = close()
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception:
-                pass
-            return
+    drive = _Drive(options)
+    async with AsyncIdleGuard(stream, drive.timeout) as chunks:
+        try:
+            async for chunk in chunks:
+                drive.feed(chunk)
+        except BaseException as stop:
+            return drive.stopped(stop)
+    return drive.ended()

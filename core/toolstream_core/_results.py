@@ -42,6 +42,7 @@ _WHY: dict[Reason, str] = {
     Reason.cancelled: "the response was cancelled before the call completed",
     Reason.idle_timeout: "the response stalled before the call was complete",
     Reason.no_output: "the response ended without the output that was asked for",
+    Reason.run_budget_exceeded: "this run has used up its budget of tool calls",
 }
 
 _RETRY: dict[Reason, str] = {
@@ -49,6 +50,8 @@ _RETRY: dict[Reason, str] = {
     Reason.too_many_tool_calls: "Retry with fewer calls in one response.",
     Reason.unknown_tool: "Call one of the available tools instead.",
     Reason.cancelled: "Retry the call if it is still needed.",
+    Reason.run_budget_exceeded: ("Do not retry it or call other tools in this run; answer with the "
+                                 "information you already have."),
 }
 
 

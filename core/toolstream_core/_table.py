@@ -34,7 +34,7 @@ from ._call import MOVE_TO, Call, Move, move
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
 from ._finalize import NO_VALUE, Deferred, decide, same_copy
-from ._metrics import metrics
+from ._metrics import Instrument, metrics
 from ._models import (
     ArgumentsDelta,
     AssemblerEvent,
@@ -99,6 +99,9 @@ class CallTable:
         self._forward = config.ui_forward_partial_args
         self._plain = on_event is None and not registry.sensitive  # events need no more than a list
         self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
+        self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
+        self.run_budget: int | None = None  # calls the run may still commit (set by the Assembler)
+        self._commits = 0
 
     # -- what the Assembler asks --------------------------------------------------------------
 
@@ -111,6 +114,7 @@ class CallTable:
 
     def finish(self, transport_complete: bool, error: BaseException | None, *, cancelled: bool) -> Turn:
         """Decide every live call (rule 4, then rules 5 and 7 per call) and build the Turn."""
+        self._ended_at = time.monotonic()
         complete = False
         if not cancelled:
             complete, reason, detail = self._completion(transport_complete, error)
@@ -120,7 +124,7 @@ class CallTable:
             # Turn.complete stays the config mode's answer.
             unsignalled = reason is Reason.stream_truncated and detail is _NO_SIGNAL
             default_strict = self.config.mode == "strict"
-            for call in self._client_calls():
+            for call in self._ordered(self._client_calls()):  # the run budget goes in queue order
                 if call.state not in _LIVE:
                     continue
                 proven = complete
@@ -380,6 +384,7 @@ class CallTable:
         call = self.calls.get(key)
         if call is not None and call.state is _OPEN:
             move(call, Move.close)
+            call.closed_at = time.monotonic()
 
     def settle(self, key: Hashable) -> None:
         """Rule 10: a point where the vendor can no longer change this call; pipeline if allowed."""
@@ -501,7 +506,7 @@ class CallTable:
         for twin in call.twins:
             twin_raw = twin.raw()
             if twin.name != call.name or not same_copy(twin_raw, raw):
-                metrics.count("duplicate", self.provider, call.name)
+                self._metric("duplicate", 1, call)
                 self._terminate(
                     call, Move.fail, Reason.duplicate_conflict,
                     f"call id {call.id!r} was sent again with different arguments",
@@ -519,10 +524,14 @@ class CallTable:
             must_be_object=self.config.arguments_must_be_object,
         )
         if call.twins or decision.deduplicated:
-            metrics.count("duplicate", self.provider, call.name)
+            self._metric("duplicate", 1, call)
+        if decision.reason is None and not self._within_budget():
+            self._terminate(call, Move.fail, Reason.run_budget_exceeded,
+                            f"the run's tool-call budget allowed {self.run_budget} more call(s) in this "
+                            "turn, all committed")
+            return
         if decision.reason is None:
-            metrics.record("bytes", call.nbytes, self.provider, call.name)
-            metrics.record("to_commit", time.monotonic() - call.opened_at, self.provider, call.name)
+            self._commit_latency(call)  # before the commit's event: a slow callback is not ours
             self._terminate(call, Move.commit, arguments=decision.arguments)
             return
         if decision.reason is Reason.invalid_json:
@@ -530,13 +539,21 @@ class CallTable:
             return
         self._terminate(call, Move.fail, decision.reason, decision.detail)
 
+    def _within_budget(self) -> bool:
+        """Seed gate step 5, the last check before a call is queued: one more commit fits the
+        run's budget (DESIGN 4.8). Counted here, so early (pipelined) commits count first."""
+        if self.run_budget is not None and self._commits >= self.run_budget:
+            return False
+        self._commits += 1
+        return True
+
     def _reject_invalid_json(self, call: Call, detail: str) -> None:
-        metrics.count("invalid_json", self.provider, call.name)
+        self._metric("invalid_json", 1, call)
         call.dropped = self.config.on_invalid_json == "drop_with_protocol_repair"
         self._terminate(call, Move.fail, Reason.invalid_json, detail)
 
     def _overflow(self, call: Call) -> None:
-        metrics.count("overflow", self.provider, call.name)
+        self._metric("overflow", 1, call)
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
         call.blocks = []
         call.done_text = None
@@ -584,11 +601,26 @@ class CallTable:
             provider=self.provider,
             sensitive=self._registry.sensitivity(call.name),
         )
+        self._metric("bytes", call.nbytes + call.twin_bytes, call, state=state.value)
         if state is CallState.committed:
             self._emit(CallCommitted(call.final))
         else:
-            metrics.count("rejected", self.provider, call.name)
+            self._metric("rejected", 1, call, reason=(reason or Reason.upstream_error).value)
             self._emit(CallRejected(call.final))
+
+    def _metric(self, name: Instrument, value: float, call: Call, **extra: str) -> None:
+        """Record one of the §4.12 instruments for ``call``, with the config's tenant."""
+        metrics.record(name, value, self.provider, call.name, self.config.tenant, extra)
+
+    def _commit_latency(self, call: Call) -> None:
+        """§4.12: a commit's latency from the end of the stream (``finish``), or, for a call
+        committed before it (pipelining, 4.10), from the vendor's close of its arguments;
+        and, under its own name, from the call's first event."""
+        now = time.monotonic()
+        start = self._ended_at if self._ended_at is not None else call.closed_at
+        if start is not None:
+            self._metric("to_commit", max(0.0, now - start), call)
+        self._metric("open_to_commit", now - call.opened_at, call)
 
     def _synthesized_id(self, call: Call) -> str:
         """Stable across re-chunking (arrival order, name, bytes), unique within the stream."""
@@ -634,12 +666,16 @@ class CallTable:
             provider=self.provider,
         )
 
-    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
-        clients = self._client_calls()
+    def _ordered(self, clients: list[Call]) -> list[Call]:
+        """``clients`` in ``finalize_order``: the order of ``Turn.calls`` and of the queue."""
         if self.config.finalize_order == "provider_index":
             clients.sort(key=lambda c: (_order_key(c.order), c.seq))
         else:
             clients.sort(key=lambda c: c.seq)
+        return clients
+
+    def _build_turn(self, complete: bool, error: BaseException | None) -> Turn:
+        clients = self._ordered(self._client_calls())
         calls: list[ToolCall] = []
         dropped: list[ToolCall] = []
         results: list[ErrorResult] = []
@@ -669,6 +705,7 @@ class CallTable:
             anomalies=tuple(self._anomalies),
             end_reason=None if ending is None else ending[0],
             end_detail=None if ending is None else ending[1],
+            run_budget_left=None if self.run_budget is None else self.run_budget - self._commits,
             _results=tuple(results),
         )
 

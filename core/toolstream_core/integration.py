@@ -44,6 +44,12 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
+- :class:`IdleGuard`, :class:`AsyncIdleGuard`, :class:`StreamIdleTimeout`,
+  :func:`abort_transport`: ``assemble_idle_timeout_s`` for a stream the shim reads itself (an
+  idle gap raises ``StreamIdleTimeout`` after closing the source; the open calls then fail
+  ``idle_timeout``), the one implementation the core's drivers use too.
+- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
+  an agent refuses to run a call the gate did not commit.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ._history import HistoryError, HistoryProblem
+from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from ._metrics import record_refused_execution
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
@@ -69,12 +77,16 @@ from .vendors._tap import RawSink, Reshape, tap_client
 __all__ = [
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
+    "AsyncIdleGuard",
     "CommittedOutput",
+    "IdleGuard",
     "ProgressEncoder",
     "RawSink",
     "Reshape",
+    "StreamIdleTimeout",
     "TapSession",
     "TapState",
+    "abort_transport",
     "assembler_limit",
     "call_observer",
     "events_for_response",
@@ -83,6 +95,7 @@ __all__ = [
     "judge_text",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "record_refused_execution",
     "refuse_history",
     "rejected_arguments",
     "rejection_detail",

@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "allow_pipelined_execute": [],
     "trace_tool_arguments": None,
     "sensitive_tools": (),
+    "tenant": None,
+    "max_tool_calls_per_run": None,
 }
 
 FULL_YAML = """\
@@ -49,6 +51,8 @@ agent_stream_assemble:
   sensitive_tools:
     login: true
     http_request: [headers.Authorization, password]
+  tenant: acme
+  max_tool_calls_per_run: 2
 logging:
   level: info
 """
@@ -66,6 +70,8 @@ FULL_VALUES: dict[str, Any] = {
     "allow_pipelined_execute": ["read_file", "search"],
     "trace_tool_arguments": True,
     "sensitive_tools": (("login", True), ("http_request", ("headers.Authorization", "password"))),
+    "tenant": "acme",
+    "max_tool_calls_per_run": 2,
 }
 
 
@@ -181,6 +187,15 @@ BAD_VALUES: list[tuple[str, Any]] = [
     ("sensitive_tools", {"login": "yes"}),
     ("sensitive_tools", {"http_request": ["headers..Authorization"]}),
     ("sensitive_tools", {"http_request": []}),
+    ("tenant", ""),
+    ("tenant", "  "),
+    ("tenant", 7),
+    ("tenant", ["acme"]),
+    ("max_tool_calls_per_run", 0),
+    ("max_tool_calls_per_run", -2),
+    ("max_tool_calls_per_run", 1.5),
+    ("max_tool_calls_per_run", "2"),
+    ("max_tool_calls_per_run", True),
 ]
 
 
@@ -278,3 +293,12 @@ agent_stream_assemble:
     - http_request: [headers.Authorization]
 """)
     assert config.sensitive_tools == (("login", True), ("http_request", ("headers.Authorization",)))
+
+
+def test_max_tool_calls_per_run_from_every_form() -> None:
+    """Issue 26: ``{"max_tool_calls_per_run": 2}`` was an unknown key."""
+    expected = AssembleConfig(max_tool_calls_per_run=2)
+    assert AssembleConfig.from_mapping({"max_tool_calls_per_run": 2}) == expected
+    assert AssembleConfig.from_yaml("agent_stream_assemble:\n  max_tool_calls_per_run: 2\n") == expected
+    assert AssembleConfig.coerce({"max_tool_calls_per_run": 2}) == expected
+    assert AssembleConfig.from_yaml("agent_stream_assemble:\n  max_tool_calls_per_run: null\n") == AssembleConfig()

@@ -17,7 +17,18 @@ from typing import Any
 
 import builders as b
 import pytest
-from toolstream_core import AssembleConfig, CallOpened, CallRejected, CallState, Reason, aassemble, assemble
+from stall_server import GUARD_S, StallServer
+from toolstream_core import (
+    ArgumentsDelta,
+    AssembleConfig,
+    CallOpened,
+    CallRejected,
+    CallState,
+    Reason,
+    aassemble,
+    assemble,
+)
+from toolstream_core.integration import StreamIdleTimeout
 
 ADD = '{"a":2,"b":3}'
 CALLS = [
@@ -59,6 +70,14 @@ def test_assemble_passes_its_keywords_to_the_assembler() -> None:
                     config=AssembleConfig(finalize_order="arrival"), on_event=seen.append)
     assert [c.reason for c in turn.calls] == [Reason.unknown_tool, Reason.unknown_tool]
     assert any(isinstance(e, CallOpened) for e in seen)
+
+
+def test_both_drivers_take_the_run_budget() -> None:
+    expected = [("call_1", CallState.committed, None), ("call_2", CallState.failed, Reason.run_budget_exceeded)]
+    turn = assemble(iter(chat_events()), run_budget=1)
+    assert (summary(turn), turn.run_budget_left) == (expected, 0)
+    turn = asyncio.run(aassemble(_agen(chat_events()), run_budget=1))
+    assert (summary(turn), turn.run_budget_left) == (expected, 0)
 
 
 def _raising(events: list[Any], error: BaseException, after: int) -> Iterator[Any]:
@@ -241,3 +260,143 @@ def test_assemble_over_a_connection_dropped_mid_body(provider: str, emu: Any) ->
     assert turn.complete is False
     assert turn.committed == ()
     assert len(turn.error_results()) == len(turn.calls)
+
+
+# ============================================================================================
+# Twins in lockstep: every end decides the turn, in both drivers
+# ============================================================================================
+
+INTERRUPTS = [KeyboardInterrupt(), SystemExit(2), GeneratorExit()]
+
+
+def _cancelled_calls(seen: list[Any]) -> list[Any]:
+    return [e.call for e in seen if isinstance(e, CallRejected) and e.call.state is CallState.cancelled]
+
+
+def _turn_span_states() -> Any:
+    """The states the one ``toolstream.turn`` span recorded (the span exists: it was closed)."""
+    from otel_util import call_events, turn_spans
+
+    return [[e["toolstream.tool_call.state"] for e in call_events(s)] for s in turn_spans(_EXPORTER[0])]
+
+
+_EXPORTER: list[Any] = []
+
+
+@pytest.fixture
+def span_states() -> Any:
+    from otel_util import span_exporter
+
+    _EXPORTER[:] = [span_exporter()]
+    return _turn_span_states
+
+
+@pytest.mark.parametrize("interrupt", INTERRUPTS, ids=lambda e: type(e).__name__)
+def test_assemble_finishes_the_turn_on_any_interrupt(interrupt: BaseException, span_states: Any) -> None:
+    """Issue 26 item 7: the sync driver used to re-raise without ``finish()``: no Turn, no span."""
+    seen: list[Any] = []
+    with pytest.raises(type(interrupt)):
+        assemble(_raising(chat_events(), interrupt, 4), on_event=seen.append)
+    cancelled = _cancelled_calls(seen)
+    assert [c.id for c in cancelled] == ["call_1"]
+    assert span_states() == [["cancelled"]]
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt(), SystemExit(2)], ids=lambda e: type(e).__name__)
+async def test_aassemble_finishes_the_turn_on_any_interrupt(interrupt: BaseException, span_states: Any) -> None:
+    seen: list[Any] = []
+    with pytest.raises(type(interrupt)):
+        await aassemble(_agen(chat_events(), error=interrupt, after=4), on_event=seen.append)
+    assert [c.id for c in _cancelled_calls(seen)] == ["call_1"]
+    assert span_states() == [["cancelled"]]
+
+
+def test_assemble_interrupt_in_the_callers_thread_stops_the_reader(span_states: Any) -> None:
+    """Ctrl-C lands in the caller's thread (here: raised by the UI callback mid-stream): the
+    turn is decided, the reader stops and the stream is closed."""
+    closed = threading.Event()
+
+    def source() -> Iterator[Any]:
+        try:
+            yield from chat_events()
+        finally:
+            closed.set()
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, ArgumentsDelta):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        assemble(source(), on_event=on_event)
+    assert closed.wait(GUARD_S), "the stream was left open"
+    assert span_states() == [["cancelled"]]
+
+
+def test_assemble_reader_stops_when_the_idle_timeout_fires() -> None:
+    """Issue 26 item 7: the pump thread kept reading the stream after the idle timeout."""
+    release, closed = threading.Event(), threading.Event()
+    pulled: list[Any] = []
+    events = chat_events()
+
+    def stalls() -> Iterator[Any]:
+        try:
+            yield from events[:4]
+            release.wait(GUARD_S)
+            for event in events[4:]:
+                pulled.append(event)
+                yield event
+        finally:
+            closed.set()
+
+    try:
+        turn = assemble(stalls(), config=QUICK)
+    finally:
+        release.set()
+    assert {c.reason for c in turn.calls} == {Reason.idle_timeout}
+    assert isinstance(turn.error, StreamIdleTimeout)
+    assert closed.wait(GUARD_S), "the stream was never closed"
+    assert len(pulled) <= 1, f"read {len(pulled)} events after giving up on the stream"
+
+
+def test_assemble_idle_timeout_over_a_stalled_sdk_stream_cuts_the_connection() -> None:
+    openai = pytest.importorskip("openai")
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in chat_events("none")[:3]).encode()
+    with StallServer(body) as server:
+        stream = openai.OpenAI(base_url=server.base_url + "/v1", api_key="test", max_retries=0).chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "hi"}], stream=True)
+        turn = assemble(stream, config=QUICK)
+        assert summary(turn) == [("call_1", CallState.failed, Reason.idle_timeout)]
+        assert server.cut.wait(GUARD_S), "the stalled connection was held open"
+
+
+def _sync_source(events: list[Any], kind: str, release: threading.Event) -> Iterator[Any]:
+    yield from events[:4] if kind != "end" else events
+    if kind == "error":
+        raise ConnectionResetError("peer went away")
+    if kind == "idle":
+        release.wait(GUARD_S)
+
+
+def _async_source(events: list[Any], kind: str) -> AsyncIterator[Any]:
+    if kind == "end":
+        return _agen(events)
+    if kind == "error":
+        return _agen(events, error=ConnectionResetError("peer went away"), after=4)
+    return _agen(events, stall=GUARD_S, after=4)
+
+
+@pytest.mark.parametrize("ending", ["finish", "none", "truncated"])
+@pytest.mark.parametrize("kind", ["end", "error", "idle"])
+async def test_the_twins_decide_the_same_turn(kind: str, ending: str) -> None:
+    events = chat_events(ending)
+    release = threading.Event()
+    try:
+        sync_turn = assemble(_sync_source(events, kind, release), config=QUICK)
+    finally:
+        release.set()
+    async_turn = await aassemble(_async_source(events, kind), config=QUICK)
+    assert summary(sync_turn) == summary(async_turn)
+    assert (sync_turn.complete, type(sync_turn.error)) == (async_turn.complete, type(async_turn.error))
+    assert [r.content for r in sync_turn.error_results()] == [r.content for r in async_turn.error_results()]
+    if kind == "idle":
+        assert {c.reason for c in sync_turn.calls} == {Reason.idle_timeout}

@@ -149,6 +149,38 @@ def test_property_gemini_partial_args_rechunking_never_changes_the_turn(args: di
     assert structured.calls[0].arguments == whole.calls[0].arguments
 
 
+# -- the run budget --------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(data=st.data(), provider=st.sampled_from(TEXT_VENDORS), ending=st.sampled_from(["finish", "none"]),
+       budget=st.integers(0, 4), pipelined=st.booleans())
+def test_property_a_run_budget_only_fails_the_calls_past_it(data: st.DataObject, provider: str, ending: str,
+                                                            budget: int, pipelined: bool) -> None:
+    """Seed gate step 5: a turn never commits more than its budget, and the budget changes
+    nothing else: the calls it stops are calls the unbudgeted turn committed, each now failed
+    ``run_budget_exceeded`` and answered. Without pipelining they are the last in queue order."""
+    calls, _ = data.draw(call_sets(max_calls=4))
+    config = b.PIPELINE if pipelined else AssembleConfig()
+    events = b.build(provider, calls, ending=ending)
+    free = run(events, provider=provider, config=config)
+    limited = run(events, provider=provider, config=config, run_budget=budget)
+    allowed = [c.id for c in free.committed]
+    got = [c.id for c in limited.committed]
+    assert len(got) == min(budget, len(allowed)) and set(got) <= set(allowed)
+    if not pipelined:
+        assert got == allowed[:budget]
+    for before, after in zip(free.calls, limited.calls, strict=True):
+        if before.committed and not after.committed:
+            assert (after.state, after.reason) == (CallState.failed, Reason.run_budget_exceeded)
+            assert limited.result_for(after) is not None
+        else:
+            assert (after.id, after.state, after.reason, after.arguments) == (
+                before.id, before.state, before.reason, before.arguments)
+    assert limited.run_budget_left == budget - len(got)
+    assert len(limited.error_results()) == len(limited.rejected)
+
+
 # -- interleaving ----------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import json
 import builders as b
 import pytest
 from builders import ADD, PROVIDERS, TEXT_VENDORS, make, record_events, run, states
-from toolstream_core import ArgumentsDelta, AssembleConfig, CallRejected, CallState, Reason
+from toolstream_core import ArgumentsDelta, AssembleConfig, CallCommitted, CallRejected, CallState, Reason
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -125,3 +125,107 @@ def test_rule8_drop_with_protocol_repair_does_not_drop_truncated_calls() -> None
                config=config)
     assert turn.dropped == ()
     assert states(turn) == [("call_1", CallState.failed, Reason.stream_truncated)]
+
+
+# -- the run budget (seed 004 gate step 5: max_tool_calls_per_run) ---------------------------
+
+THREE = [b.Call(id="call_1", name="add", arguments=ADD), b.Call(id="call_2", name="add", arguments=ADD),
+         b.Call(id="call_3", name="add", arguments=ADD)]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule8_a_call_past_the_run_budget_fails_run_budget_exceeded(provider: str) -> None:
+    turn = run(make(provider, THREE), provider=provider, run_budget=2)
+    assert states(turn) == [("call_1", CallState.committed, None), ("call_2", CallState.committed, None),
+                            ("call_3", CallState.failed, Reason.run_budget_exceeded)]
+    assert turn.run_budget_left == 0
+    [result] = turn.error_results()
+    assert result.reason is Reason.run_budget_exceeded
+    assert result.tool_call_id == "call_3"
+    assert "used up its budget of tool calls [run_budget_exceeded]" in result.content
+    assert "Do not retry it or call other tools in this run" in result.content
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_rule8_a_run_budget_of_zero_commits_nothing(provider: str) -> None:
+    turn = run(make(provider, THREE[:1]), provider=provider, run_budget=0)
+    assert states(turn) == [("call_1", CallState.failed, Reason.run_budget_exceeded)]
+    assert turn.run_budget_left == 0
+
+
+def test_rule8_the_config_maximum_is_the_budget_when_the_caller_says_nothing() -> None:
+    config = AssembleConfig(max_tool_calls_per_run=1)
+    turn = run(b.openai_chat(THREE), provider="openai-chat", config=config)
+    assert [c.reason for c in turn.calls] == [None, Reason.run_budget_exceeded, Reason.run_budget_exceeded]
+    assert turn.run_budget_left == 0
+    # What the caller says is left wins, but never past the maximum.
+    assert run(b.openai_chat(THREE), provider="openai-chat", config=config, run_budget=0).committed == ()
+    assert len(run(b.openai_chat(THREE), provider="openai-chat", config=config, run_budget=5).committed) == 1
+    unbounded = run(b.openai_chat(THREE), provider="openai-chat")
+    assert (len(unbounded.committed), unbounded.run_budget_left) == (3, None)
+
+
+def test_rule8_max_tool_calls_per_run_two_stops_a_third_call_across_turns() -> None:
+    """The issue's "done when": an agent making one call per turn, carrying ``run_budget_left``
+    from each turn to the next, gets its third call answered with an error result."""
+    config = AssembleConfig.from_mapping({"max_tool_calls_per_run": 2})
+    left: int | None = None
+    verdicts = []
+    for n in range(1, 4):
+        turn = run(b.openai_chat([b.Call(id=f"call_{n}", name="add", arguments=ADD)]), provider="openai-chat",
+                   config=config, run_budget=left)
+        left = turn.run_budget_left
+        verdicts.append((turn.calls[0].state, turn.calls[0].reason, left))
+    assert verdicts == [(CallState.committed, None, 1), (CallState.committed, None, 0),
+                        (CallState.failed, Reason.run_budget_exceeded, 0)]
+
+
+def test_rule8_only_calls_that_pass_every_other_check_use_the_budget() -> None:
+    """Gate step 5 comes last: a call failing its own check keeps its reason and costs nothing."""
+    calls = [b.Call(id="call_1", name="add", arguments='{"a":'), b.Call(id="call_2", name="add", arguments=ADD),
+             b.Call(id="call_3", name="add", arguments=ADD)]
+    turn = run(b.openai_chat(calls), provider="openai-chat", run_budget=1)
+    assert states(turn) == [("call_1", CallState.failed, Reason.invalid_json),
+                            ("call_2", CallState.committed, None),
+                            ("call_3", CallState.failed, Reason.run_budget_exceeded)]
+
+
+def test_rule8_the_budget_goes_to_the_calls_in_queue_order() -> None:
+    """``finalize_order: provider_index`` is the order calls are queued in, so the budget
+    follows it, not the order the calls happened to arrive in."""
+    events = b.openai_chat([b.Call(id="late", name="add", arguments=ADD),
+                            b.Call(id="early", name="add", arguments=ADD)])
+    for event in events:  # the call that arrives first carries the higher vendor index
+        for choice in event.get("choices", []):
+            for call in (choice.get("delta") or {}).get("tool_calls") or []:
+                call["index"] = 1 - call["index"]
+    turn = run(events, provider="openai-chat", run_budget=1)
+    assert states(turn) == [("early", CallState.committed, None),
+                            ("late", CallState.failed, Reason.run_budget_exceeded)]
+    arrival = run(events, provider="openai-chat", run_budget=1, config=AssembleConfig(finalize_order="arrival"))
+    assert states(arrival) == [("late", CallState.committed, None),
+                               ("early", CallState.failed, Reason.run_budget_exceeded)]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses", "gemini"])
+def test_rule8_pipelined_commits_count_against_the_budget_first(provider: str) -> None:
+    """DESIGN 4.10: a call committed before the stream ends is checked against the budget at
+    that moment; the calls decided at the end get what is left."""
+    calls = [b.Call(id="call_1", name="add", arguments=ADD), b.Call(id="call_2", name="write", arguments=ADD),
+             b.Call(id="call_3", name="add", arguments=ADD)]
+    assembler, seen = record_events(provider=provider, config=b.PIPELINE, run_budget=1)
+    for event in make(provider, calls):
+        assembler.feed(event)
+    early = [e.call.id for e in seen if isinstance(e, CallCommitted)]
+    turn = assembler.finish()
+    assert early == ["call_1"], "the first call committed before the stream ended"
+    assert states(turn) == [("call_1", CallState.committed, None),
+                            ("call_2", CallState.failed, Reason.run_budget_exceeded),
+                            ("call_3", CallState.failed, Reason.run_budget_exceeded)]
+    assert turn.run_budget_left == 0
+
+
+@pytest.mark.parametrize("value", [-1, 1.0, "2", True])
+def test_rule8_run_budget_must_be_a_count(value: object) -> None:
+    with pytest.raises(ValueError, match="run_budget"):
+        run([], provider="openai-chat", run_budget=value)

@@ -132,9 +132,11 @@ class Wrapped:
 
     def __init__(self, *, provider: Any, on_event: Any, lenient: bool = False,
                  feed_hook: Callable[[Wrapped, Any], bool] | None = None,
-                 turn_hook: Callable[[Any], Any] | None = None, ignore_cut: bool = False) -> None:
+                 turn_hook: Callable[[Any], Any] | None = None, ignore_cut: bool = False,
+                 run_budget: int | None = None, ignore_budget: bool = False) -> None:
         config = AssembleConfig(mode="lenient") if lenient else None
-        self.inner = Assembler(provider=provider, on_event=on_event, config=config)
+        budget = None if ignore_budget else run_budget
+        self.inner = Assembler(provider=provider, on_event=on_event, config=config, run_budget=budget)
         self.feed_hook, self.turn_hook, self.ignore_cut = feed_hook, turn_hook, ignore_cut
         self.fed = 0
 
@@ -199,6 +201,7 @@ BROKEN: dict[str, tuple[dict[str, Any], str]] = {
     "garbage_fails_touched_calls": ({"feed_hook": _swallow_garbage}, "chat"),
     "same_outcome_as_unmutated": ({"feed_hook": _first_six_events_only}, "chat"),
     "unfinished_call_fails": ({"turn_hook": _commit_everything}, "gemini"),
+    "budget_holds": ({"ignore_budget": True}, "chat"),
 }
 
 
@@ -206,8 +209,8 @@ BROKEN: dict[str, tuple[dict[str, Any], str]] = {
 def test_each_invariant_check_can_fail(invariant: str, chat_stream: Path, gemini_stream: Path) -> None:
     options, which = BROKEN[invariant]
 
-    def factory(*, provider: Any, on_event: Any) -> Wrapped:
-        return Wrapped(provider=provider, on_event=on_event, **options)
+    def factory(*, provider: Any, on_event: Any, run_budget: int | None = None) -> Wrapped:
+        return Wrapped(provider=provider, on_event=on_event, run_budget=run_budget, **options)
 
     path = chat_stream if which == "chat" else gemini_stream
     report = run_fuzz([str(path)], cases=1500, seed=0, assembler_factory=factory)
@@ -279,8 +282,8 @@ def test_a_mistyped_field_of_a_new_call_on_a_reused_index_scopes_to_that_call() 
     assert clean.violations == [], _summary(clean)
 
     # ... while a core that commits the mistyped call is still caught.
-    def factory(*, provider: Any, on_event: Any) -> Wrapped:
-        return Wrapped(provider=provider, on_event=on_event, feed_hook=_mend_names)
+    def factory(*, provider: Any, on_event: Any, run_budget: int | None = None) -> Wrapped:
+        return Wrapped(provider=provider, on_event=on_event, feed_hook=_mend_names, run_budget=run_budget)
 
     broken = run_fuzz([str(REUSED_INDEX)], seed=11, case=REUSED_INDEX_CASE, assembler_factory=factory)
     assert {v.invariant for v in broken.violations} == {"garbage_fails_touched_calls"}, _summary(broken)

@@ -15,14 +15,15 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolstream_core._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, CallState
+from toolstream_core._models import ArgumentsDelta, CallCommitted, CallOpened, CallRejected, CallState, Reason
 from toolstream_core.sse import EventDecoder, format_for
 
 from ._fuzz_mutations import Mutant
 
-__all__ = ["AssemblerFactory", "Outcome", "run_mutant", "run_stream", "violations_of"]
+__all__ = ["AssemblerFactory", "Outcome", "budget_violations", "run_mutant", "run_stream", "violations_of"]
 
-#: ``factory(provider=..., on_event=...)`` -> an object with ``feed(chunk)`` and ``finish(...)``.
+#: ``factory(provider=..., on_event=...)`` -> an object with ``feed(chunk)`` and ``finish(...)``;
+#: the budget check also passes ``run_budget=`` (the ``Assembler`` keyword).
 AssemblerFactory = Callable[..., Any]
 
 _TERMINAL = frozenset({CallState.committed, CallState.failed, CallState.cancelled})
@@ -45,7 +46,7 @@ class Outcome:
 
 
 def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], transport_complete: bool,
-               poison: int | None = None) -> Outcome:
+               poison: int | None = None, run_budget: int | None = None) -> Outcome:
     """Feed ``events`` to a fresh assembler; track which calls the ``poison`` event could touch."""
     live: dict[Hashable, None] = {}  # re-inserted when touched: the last one is the latest
     outcome = Outcome(transport_complete=transport_complete)
@@ -62,7 +63,8 @@ def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], tran
 
     stage = "construct"
     try:
-        assembler = factory(provider=provider, on_event=on_event)
+        budget = {} if run_budget is None else {"run_budget": run_budget}
+        assembler = factory(provider=provider, on_event=on_event, **budget)
         for position, event in enumerate(events):
             stage = f"feed(event {position})"
             if position == poison:
@@ -80,10 +82,11 @@ def run_stream(factory: AssemblerFactory, provider: Any, events: list[Any], tran
     return outcome
 
 
-def run_mutant(factory: AssemblerFactory, provider: Any, mutant: Mutant) -> Outcome:
+def run_mutant(factory: AssemblerFactory, provider: Any, mutant: Mutant, run_budget: int | None = None) -> Outcome:
     """Run a mutant: its events, or its body bytes decoded by `toolstream_core.sse` piece by piece."""
     if mutant.events is not None:
-        return run_stream(factory, provider, mutant.events, mutant.transport_complete, mutant.poison)
+        return run_stream(factory, provider, mutant.events, mutant.transport_complete, mutant.poison,
+                          run_budget)
     assert mutant.body is not None
     decoder = EventDecoder(format_for(mutant.content_type))
     events: list[Any] = []
@@ -96,7 +99,7 @@ def run_mutant(factory: AssemblerFactory, provider: Any, mutant: Mutant) -> Outc
     except Exception as exc:
         return Outcome(raised=f"toolstream_core.sse raised {type(exc).__name__}: {exc}"[:300])
     complete = mutant.transport_complete and not decoder.truncated
-    return run_stream(factory, provider, events, complete)
+    return run_stream(factory, provider, events, complete, run_budget=run_budget)
 
 
 def _canonical(value: Any, *, sort: bool) -> str:
@@ -116,10 +119,15 @@ def _summarise(outcome: Outcome) -> None:
     outcome.signature = (
         bool(getattr(turn, "complete", False)),
         getattr(turn, "finish_reason", None),
-        tuple((c.id, c.name, c.kind, str(c.state), str(c.reason), c.raw_arguments,
-               _canonical(c.arguments, sort=False)) for c in calls),
+        _summarise_calls(calls),
         tuple((c.id, c.name, str(c.state), c.raw_arguments) for c in getattr(turn, "server_calls", ())),
     )
+
+
+def _summarise_calls(calls: list[Any]) -> tuple[Any, ...]:
+    """What the outcome checks compare of each call, in ``Turn.calls`` order."""
+    return tuple((c.id, c.name, c.kind, str(c.state), str(c.reason), c.raw_arguments,
+                  _canonical(c.arguments, sort=False)) for c in calls)
 
 
 # --------------------------------------------------------------------------- strict parse
@@ -239,6 +247,43 @@ def violations_of(outcome: Outcome, mutant: Mutant | None, baseline: Outcome | N
     if mutant is None or baseline is None:
         return found
     return found + _mutant_violations(outcome, mutant, baseline, calls)
+
+
+def budget_violations(factory: AssemblerFactory, provider: Any, mutant: Mutant, outcome: Outcome,
+                      rng: random.Random) -> list[tuple[str, str]]:
+    """Invariant 9: the same mutant under a run budget smaller than what it committed commits
+    no more than the budget and changes nothing else: exactly the calls past it, in the order
+    they were committed, fail ``run_budget_exceeded`` (with their results). Runs only on
+    cases that committed something, with the budget drawn from the case's ``rng``."""
+    if outcome.raised is not None:
+        return []
+    calls = list(outcome.turn.calls)
+    committed = [c.key for c in calls if c.state is CallState.committed]
+    if not committed:
+        return []
+    budget = rng.randrange(len(committed))
+    limited = run_mutant(factory, provider, mutant, run_budget=budget)
+    if limited.raised is not None:
+        return [("no_raise", f"with run_budget={budget}: {limited.raised}")]
+    found = violations_of(limited, None, None)
+    got = [c.key for c in limited.turn.calls if c.state is CallState.committed]
+    if len(got) > budget:
+        found.append(("budget_holds", f"{len(got)} call(s) committed with run_budget={budget}"))
+    over = set(committed[budget:])
+    want = _summarise_calls([_past_budget(c) if c.key in over else c for c in calls])
+    have = _summarise_calls(list(limited.turn.calls))
+    if have != want:
+        first = next((f"{h} != {w}" for h, w in zip(have, want, strict=False) if h != w),
+                     f"{len(have)} calls != {len(want)}")
+        found.append(("budget_holds", f"run_budget={budget} changed more than the calls past it: {first[:240]}"))
+    return found
+
+
+def _past_budget(call: Any) -> Any:
+    """``call`` as the budget leaves it: failed ``run_budget_exceeded``, no arguments."""
+    from dataclasses import replace
+
+    return replace(call, state=CallState.failed, reason=Reason.run_budget_exceeded, arguments=None)
 
 
 def _terminal_states(calls: list[Any]) -> list[tuple[str, str]]:

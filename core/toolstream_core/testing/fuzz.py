@@ -15,7 +15,9 @@ case, that the assembler
   keep-alive parts or well-formed events of unknown kinds are inserted, or when the raw bytes
   are fed in other pieces;
 * commits no call that a garbage or mistyped event could have touched (the calls live when it
-  arrived, and any call it opened).
+  arrived, and any call it opened);
+* under a run budget smaller than what a case committed, commits no more than the budget and
+  changes nothing but the calls past it, which fail ``run_budget_exceeded``.
 
 Mutations: truncate (``transport_complete`` true and false), drop / duplicate / swap events,
 re-chunk one argument fragment (all four fragment fields, cut inside escapes and next to
@@ -43,7 +45,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ._fuzz_check import AssemblerFactory, case_rng, run_mutant, run_stream, violations_of
+from ._fuzz_check import AssemblerFactory, budget_violations, case_rng, run_mutant, run_stream, violations_of
 from ._fuzz_mutations import KINDS, StreamShape, make_mutant
 from ._fuzz_sources import FuzzStream, SourceError, collect_streams
 
@@ -124,11 +126,11 @@ class FuzzReport:
         }
 
 
-def default_factory(*, provider: Any, on_event: Any) -> Any:
+def default_factory(*, provider: Any, on_event: Any, run_budget: int | None = None) -> Any:
     """The real assembler, default config, no tool registry."""
     from toolstream_core import Assembler
 
-    return Assembler(provider=provider, on_event=on_event)
+    return Assembler(provider=provider, on_event=on_event, run_budget=run_budget)
 
 
 def run_fuzz(
@@ -143,8 +145,9 @@ def run_fuzz(
 
     The budget is shared evenly: each stream runs its cases ``0 .. k-1``. With ``case`` set,
     only that case number runs, on every stream (the reproduction of a printed violation).
-    ``assembler_factory(provider=..., on_event=...)`` replaces the real `Assembler` (tests use
-    it to prove each check can fail). Raises `SourceError` for a path that cannot be read.
+    ``assembler_factory(provider=..., on_event=..., run_budget=...)`` replaces the real
+    `Assembler` (tests use it to prove each check can fail; ``run_budget`` is passed only by the
+    budget check). Raises `SourceError` for a path that cannot be read.
     """
     started = time.perf_counter()
     factory = assembler_factory or default_factory
@@ -179,6 +182,7 @@ def _fuzz_stream(stream: FuzzStream, numbers: Iterable[int], seed: int, factory:
         mutant = make_mutant(shape, kind, rng)
         outcome = run_mutant(factory, stream.provider, mutant)
         broken = violations_of(outcome, mutant, baseline)
+        broken += budget_violations(factory, stream.provider, mutant, outcome, rng)
         _record(report, stream, number, seed, kind, mutant.detail, broken, blind=mutant.blind)
 
 
