@@ -35,6 +35,7 @@ from ._limits import output_limit
 from ._link import register, unregister
 from ._messages import message_with_rejected_calls
 from ._observability import current_run_manager, model_run
+from ._outgoing import outgoing_for
 from ._rebind import rebind
 from ._structured import structured_output
 from ._tap import tappable
@@ -163,7 +164,8 @@ class ToolstreamChatModel(BaseChatModel):
                        on_event=self.on_event)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        return prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
+        history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
+        return outgoing_for(self.chat_model, history)  # what the partner's converter serialises
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         inner = self.chat_model

@@ -13,7 +13,8 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    the core accepts; a cut one is answered and asked again the same way, and after the
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
-   slipped in by other code or another middleware is refused, not run).
+   slipped in by other code or another middleware is refused, not run); with a store, a call
+   that began in an earlier attempt is answered instead of run again (``_ledger``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._history import HistoryPolicy
+from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
@@ -222,7 +224,10 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         refusal = self._refusal(request)
-        return refusal if refusal is not None else handler(request)
+        if refusal is not None:
+            return refusal
+        ledger = _ledger_of(request)
+        return handler(request) if ledger is None else ledger.run(request, handler)
 
     async def awrap_tool_call(
         self,
@@ -230,7 +235,10 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         refusal = self._refusal(request)
-        return refusal if refusal is not None else await handler(request)
+        if refusal is not None:
+            return refusal
+        ledger = _ledger_of(request)
+        return await handler(request) if ledger is None else await ledger.arun(request, handler)
 
 
 def _messages_of(response: ModelCallResult) -> list[BaseMessage]:
@@ -291,6 +299,12 @@ def _cancelled(message: AIMessage) -> bool:
     record = read_record(message)
     reasons = {entry.get("reason") for entry in (record["rejected"] if record else [])}
     return reasons == {"cancelled"}
+
+
+def _ledger_of(request: ToolCallRequest) -> CallLedger | None:
+    """The started-ledger entry of the call about to run (``None``: no store, or repeatable)."""
+    owner = _owner_of(request.state, request.tool_call.get("id"))
+    return CallLedger.of(request, owner.id if owner is not None else None)
 
 
 def _owner_of(state: Any, call_id: str | None) -> AIMessage | None:

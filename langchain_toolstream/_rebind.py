@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import BaseModel
 
@@ -20,15 +21,39 @@ RegistryFn = Callable[[Sequence[Any] | None], Any]
 
 
 def rebind(node: Any, inner: Any, gated: Any, registry_fn: RegistryFn | None = None) -> Any:
-    """``node`` with ``inner`` replaced by ``gated``; raises if ``inner`` was never found."""
+    """``node`` with ``inner`` replaced by ``gated``; raises if ``inner`` was never found.
+
+    An integration may hand the call to another chat model it builds for the purpose
+    (``ChatBedrock(beta_use_converse_api=True)`` binds a new ``ChatBedrockConverse`` around
+    its own client): when ``inner`` is not in ``node`` but exactly one chat model is, that
+    delegate is the model that calls the vendor, and the gate goes around it instead.
+    """
     found: list[bool] = []
     result = _walk(node, inner, gated, registry_fn, found)
+    delegates = {id(m): m for m in _chat_models(node)} if not found else {}
+    if len(delegates) == 1:
+        (delegate,) = delegates.values()
+        result = _walk(node, delegate, gated.model_copy(update={"chat_model": delegate}),
+                       registry_fn, found)
     if not found:
         raise TypeError(
             f"toolstream: {type(inner).__name__} built a runnable that does not call the model "
             "directly; cannot gate it"
         )
     return result
+
+
+def _chat_models(node: Any) -> list[BaseChatModel]:
+    """Every chat model a ``RunnableBinding`` in ``node`` binds (the calls it would make)."""
+    if isinstance(node, RunnableBinding) and isinstance(node.bound, BaseChatModel):
+        return [node.bound]
+    if isinstance(node, (list, tuple)):
+        return [m for v in node for m in _chat_models(v)]
+    if isinstance(node, dict):
+        return [m for v in node.values() for m in _chat_models(v)]
+    if isinstance(node, Runnable) and isinstance(node, BaseModel):
+        return [m for name in type(node).model_fields for m in _chat_models(getattr(node, name, None))]
+    return []
 
 
 def _target(kwargs: dict[str, Any], gated: Any, registry_fn: RegistryFn | None) -> Any:

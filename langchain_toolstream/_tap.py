@@ -100,6 +100,23 @@ def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     }
 
 
+def _bedrock_converse_switch_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+    # ``ChatBedrock(beta_use_converse_api=True)`` builds a ``ChatBedrockConverse`` around its
+    # own boto3 ``client`` for every call: the copy's tapped client is the one it hands over.
+    # Over InvokeModel (the switch off) it is read through LangChain's chunks.
+    if not getattr(model, "beta_use_converse_api", False):
+        return None
+    return _bedrock_fields(model, sink)
+
+
+def _litellm_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+    # ``ChatLiteLLM.client`` is the ``litellm`` module; ``completion_with_retry`` calls its
+    # ``completion`` / ``acompletion``. ``ChatLiteLLMRouter`` calls its router instead.
+    if getattr(model, "router", None) is not None or model.client is None:
+        return None
+    return {"client": tap_client(model.client, sink, "litellm")}
+
+
 _Fields = Callable[[Any, RawSink], "dict[str, Any] | None"]
 
 # (package, class in its MRO, family, how its clients are tapped, provider if the class decides)
@@ -110,6 +127,8 @@ _CLASSES: tuple[tuple[str, str, str, _Fields, str | None], ...] = (
     ("langchain_aws", "ChatBedrockConverse", "bedrock", _bedrock_fields, "bedrock-converse"),
     ("langchain_ollama", "ChatOllama", "ollama", _ollama_fields, "ollama"),
     ("langchain_cohere", "ChatCohere", "cohere", _cohere_fields, "cohere"),
+    ("langchain_litellm", "ChatLiteLLM", "litellm", _litellm_fields, "openai-chat"),
+    ("langchain_aws", "ChatBedrock", "bedrock", _bedrock_converse_switch_fields, None),
 )
 
 

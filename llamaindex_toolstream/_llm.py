@@ -38,6 +38,7 @@ from . import _structured as structured
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
+from ._outgoing import outgoing_for
 from ._providers import ProviderMismatchError, resolve_provider
 from ._session import StreamSession, session_of
 from ._tap import tap_llm
@@ -141,7 +142,8 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,
                   user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
-        return prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
+        history = prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
+        return outgoing_for(self.llm, history)  # what the class's converter serialises
 
     def _streaming(self, session: StreamSession) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``

@@ -31,13 +31,24 @@ PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
     ("llama_index.llms.bedrock_converse", "BedrockConverse", "bedrock-converse"),
     # Cohere's v1 chat (``event_type`` events), which the "cohere" adapter reads too
     ("llama_index.llms.cohere", "Cohere", "cohere"),
+    # litellm's own translation of its upstream, always in the OpenAI chat shape
+    ("llama_index.llms.litellm", "LiteLLM", "openai-chat"),
+    # the mistralai SDK: Mistral's chat completions, the OpenAI chat wire with its quirks
+    ("llama_index.llms.mistralai", "MistralAI", "openai-chat"),
 )
 
 
 #: (module, class name, why): classes whose stream the gate cannot read whatever
 #: ``provider=`` says, refused with the reason rather than read as a wire they do not send.
-#: Empty since LlamaIndex's ``Cohere`` (the v1 chat) is tapped; kept for the next such class.
-UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = ()
+UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
+    ("llama_index.llms.huggingface_api", "HuggingFaceInferenceAPI",
+     "its tool calls follow text-generation-inference's old format, which no gate can make "
+     "legal: it sends a call back with its id as function.name and no id, and a tool result "
+     "with name= and no tool_call_id, so the request after a tool call pairs nothing on an "
+     "OpenAI-compatible server; and its async stream stops before the finish chunk, the "
+     "vendor's only proof that a call is complete. Use OpenAILike on the endpoint's "
+     "/v1/chat/completions route instead"),
+)
 
 
 def _instance_of(llm: Any, module_name: str, class_name: str) -> bool:

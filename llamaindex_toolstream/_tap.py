@@ -72,6 +72,13 @@ def _cohere_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
             "_aclient": tap_client(llm._aclient, sink, "cohere")}
 
 
+def _mistral_fields(llm: Any, sink: RawSink) -> dict[str, Any]:
+    # ``MistralAI`` holds a ``mistralai.Mistral`` (or ``MistralAzure``) and streams with its
+    # ``chat.stream`` / ``chat.stream_async``: the SDK's events, before LlamaIndex reads them
+    # (its stream keeps a content chunk as ``raw`` where a text delta is a list).
+    return {"_client": tap_client(llm._client, sink, "mistral")}
+
+
 _Fields = Callable[[Any, RawSink], "dict[str, Any]"]
 
 #: provider -> how a class speaking it holds its SDK clients.
@@ -83,7 +90,25 @@ _FIELDS: dict[str, _Fields] = {
     "cohere": _cohere_fields,
 }
 
+#: (module, class name, how it holds its SDK clients; ``None``: read from
+#: ``ChatResponse.raw``), before the provider table: classes that speak a provider's wire
+#: through another client.
+_CLASS_FIELDS: tuple[tuple[str, str, _Fields | None], ...] = (
+    ("llama_index.llms.mistralai", "MistralAI", _mistral_fields),
+    # ``LiteLLM`` calls the ``litellm`` module's functions, imported inside its own helpers:
+    # no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged.
+    ("llama_index.llms.litellm", "LiteLLM", None),
+)
+
 _WARNED: set[str] = set()
+
+
+def _class_fields(llm: Any, default: _Fields | None) -> _Fields | None:
+    for cls in type(llm).__mro__:
+        for module, name, fields in _CLASS_FIELDS:
+            if cls.__name__ == name and cls.__module__.startswith(module):
+                return fields
+    return default
 
 
 def tappable(provider: str) -> bool:
@@ -95,7 +120,7 @@ def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:
     """A copy of ``llm`` whose SDK clients feed ``sink``; ``None`` when it cannot be tapped
     (a provider read from ``ChatResponse.raw``, or a class that holds its clients elsewhere:
     a warning, once per class)."""
-    fields = _FIELDS.get(provider)
+    fields = _class_fields(llm, _FIELDS.get(provider))
     if fields is None:
         return None
     try:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from streams_util import find_streams_dir
 from toolstream_core.testing import VendorEmulator
+
+from benchmarks.postgres import fresh_database, postgres_server
+
+# litellm fetches its model price list from the network when it is imported, unless told
+# to use the copy it ships (ChatLiteLLM and LlamaIndex's LiteLLM import it): no network here.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # tests/llamaindex runs in the "llamaindex" env (`.[dev-llamaindex]`, .ci/run). The "latest" env
 # (`.[dev]`) has no LlamaIndex, whose integrations pin older SDK majors: there the directory is
@@ -42,3 +49,17 @@ def emu(emulator: VendorEmulator) -> VendorEmulator:
     """The shared ``emulator`` with an empty queue and request log for this test."""
     emulator.clear()
     return emulator
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A real PostgreSQL 16 for this pytest process (``pgserver``, started on first use, stopped
+    and removed at the end); its server URL. Tests take ``pg_url``, a database of their own."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(postgres: str) -> str:
+    """An empty database on the session's PostgreSQL, for this test alone."""
+    return fresh_database(postgres)

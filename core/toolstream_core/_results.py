@@ -12,8 +12,8 @@ from typing import Any
 
 from ._models import CallKind, ErrorResult, Provider, Reason, ToolCall
 
-__all__ = ["OUTPUT_TYPES", "error_result", "output_type", "responses_answer", "unanswered_text",
-           "ungated_error_text"]
+__all__ = ["OUTPUT_TYPES", "error_result", "is_gate_error", "output_type", "responses_answer",
+           "unanswered_text", "ungated_error_text"]
 
 #: Responses: the input item type that answers a call of each kind (DESIGN §4.11).
 OUTPUT_TYPES: dict[str, str] = {
@@ -139,3 +139,14 @@ def unanswered_text(name: str, tool_call_id: str, *, quote_id: bool | None = Non
     an id the core synthesized is left out)."""
     return (f"{_named(name, tool_call_id, quote_id)} has no result: the run was cancelled before "
             "the tool returned [cancelled]. It may or may not have taken effect; check before retrying.")
+
+
+def is_gate_error(text: str, tool_call_id: str) -> bool:
+    """Whether ``text`` is one of the gate's own error results for the call ``tool_call_id``
+    (a rejected call's, or a call left without a result): the sentence these functions
+    write, quoting that very id. For a request whose framework cannot mark a result as an
+    error, so the wire's own flag can still be set where the vendor has one."""
+    head = text[:512]
+    marker = f"(id {tool_call_id}) "
+    return head.startswith("Tool call ") and (marker + "was not run:" in head
+                                               or marker + "has no result:" in head)

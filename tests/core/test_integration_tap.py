@@ -181,3 +181,30 @@ async def test_ollama_lines_keep_the_ids_the_client_drops(
     for part in objects:
         by_objects.feed(part)
     assert [c.name for c in by_objects.finish().committed] == ["get_weather", "get_weather"]
+
+
+def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmulator) -> None:
+    """A ``tool_result`` holding the gate's error for its very call goes with ``is_error:
+    true`` (LlamaIndex's ``Anthropic`` builds these blocks with no field for it); another
+    result, or one that quotes another call's id, goes as it was."""
+    anthropic = pytest.importorskip("anthropic")
+    from toolstream_core.integration import unanswered_text
+
+    gate = unanswered_text("get_time", "toolu_1")
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{n}", "name": "get_time", "input": {}} for n in (1, 2, 3)]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": gate}]},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "12:00"},
+            {"type": "tool_result", "tool_use_id": "toolu_3", "content": gate}]}]
+    sink = Sink()
+    client = tap_client(anthropic.Anthropic(api_key="test", base_url=emu.base_url, max_retries=0),
+                        sink, "anthropic")
+    for _ in client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=history, stream=True):
+        pass
+    [request] = emu.requests
+    results = request.body["messages"][-1]["content"]
+    assert [b.get("is_error") for b in results] == [True, None, None]
+    assert "is_error" not in history[-1]["content"][0]  # the caller's request is not written into

@@ -35,6 +35,25 @@ def test_rule1_whole_calls_with_or_without_id_and_index(ids: str) -> None:
         assert all(c.id for c in turn.calls), "a call with no vendor id gets a synthesized one"
 
 
+@pytest.mark.parametrize("with_ids", [True, False], ids=["ids", "no ids"])
+def test_rule1_an_omitted_index_is_call_0_as_go_encodes_it(with_ids: bool) -> None:
+    """Ollama's server is Go: its encoder drops a zero ``function.index`` (``omitempty``), so
+    a call without an index followed by one with ``index: 1`` is call 0, then call 1, in that
+    order and as two calls, whatever order the chunks bring them in."""
+    first = ollama_call("get_weather", WEATHER, call_id="call_a" if with_ids else None)
+    second = ollama_call("get_time", {}, call_id="call_b" if with_ids else None, index=1)
+    for calls in ([first, second], [second, first]):
+        for split in (False, True):
+            turn = run(ollama(calls, split=split), P)
+            assert [(c.name, c.index) for c in turn.committed] == [("get_weather", 0), ("get_time", 1)]
+
+
+def test_rule1_a_server_that_numbers_no_call_keeps_their_arrival_order() -> None:
+    turn = run(ollama([ollama_call("get_time", {}), ollama_call("get_weather", WEATHER),
+                       ollama_call("get_time", {})], split=True), P)
+    assert [c.name for c in turn.committed] == ["get_time", "get_weather", "get_time"]
+
+
 def test_rule1_auto_detects_ollama_chunks() -> None:
     turn = run(ollama(two()), None)
     assert turn.provider == P and len(turn.committed) == 2

@@ -1,16 +1,23 @@
-"""The LangChain partner classes users already run, gated, against the emulator over HTTP.
+"""The LangChain chat model classes users run, gated, against the emulator over HTTP.
 
 One table: each class, the emulator (and server profile) its wire is served by, and how the
 real class is pointed at it. Through ``create_agent(model, tools,
 middleware=[ToolstreamMiddleware()])`` and through ``with_toolstream``: complete parallel
 calls run exactly once with the vendor's arguments; a call cut by the max-token stop, or by a
-stream that ends without a finish, never runs and its id is answered in the next request.
+stream that ends without a finish, never runs, and the next request carries it next to its
+error result. Every request body the class really sent is read both ways
+(``history_pairing``): every result has its call, every call its one result, every call's
+arguments a JSON object.
 
-``ChatOllama``, ``ChatBedrockConverse`` (streaming, and ``disable_streaming=True`` through
-``converse``) and ``ChatCohere`` are tapped on their own SDKs (``ollama``, boto3, ``cohere``)
+The four core classes (``ChatOpenAI`` on chat and Responses, ``ChatAnthropic``,
+``ChatGoogleGenerativeAI``), ``ChatLiteLLM`` (the ``litellm`` module's chunks), ``ChatBedrock``
+with the Converse switch (its ``ChatBedrockConverse`` inside), ``ChatOllama``,
+``ChatBedrockConverse`` (streaming, and ``disable_streaming=True`` through ``converse``) and
+``ChatCohere`` are tapped on their own SDKs
 against the emulator's native wires; classes built on ``langchain-openai`` (``AzureChatOpenAI``,
 ``ChatDeepSeek``, ``ChatXAI``, ``ChatTogether``) on the OpenAI SDK; ``ChatMistralAI`` (its own
-httpx client), ``ChatGroq`` (the ``groq`` SDK) and ``ChatFireworks`` (``fireworks-ai``) are
+httpx client), ``ChatGroq`` (the ``groq`` SDK), ``ChatFireworks`` (``fireworks-ai``) and
+``ChatNVIDIA`` (``requests``; NIM's whole calls without ``index``) are
 gated on LangChain's own chunks, through the finish signals their packages put in
 ``response_metadata``. The record's ``mode`` says which, per class.
 """
@@ -18,7 +25,6 @@ gated on LangChain's own chunks, through the finish signals their packages put i
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,9 +33,9 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
-from lc_util import Recorder, assert_history_paired, recording_tools
+from lc_util import Recorder, assert_history_paired, make_model, recording_tools
 from profile_util import sorted_calls
-from toolstream_core.testing import SCENARIOS, VendorEmulator
+from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing, sent_calls
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 from langchain_toolstream import (
@@ -132,10 +138,53 @@ def _cohere(base: str) -> BaseChatModel:
                              max_tokens=LIMIT)
 
 
+def _litellm(base: str) -> BaseChatModel:
+    litellm = pytest.importorskip("langchain_litellm")
+    return litellm.ChatLiteLLM(model="openai/gpt-4.1-mini", api_base=base + "/v1",  # type: ignore[no-any-return]
+                               api_key="test", max_tokens=LIMIT, max_retries=0)
+
+
+def _nvidia(base: str) -> BaseChatModel:
+    nvidia = pytest.importorskip("langchain_nvidia_ai_endpoints")
+    return nvidia.ChatNVIDIA(model="meta/llama-3.1-70b-instruct", base_url=base + "/v1",  # type: ignore[no-any-return]
+                             api_key="nvapi-test", max_completion_tokens=LIMIT)
+
+
+def _bedrock_switch(base: str) -> BaseChatModel:
+    """``ChatBedrock`` with the Converse switch: a ``ChatBedrockConverse`` inside."""
+    aws = pytest.importorskip("langchain_aws")
+    from botocore.config import Config
+
+    return aws.ChatBedrock(  # type: ignore[no-any-return]
+        model_id="anthropic.claude-3-5-sonnet-20240620-v1:0", region_name="us-east-1",
+        endpoint_url=base, aws_access_key_id="toolstream-test", aws_secret_access_key="test",
+        beta_use_converse_api=True, streaming=True, model_kwargs={"max_tokens": LIMIT},
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+
+
 Factory = Callable[[str], BaseChatModel]
+
+
+def _core(api: str, **kwargs: Any) -> Factory:
+    """The four core classes (``ChatOpenAI`` on chat and Responses, ``ChatAnthropic``,
+    ``ChatGoogleGenerativeAI``), as ``lc_util.make_model`` builds them."""
+    def factory(base: str) -> BaseChatModel:
+        return make_model(api, _Base(base), max_tokens=LIMIT, **kwargs)  # type: ignore[no-any-return]
+    return factory
+
+
+class _Base:
+    """What ``make_model`` reads of an emulator: its base URL."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
 
 #: class name -> (the API its wire is, the emulator's server profile or None, the factory)
 CLASSES: dict[str, tuple[str, str | None, Factory]] = {
+    "ChatOpenAI": ("openai-chat", None, _core("openai-chat")),
+    "ChatOpenAI-responses": ("openai-responses", None, _core("openai-responses")),
+    "ChatAnthropic": ("anthropic", None, _core("anthropic")),
+    "ChatGoogleGenerativeAI": ("gemini", None, _core("gemini")),
     "ChatOllama": ("ollama", None, _ollama),
     "ChatBedrockConverse": ("bedrock-converse", None, _bedrock),
     "ChatBedrockConverse-converse": ("bedrock-converse", None, _bedrock_whole),
@@ -147,6 +196,9 @@ CLASSES: dict[str, tuple[str, str | None, Factory]] = {
     "ChatXAI": ("openai-chat", None, _xai),
     "ChatTogether": ("openai-chat", None, _together),
     "AzureChatOpenAI": ("openai-chat", None, _azure),
+    "ChatLiteLLM": ("openai-chat", None, _litellm),
+    "ChatNVIDIA": ("openai-chat", "nvidia", _nvidia),
+    "ChatBedrock-converse-switch": ("bedrock-converse", None, _bedrock_switch),
 }
 
 
@@ -181,22 +233,13 @@ def proven(api: str, scenario: str) -> list[tuple[str, dict[str, Any]]]:
             for c in build_script(scenario, scenario_rng(0, api, scenario)).calls]
 
 
-def answered_ids(body: Any) -> set[str]:
-    """Every tool-result id a request body carries, whatever the wire calls it. Ollama's tool
-    messages carry no id: there the error text names the call it answers (``(id call_...)``)."""
-    found: set[str] = set()
-    if isinstance(body, dict):
-        if body.get("role") == "tool" and isinstance(body.get("content"), str):
-            found.update(re.findall(r"\(id ([^)\s]+)\)", body["content"]))
-        for key, value in body.items():
-            if key in ("tool_call_id", "toolUseId") and isinstance(value, str):
-                found.add(value)
-            else:
-                found |= answered_ids(value)
-    elif isinstance(body, list):
-        for item in body:
-            found |= answered_ids(item)
-    return found
+def assert_calls_sent(emu: VendorEmulator, calls: list[Any]) -> None:
+    """``calls`` (rejected ones) are in the last request the class sent, as calls: by id, or
+    by name on the wires that pair by name (Ollama, Gemini without ids); ``assert_sent_paired``
+    then proves each has its one result."""
+    last = emu.requests[-1]
+    sent = set(sent_calls(last.api, last.body, path=last.path))
+    assert {c["id"] for c in calls} <= sent or {c["name"] for c in calls} <= sent, last.body
 
 
 #: Classes called without streaming: a whole answer cannot end without its finish (so
@@ -207,11 +250,18 @@ WHOLE = frozenset({"ChatBedrockConverse-converse"})
 
 #: How the gate reads each class: the vendor SDK's own events, or LangChain's chunks.
 MODES = {name: "tap" for name in CLASSES} | {
-    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks")}
+    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks", "ChatNVIDIA")}
 
 
 def expected_rejected(name: str, scenario: str) -> list[str]:
     return [] if name in WHOLE else list(SCENARIOS[scenario].expect.rejected)
+
+
+def assert_sent_paired(emu: VendorEmulator) -> None:
+    """Every request the class really sent pairs each call with one result, both ways, and
+    sends every call's arguments as a JSON object (read off the wire, not the messages)."""
+    for received in emu.requests:
+        assert history_pairing(received.api, received.body, path=received.path) == [], received.body
 
 
 CASES = [(n, s) for n in CLASSES for s in SCENARIO_CASES
@@ -229,10 +279,10 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert sorted_calls(recorder.calls) == sorted_calls(proven(api, scenario))
     assert_history_paired(messages)
     first = next(m for m in messages if isinstance(m, AIMessage))
-    rejected = [c["id"] for c in first.invalid_tool_calls]
     assert [c["name"] for c in first.invalid_tool_calls] == expected_rejected(name, scenario)
     assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
-    assert set(rejected) <= answered_ids(emu.requests[-1].body)
+    assert_calls_sent(emu, first.invalid_tool_calls)
+    assert_sent_paired(emu)
 
 
 @pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
@@ -252,7 +302,8 @@ def test_with_toolstream_hands_out_only_complete_calls(
     assert {m.tool_call_id for m in answers} == {c["id"] for c in message.invalid_tool_calls}
     if answers:
         gated.invoke([HumanMessage("go"), message, *answers])
-        assert {m.tool_call_id for m in answers} <= answered_ids(emu.requests[-1].body)
+        assert_calls_sent(emu, message.invalid_tool_calls)
+    assert_sent_paired(emu)
 
 
 def test_a_class_whose_end_the_gate_cannot_read_gets_one_warning_and_a_way_out(

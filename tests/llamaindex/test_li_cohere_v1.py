@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from li_helpers import Recorder, run_agent
-from toolstream_core.testing import VendorEmulator
+from toolstream_core.testing import VendorEmulator, history_pairing
 
 from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM, read_record
 
@@ -67,6 +67,7 @@ async def test_complete_parallel_calls_run_once(streaming: bool,
     assert outcome.error is None, outcome.error
     assert outcome.runs == PARALLEL
     assert len(_v1_requests(emu)) == 2
+    _assert_sent_paired(emu)
 
 
 @pytest.mark.parametrize("scenario", ["truncated_length", "no_finish"])
@@ -81,6 +82,13 @@ async def test_unproven_call_never_runs_and_is_answered(
     assert len(requests) == 2  # the follow-up was sent, and accepted (answered)
     results = requests[-1].body.get("tool_results") or []
     assert [r["call"]["name"] for r in results] == ["write_file"]  # the cut call, answered
+    _assert_sent_paired(emu)
+
+
+def _assert_sent_paired(emu: VendorEmulator) -> None:
+    """Every v1 request pairs each ``CHATBOT`` call with one tool result, both ways."""
+    for received in _v1_requests(emu):
+        assert history_pairing(received.api, received.body, path=received.path) == [], received.body
 
 
 async def test_whole_cut_answer_runs_nothing(emu: VendorEmulator) -> None:

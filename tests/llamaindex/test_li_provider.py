@@ -142,3 +142,18 @@ def test_the_old_advice_for_ollama_is_refused(wrong: str) -> None:
     with pytest.raises(ProviderMismatchError, match="Ollama speaks the ollama wire"):
         ToolstreamLLM(llm, provider=wrong)  # type: ignore[arg-type]
     assert ToolstreamLLM(llm).provider == "ollama"
+
+
+def test_huggingface_inference_api_is_refused_with_its_reason() -> None:
+    """``HuggingFaceInferenceAPI`` is a ``FunctionCallingLLM`` whose tool history no gate can
+    make legal (calls sent back without ids, results without ``tool_call_id``): refused when
+    the gate is built, ``provider=`` or not, with the way out."""
+    hf = pytest.importorskip("llama_index.llms.huggingface_api")
+    from llamaindex_toolstream import ProviderMismatchError, ToolstreamFunctionAgent, ToolstreamLLM
+
+    llm = hf.HuggingFaceInferenceAPI(model_name="meta-llama/Llama-3.1-8B-Instruct", token="test")
+    for provider in (None, "openai-chat"):
+        with pytest.raises(ProviderMismatchError, match=r"tool_call_id.*OpenAILike"):
+            ToolstreamLLM(llm, provider=provider)
+    with pytest.raises(ProviderMismatchError, match="text-generation-inference"):
+        ToolstreamFunctionAgent(tools=[], llm=llm)

@@ -264,7 +264,7 @@ def test_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown profile"):
         VendorEmulator(profile="nope")
     assert set(PROFILES) == {"vllm", "ollama", "deepseek", "groq", "mistral", "openrouter",
-                             "litellm", "litellm-ollama"}
+                             "litellm", "litellm-ollama", "nvidia"}
     for p in PROFILES.values():  # every quirk is cited: an issue, the docs or a recording
         doc = type(p).__doc__ or ""
         assert p.quirks and ("issue" in doc or "recorded" in doc or "docs" in doc)

@@ -8,10 +8,13 @@ Identity (DESIGN §4.1): Ollama sends each tool call WHOLE, with ``function.argu
 object, never in fragments. Depending on the server version a call carries an ``id`` and a
 ``function.index``, or neither (and the ``ollama`` client drops both). The key is
 ``("id", id)`` when the call has an id, else ``("index", index)``, else ``("call", n)`` in order
-of arrival. A call sent again under a key already used is the same call re-sent: equal
-arguments commit once, different ones are a ``duplicate_conflict`` (rule 7) — except a call
-with no id at a used index that differs in name or arguments, which is a new call (servers
-that number every streamed call 0).
+of arrival. Its position (``ToolCall.index``, the calls' order) is ``function.index`` read as
+the server's Go encoder writes it: ``omitempty`` drops a zero, so a call without an index is
+call 0 (a server that numbers no call has them all at 0, kept in arrival order). A call sent
+again under a key already used is the same call re-sent: equal arguments commit once,
+different ones are a ``duplicate_conflict`` (rule 7) — except a call with no id at a used
+index that differs in name or arguments, which is a new call (servers that number every
+streamed call 0).
 Arguments (rule 3, §5.3): the object is the arguments, taken as is and judged as strictly as
 text (its compact JSON is ``raw_arguments``); a string is argument text, parsed strictly at the
 end like any other vendor's.
@@ -89,9 +92,12 @@ class OllamaAdapter:
         name = field(function, "name")
         call_id = field(call, "id")
         value = _arguments(function)
-        key = self._key(call_id, field(function, "index"), name, value)
+        index = field(function, "index")
+        key = self._key(call_id, index, name, value)
         sink = self._sink
-        sink.open(key, index=key[1] if key[0] == "index" else None, id=call_id, name=name)
+        # Go's encoder drops a zero ``index`` (``omitempty``): a call without one is call 0,
+        # in the server's order; a server that numbers no call puts them all at 0, in arrival.
+        sink.open(key, index=0 if index is None else index, id=call_id, name=name)
         if isinstance(value, str):
             sink.append(key, value)
         else:

@@ -56,9 +56,12 @@ tool result (or a result without its call) gets the vendor's 400 error body.
 Non-streamed requests get the whole message (a call cut by max tokens is left
 out where the vendor's message cannot hold partial JSON), a 500/529 error body
 for ``error_event``, and a dropped socket for ``dropped_connection``.
+``history_pairing(api, body)`` judges a logged request body both ways (every call
+answered once, every result with its call, every call's arguments a JSON object).
 
 OpenAI-compatible servers: ``VendorEmulator(profile="vllm")`` (or ``ollama``,
-``deepseek``, ``groq``, ``mistral``, ``openrouter``, ``litellm``; see
+``deepseek``, ``groq``, ``mistral``, ``openrouter``, ``litellm``, ``litellm-ollama``,
+``nvidia``; see
 ``PROFILES``) streams the ``openai-chat`` answers with that server's documented
 quirks, each cited in the profile's docstring. A model ``scenario:<name>@<tag>``
 mixes ``<tag>`` into the seed, so the request gets its own call ids.
@@ -85,6 +88,7 @@ from ._clients import (
     scenario_tools,
     stream_sdk,
 )
+from ._pairing import PairingProblem, history_pairing, sent_calls
 from ._profiles import PROFILES, Profile
 from ._recording import (
     default_cassette_dir,
@@ -118,6 +122,7 @@ __all__ = [
     "TOOLS",
     "Expectation",
     "FuzzReport",
+    "PairingProblem",
     "Profile",
     "Received",
     "Scenario",
@@ -131,6 +136,7 @@ __all__ = [
     "default_cassette_dir",
     "expand_paths",
     "followup_sdk",
+    "history_pairing",
     "is_dropped_connection",
     "load_sources",
     "openai_chat_tools",
@@ -142,6 +148,7 @@ __all__ = [
     "response_body",
     "run_fuzz",
     "scenario_tools",
+    "sent_calls",
     "stream_sdk",
     "use_cassette",
 ]

@@ -4,14 +4,14 @@ Many backends speak "the OpenAI chat API" and each one serialises streamed tool
 calls a little differently. A profile renders the same neutral scenario script
 (the calls, their argument text, how the turn ends) the way that server puts it
 on the wire, so a stack can be tested against vLLM, Ollama, DeepSeek, Groq,
-Mistral, OpenRouter or a LiteLLM proxy (in front of an OpenAI-style backend, or of
+Mistral, OpenRouter, NVIDIA NIM or a LiteLLM proxy (in front of an OpenAI-style backend, or of
 Ollama) without running one.
 
 Every profile's class docstring lists the quirks it reproduces and where each
 one is documented: an issue, the vendor's documentation, or a recorded stream
 in the project's corpus (``streams/openai-chat/``, see its MANIFEST.md). Only
 streamed answers change; a non-streamed request gets the OpenAI shape on every
-profile.
+profile (Mistral's ``"content": ""`` beside tool calls aside).
 
 Where a profile sends each call whole in one chunk, the per-fragment shapes of
 the chat-only scenarios (``missing_index``, ``id_name_repeated``,
@@ -29,9 +29,9 @@ from typing import Any, ClassVar, Literal
 
 from ._scenarios import CallSpec, Script, split_text
 from ._vendor_events import chat_base, chat_call_deltas, chat_chunk, chat_role_delta, chat_tool_delta, chat_usage_chunk
-from ._wire_common import Rendered, rand_id, sse
+from ._wire_common import Rendered, Reply, rand_id, sse
 
-__all__ = ["PROFILES", "Profile", "output_limit", "render_profiled"]
+__all__ = ["PROFILES", "Profile", "output_limit", "profiled_complete", "render_profiled"]
 
 IdStyle = Callable[[random.Random, int, str], str]
 UsageMode = Literal["requested", "final_chunk", "groq"]
@@ -104,6 +104,7 @@ class Profile:
     extra: ClassVar[dict[str, Any]] = {}         # fields added to every chunk
     fingerprint: ClassVar[str | None] = "fp_toolstream"
     error_event: ClassVar[str | None] = None     # SSE event name for the in-stream error
+    whole_content: ClassVar[str | None] = None   # a non-streamed message's content without text
     error_body: ClassVar[dict[str, Any]] = {
         "error": {"message": "The server had an error while processing your request.",
                   "type": "server_error", "param": None, "code": None}}
@@ -220,6 +221,9 @@ class Mistral(Profile):
       ``mistral__synchronous_streaming_chat_completions_with_tool-b1e02a__0``).
     - **The finish reason and the usage ride the chunk that carries the calls**
       (same recordings): there is no separate finish chunk.
+    - A non-streamed answer with tool calls has ``"content": ""``, not ``null`` (Mistral's
+      function calling docs, ``AssistantMessage(content="", tool_calls=[...])``); the
+      ``mistralai`` SDK's LlamaIndex class builds a text block from it and fails on ``null``.
     """
 
     name = "mistral"
@@ -234,6 +238,7 @@ class Mistral(Profile):
     finish_on_last_call = True
     usage = "final_chunk"
     fingerprint = None
+    whole_content = ""
 
 
 class OpenRouter(Profile):
@@ -305,10 +310,30 @@ class LiteLLMOllama(Profile):
     fingerprint = None
 
 
+class Nvidia(Profile):
+    """NVIDIA NIM for LLMs (``integrate.api.nvidia.com``, self-hosted NIM containers).
+
+    - **No ``index``** on streamed tool calls, and **each call whole in one chunk** (no
+      argument deltas): NVIDIA's own docs for it, in its LangChain integration,
+      ``langchain-nvidia-ai-endpoints`` 1.5, ``ChatNVIDIA._custom_postprocess``: "the nim api
+      does not return the function index for tool calls in stream responses [...] the nim
+      endpoint returns only full tool calls, no deltas". Parallel calls come one per chunk.
+    - Otherwise OpenAI's shape: ``finish_reason: "tool_calls"``, usage only on request.
+    """
+
+    name = "nvidia"
+    server = "NVIDIA NIM"
+    quirks = ("no index on tool calls (langchain-nvidia-ai-endpoints _custom_postprocess)",
+              "each call whole in its own chunk")
+    index = "omit"
+    whole_calls = True
+    fingerprint = None
+
+
 #: The compatible-server profiles, by name (``VendorEmulator(profile=name)``).
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (Vllm(), Ollama(), DeepSeek(), Groq(), Mistral(), OpenRouter(),
-                        LiteLLM(), LiteLLMOllama())
+                        LiteLLM(), LiteLLMOllama(), Nvidia())
 }
 
 
@@ -368,6 +393,17 @@ def _usage(body: dict[str, Any], script: Script) -> dict[str, Any]:
         completion = min(completion, max(limit - 1, 1))
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion}
+
+
+def profiled_complete(p: Profile, reply: Reply) -> Reply:
+    """A non-streamed answer (OpenAI's shape on every profile) with the profile's content."""
+    if p.whole_content is None or not isinstance(reply.body, dict):
+        return reply
+    for choice in reply.body.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict) and message.get("content") is None:
+            message["content"] = p.whole_content
+    return reply
 
 
 def render_profiled(p: Profile, script: Script, rng: random.Random, model: str,

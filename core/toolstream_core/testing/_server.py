@@ -33,7 +33,7 @@ from . import (
 )
 from ._conversation import final_text, model_metadata, trailing_results
 from ._http import BACKLOG, AsyncHTTPServer, Request, Response
-from ._profiles import PROFILES, render_profiled
+from ._profiles import PROFILES, profiled_complete, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
 from ._wire_common import Rendered, Reply, dumps
 
@@ -360,6 +360,8 @@ class VendorEmulator:
                                   else wire.render_stream(script, rng, model, body))
             return self._stream(rendered, name)
         reply: Reply = wire.render_complete(script, rng, model, body)
+        if profile is not None:
+            reply = profiled_complete(profile, reply)
         if reply.body is None:  # a dropped connection: no response at all
             return Response(0, "", [], b"", abort=True)
         return _reply(reply)

@@ -112,12 +112,18 @@ def _call_key(call: Any) -> str:
     return json.dumps([call.get("name"), call.get("parameters")], sort_keys=True)
 
 
+def _role(turn: dict[str, Any]) -> str:
+    """A turn's role as Cohere reads it: the SDK sends ``Chatbot`` / ``Tool``, the docs
+    ``CHATBOT`` / ``TOOL``."""
+    return str(turn.get("role") or "").upper()
+
+
 def _answered(history: list[Any], start: int, top: Any) -> list[str]:
     """The calls named by the tool results after ``history[start]``: its TOOL entries, and
     the request's own ``tool_results`` when only TOOL entries follow it."""
     keys: list[str] = []
     j = start + 1
-    while j < len(history) and isinstance(history[j], dict) and history[j].get("role") == "TOOL":
+    while j < len(history) and isinstance(history[j], dict) and _role(history[j]) == "TOOL":
         keys += [_call_key(r.get("call")) for r in history[j].get("tool_results") or []
                  if isinstance(r, dict)]
         j += 1
@@ -132,7 +138,7 @@ def check_history(body: dict[str, Any]) -> Reply | None:
     if not isinstance(history, list):
         return None
     for i, turn in enumerate(history):
-        if not isinstance(turn, dict) or turn.get("role") != "CHATBOT" or not turn.get("tool_calls"):
+        if not isinstance(turn, dict) or _role(turn) != "CHATBOT" or not turn.get("tool_calls"):
             continue
         answered = _answered(history, i, body.get("tool_results"))
         missing = [c.get("name") for c in turn["tool_calls"]

@@ -6,7 +6,9 @@ line with ``"done": true``, the ``done_reason`` (``stop`` is Ollama's normal end
 tool calls included; ``length`` is the ``num_predict`` cut) and the timings.
 Tool calls arrive whole, never in fragments: ``message.tool_calls`` holds
 ``{"id", "function": {"index", "name", "arguments": {...}}}`` with the arguments
-as an object (recent servers; older ones send neither ``id`` nor ``index``). A
+as an object (recent servers; older ones send neither ``id`` nor ``index``). The
+server is Go: its encoder drops a zero ``index`` (``omitempty``), so the first
+call of a turn carries none. A
 mid-stream failure is an ``{"error": "..."}`` line. Ollama never receives a
 half-written call, so a call cut by the token limit is rendered as what its
 parser had read: the argument object of the text up to the cut (``{"path":
@@ -57,8 +59,10 @@ def _calls(script: Script, rng: random.Random) -> list[dict[str, Any]]:
         args = (_partial_object(call.args_text[: script.cut_at]) if cut
                 else call.arguments)
         call_id = "call_" + "".join(rng.choice(_LOWER) for _ in range(8))
-        calls.append({"id": call_id, "function": {"index": i, "name": call.name,
-                                                  "arguments": args}})
+        # Go's encoder drops a zero index (``omitempty``): call 0 goes without one.
+        function: dict[str, Any] = {"index": i} if i else {}
+        function.update(name=call.name, arguments=args)
+        calls.append({"id": call_id, "function": function})
         if script.scenario == "resent_duplicate":
             calls.append(calls[-1])
     return calls

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from .._results import is_gate_error
 from .._string_arguments import with_string_arguments
 from ._convert import events_for_response
 
@@ -39,6 +40,7 @@ _NAMESPACE_MODULES = (
     "google.genai.models",
     "google.genai.client",
     "cohere.v2.",  # ``cohere.Client().v2``, where ``ChatCohere`` calls the v2 chat
+    "mistralai.client.",  # ``Mistral().chat``, where LlamaIndex's ``MistralAI`` streams
 )
 
 
@@ -100,6 +102,20 @@ def _cohere_v1_call(owner: Any, path: tuple[str, ...]) -> Call | None:
     return "cohere", path[-1] == "chat"
 
 
+def _mistral_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """``mistralai``'s ``chat.stream`` / ``stream_async`` (Mistral's chat completions SSE,
+    the OpenAI chat wire with Mistral's quirks) and ``chat.complete`` / ``complete_async``."""
+    if len(path) < 2 or path[-2] != "chat":
+        return None
+    return "openai-chat", path[-1].startswith("complete")
+
+
+def _litellm_call(owner: Any, path: tuple[str, ...], kwargs: Mapping[str, Any]) -> Call | None:
+    """The ``litellm`` module's ``completion`` / ``acompletion``: litellm's own translation of
+    whatever the upstream sent, always in the OpenAI chat shape (``ModelResponseStream``)."""
+    return "openai-chat", not kwargs.get("stream")
+
+
 _Classify = Callable[[Any, tuple[str, ...], Mapping[str, Any]], "Call | None"]
 
 # Per SDK: the method names the proxy intercepts, and what a call of one of them is.
@@ -110,7 +126,95 @@ _CALLS: dict[str, tuple[frozenset[str], _Classify]] = {
     "bedrock": (frozenset({"converse_stream", "converse"}), _bedrock_call),
     "ollama": (frozenset({"chat"}), _ollama_call),
     "cohere": (frozenset({"chat_stream", "chat"}), _cohere_call),
+    "mistral": (frozenset({"stream", "stream_async", "complete", "complete_async"}), _mistral_call),
+    "litellm": (frozenset({"completion", "acompletion"}), _litellm_call),
 }
+
+
+def _wire_dump(obj: Any) -> Any:
+    """A pydantic SDK object as the JSON it was parsed from: by alias, and without the fields
+    the wire did not carry (``mistralai`` fills an absent tool-call ``index`` with 0, which
+    would read as a call the server numbered)."""
+    return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def _litellm_dump(obj: Any) -> Any:
+    """litellm builds its chunks itself (nothing was parsed): every field it set."""
+    return obj.model_dump(mode="json")
+
+
+#: Per SDK whose objects the core's adapters do not read as they are: (what the sink gets
+#: for a streamed item, what it gets for a whole answer), each a plain wire dict.
+_FORMS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "mistral": (lambda event: _wire_dump(event.data), _wire_dump),  # CompletionEvent(data=chunk)
+    "litellm": (_litellm_dump, _litellm_dump),
+}
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text") or "" for b in content if isinstance(b, dict))
+    return ""
+
+
+def _flagged(block: Any) -> Any:
+    """An Anthropic ``tool_result`` block that holds the gate's own error for its call, with
+    ``is_error: true`` (the block itself otherwise)."""
+    if (isinstance(block, dict) and block.get("type") == "tool_result" and "is_error" not in block
+            and is_gate_error(_result_text(block.get("content")), str(block.get("tool_use_id")))):
+        return {**block, "is_error": True}
+    return block
+
+
+def _anthropic_request(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The request with Anthropic's ``is_error: true`` on every ``tool_result`` that is the
+    gate's error for its call: LlamaIndex's ``Anthropic`` builds these blocks itself, with no
+    field for the flag, so only the text said the call failed."""
+    messages = kwargs.get("messages")
+    if not isinstance(messages, list):
+        return kwargs
+    out = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            blocks = [_flagged(b) for b in content]
+            if any(a is not b for a, b in zip(blocks, content, strict=True)):
+                message = {**message, "content": blocks}
+        out.append(message)
+    changed = any(a is not b for a, b in zip(out, messages, strict=True))
+    return {**kwargs, "messages": out} if changed else kwargs
+
+
+#: provider -> how an intercepted request is sent: what the framework could not say itself.
+_REQUESTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"anthropic": _anthropic_request}
+
+#: (SDK, method) whose result serves both ``for`` and ``async for`` but is read synchronously
+#: (litellm's ``CustomStreamWrapper`` from ``completion``).
+_SYNC_STREAMS = frozenset({("litellm", "completion")})
+
+
+class _FormedSink:
+    """A sink that hands on each event in the SDK's wire form (``_FORMS``)."""
+
+    __slots__ = ("_form", "_sink")
+
+    def __init__(self, sink: RawSink, form: Callable[[Any], Any]) -> None:
+        self._sink = sink
+        self._form = form
+
+    def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
+        self._sink.raw_start(provider, request)
+
+    def raw_event(self, event: Any) -> None:
+        try:
+            event = self._form(event)
+        except Exception:  # not the SDK's object after all: the adapter judges it as it is
+            _log.debug("toolstream: could not read an SDK event's wire form", exc_info=True)
+        self._sink.raw_event(event)
+
+    def raw_end(self, error: BaseException | None) -> None:
+        self._sink.raw_end(error)
 
 # The SDK a client object belongs to, by the module of its class (longest prefix first).
 _SDK_MODULES = (
@@ -119,6 +223,7 @@ _SDK_MODULES = (
     ("anthropic.", "anthropic"),
     ("ollama.", "ollama"),
     ("cohere.", "cohere"),
+    ("mistralai.", "mistral"),
 )
 
 
@@ -167,11 +272,17 @@ class _NamespaceTap:
         sink, path, owner = self._sink, (*self._path, name), self._target
         classify = _CALLS[self._sdk][1]
 
+        forms = _FORMS.get(self._sdk)
+        synchronous = (self._sdk, name) in _SYNC_STREAMS
+
         def call(*args: Any, **kwargs: Any) -> Any:
             kind = classify(owner, path, kwargs)
             if kind is None:
                 return method(*args, **kwargs)
             provider, whole = kind
+            request = _REQUESTS.get(provider)
+            if request is not None:
+                kwargs = request(kwargs)
             sink.raw_start(provider, kwargs)
             try:
                 result = method(*args, **kwargs)
@@ -179,7 +290,12 @@ class _NamespaceTap:
                 sink.raw_end(exc)
                 raise
             if whole:
-                return _feed_whole(result, sink, provider)
+                return _feed_whole(result, sink, provider, forms[1] if forms else None)
+            if synchronous:
+                return _SyncStreamTap(result, _FormedSink(sink, forms[0]) if forms else sink,
+                                      _RESHAPES.get(provider))
+            if forms is not None:
+                return _wrap_result(result, _FormedSink(sink, forms[0]), _RESHAPES.get(provider))
             # Chat chunks reach the integration with object arguments as text (see
             # ``with_string_arguments``); the sink has already seen the original.
             wrapped = _wrap_result(result, sink, _RESHAPES.get(provider))
@@ -206,11 +322,12 @@ def _cohere_v1_text(event: Any) -> Any:
 _RESHAPES: dict[str, Reshape] = {"openai-chat": with_string_arguments, "cohere": _cohere_v1_text}
 
 
-def _feed_whole(result: Any, sink: RawSink, provider: str) -> Any:
+def _feed_whole(result: Any, sink: RawSink, provider: str,
+                form: Callable[[Any], Any] | None = None) -> Any:
     """A whole response: the sink gets the events it stands for; the caller gets it unchanged."""
     if inspect.isawaitable(result):
-        return _await_whole(result, sink, provider)
-    events = events_for_response(provider, result)
+        return _await_whole(result, sink, provider, form)
+    events = events_for_response(provider, result if form is None else form(result))
     if events is None:
         sink.raw_end(ValueError(f"toolstream: cannot read a whole {provider} response"))
         return result
@@ -220,13 +337,14 @@ def _feed_whole(result: Any, sink: RawSink, provider: str) -> Any:
     return result
 
 
-async def _await_whole(awaitable: Any, sink: RawSink, provider: str) -> Any:
+async def _await_whole(awaitable: Any, sink: RawSink, provider: str,
+                       form: Callable[[Any], Any] | None) -> Any:
     try:
         result = await awaitable
     except BaseException as exc:
         sink.raw_end(exc)
         raise
-    return _feed_whole(result, sink, provider)
+    return _feed_whole(result, sink, provider, form)
 
 
 def _is_data_model(cls: type) -> bool:
@@ -448,7 +566,8 @@ def tap_client(client: Any, sink: RawSink, sdk: str | None = None,
     """``client`` (an SDK client or one of its resources) with its streaming calls feeding ``sink``.
 
     ``sdk`` names the SDK (``"openai"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"``,
-    ``"ollama"``, ``"cohere"``; ``None``: `sdk_of` the client); ``path`` is where ``client``
+    ``"ollama"``, ``"cohere"``, ``"mistral"``, ``"litellm"``: the ``litellm`` module itself;
+    ``None``: `sdk_of` the client); ``path`` is where ``client``
     sits below the SDK's root client (``("chat", "completions")`` for the resource LangChain's
     ``ChatOpenAI`` holds), so the provider of a call can be told from its path. Whole answers
     of ``converse``, ``ollama`` ``chat(stream=False)`` and cohere's v2 ``chat`` reach the sink

@@ -1,0 +1,136 @@
+"""The started-ledger: a committed call runs at most once, across crashes and workers.
+
+LangGraph saves a tool's result when its task ends. A process that dies while the tool runs
+(after the call committed, before its result was written) leaves a checkpoint whose call has
+no result, and the worker that resumes the thread runs the task again: at least once, so a
+``write_file`` or a payment can happen twice. The gate cannot undo a side effect, but it can
+remember that one began.
+
+Before a committed call runs, ``ToolstreamMiddleware.wrap_tool_call`` writes "started" for it
+to the agent's store (``create_agent(store=...)``: LangGraph's ``BaseStore``, a
+``PostgresStore`` in a deployment), and "finished" when the tool returns. A call that comes
+back with an entry and no result in the state did not end cleanly last time: it is answered
+with an error result (``not_repeated``) instead of running again. A tool declared safe to
+repeat (``BaseTool(metadata={"toolstream_repeatable": True})``) skips the ledger and runs
+again. Without a store there is no ledger, and a resumed call runs again, as in LangGraph.
+
+An entry is keyed by the thread, the AIMessage that holds the call and the call id (not by
+LangGraph's task id, which changes when a thread is resumed). A tool that raises an interrupt
+(``langgraph.types.interrupt``) is re-run by LangGraph on resume by design, so its entry is
+removed again. The ledger orders attempts one after another; two workers running the same
+thread at once are kept apart by the server (LangGraph's ``multitask_strategy``), not here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphInterrupt
+from langgraph.store.base import BaseStore
+from langgraph.types import Command
+
+__all__ = ["LEDGER_NAMESPACE", "REPEATABLE_KEY", "CallLedger"]
+
+_log = logging.getLogger(__name__)
+
+#: ``BaseTool(metadata={REPEATABLE_KEY: True})``: running the tool twice for one call is safe.
+REPEATABLE_KEY = "toolstream_repeatable"
+
+#: Where the entries live in the store; each value holds ``thread_id``, ``call_id``, ``name``
+#: and ``state`` (``"started"`` or ``"finished"``).
+LEDGER_NAMESPACE = ("toolstream", "started")
+
+_NOT_REPEATED = (
+    "Tool call {name!r} (id {id}) was not run again: it {what} in an earlier attempt that "
+    "stopped before its result was recorded, and the tool is not declared safe to repeat. "
+    "Check its effect before you call it again. [not_repeated]"
+)
+_WHAT = {"started": "started (it may have run in part or in full)",
+         "finished": "ran to its end"}
+
+ToolResult = ToolMessage | Command[Any]
+
+
+@dataclass(frozen=True)
+class CallLedger:
+    """The ledger entry of one committed call: claim it before the tool runs, finish it after."""
+
+    store: BaseStore
+    key: str
+    entry: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, request: ToolCallRequest, message_id: str | None) -> CallLedger | None:
+        """The entry for this call, or ``None`` when there is no ledger: no store, no thread
+        (nothing can resume it), or a tool declared safe to repeat."""
+        runtime = getattr(request, "runtime", None)
+        store = getattr(runtime, "store", None)
+        if not isinstance(store, BaseStore) or _repeatable(request):
+            return None
+        config = getattr(runtime, "config", None) or {}
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        call = request.tool_call
+        if thread_id is None or not call.get("id"):
+            return None
+        key = json.dumps([str(thread_id), message_id or "", call["id"]])
+        entry = {"thread_id": str(thread_id), "call_id": call["id"], "name": call.get("name")}
+        return cls(store, key, entry)
+
+    # -- one attempt ---------------------------------------------------------------------------
+
+    def run(self, request: ToolCallRequest,
+            handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
+        """Run the tool unless an earlier attempt began; record the attempt either way."""
+        earlier = self.store.get(LEDGER_NAMESPACE, self.key)
+        if earlier is not None:
+            return self._not_repeated(earlier.value)
+        self.store.put(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
+        try:
+            result = handler(request)
+        except GraphInterrupt:
+            self.store.delete(LEDGER_NAMESPACE, self.key)  # an interrupt: LangGraph re-runs it
+            raise
+        self.store.put(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
+        return result
+
+    async def arun(self, request: ToolCallRequest,
+                   handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
+        """``run`` for the async agent."""
+        earlier = await self.store.aget(LEDGER_NAMESPACE, self.key)
+        if earlier is not None:
+            return self._not_repeated(earlier.value)
+        await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
+        try:
+            result = await handler(request)
+        except GraphInterrupt:
+            await self.store.adelete(LEDGER_NAMESPACE, self.key)
+            raise
+        await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
+        return result
+
+    def _value(self, state: str) -> dict[str, Any]:
+        return {**self.entry, "state": state}
+
+    def _not_repeated(self, earlier: Mapping[str, Any]) -> ToolMessage:
+        state = str(earlier.get("state") or "started")
+        name, call_id = self.entry["name"], self.entry["call_id"]
+        _log.warning("toolstream: not running %s (%s) again: an earlier attempt %s", name, call_id,
+                     state)
+        return ToolMessage(
+            content=_NOT_REPEATED.format(name=name, id=call_id, what=_WHAT.get(state, state)),
+            tool_call_id=call_id,
+            name=name,
+            status="error",
+            artifact={"toolstream": {"reason": "not_repeated", "state": state}},
+        )
+
+
+def _repeatable(request: ToolCallRequest) -> bool:
+    metadata = getattr(request.tool, "metadata", None)
+    return isinstance(metadata, Mapping) and metadata.get(REPEATABLE_KEY) is True

@@ -1,0 +1,148 @@
+"""The last step before a request leaves: the history as the LLM class will serialise it.
+
+Why this exists: the history step (``_history.prepare_history``) makes the history legal in
+LlamaIndex's terms (every call a ``ToolCallBlock`` of its assistant message, every call id
+answered once by a ``role="tool"`` message right after it, rejected calls with ``{}``
+arguments and an ``is_error`` result). What reaches the vendor is what each class's message
+converter makes of that, and they differ:
+
+- ``LiteLLM`` converts content blocks only and raises on a ``ToolCallBlock`` ("Unsupported
+  content block type"); it sends a turn's calls from ``additional_kwargs["tool_calls"]``
+  (OpenAI's shape), and sends *every* ``additional_kwargs`` key as a field of the message,
+  the gate's record and error marks included;
+- ``BedrockConverse`` sends ``toolResult.status`` from ``additional_kwargs["status"]``: an
+  error result goes with Bedrock's ``status: "error"``.
+
+So one rule per class rewrites the OUTGOING COPY of the request (never the memory the agent
+keeps, never what the tool runner reads: a rejected call never runs), with a rejected call's
+arguments history-safe (a JSON object: ``toolstream_core.history_args``). Classes not in the
+table serialise ``ToolCallBlock``s and tool results as they are (``OpenAI`` and its
+subclasses, ``OpenAIResponses``, ``Anthropic``, ``GoogleGenAI``, ``Ollama``, ``MistralAI``,
+``Cohere``); the tests read each class's request body to prove it
+(``tests/llamaindex/test_li_families.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+from toolstream_core import RECORD_KEY, history_args
+
+from ._messages import read_record
+
+__all__ = ["outgoing_for"]
+
+Rule = Callable[[list[ChatMessage]], list[ChatMessage]]
+
+#: What the gate itself writes into ``additional_kwargs``: read by the shim, never a field of
+#: the vendor's message.
+_OURS = frozenset({RECORD_KEY, "is_error", "toolstream_reason"})
+
+
+def _arguments(kwargs: Any) -> str:
+    if isinstance(kwargs, dict):
+        return json.dumps(kwargs, ensure_ascii=False)
+    return history_args(kwargs if isinstance(kwargs, str) else None)
+
+
+def _openai_call(block: ToolCallBlock) -> dict[str, Any]:
+    return {"id": block.tool_call_id, "type": "function",
+            "function": {"name": block.tool_name, "arguments": _arguments(block.tool_kwargs)}}
+
+
+def calls_in_openai_kwargs(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """For converters that read a turn's calls from ``additional_kwargs["tool_calls"]`` and
+    send every other key as a message field (``LiteLLM``): the blocks move there, in order,
+    and the gate's own keys stay home."""
+    out: list[ChatMessage] = []
+    for message in messages:
+        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
+        extra = {k: v for k, v in message.additional_kwargs.items() if k not in _OURS}
+        if not calls and len(extra) == len(message.additional_kwargs):
+            out.append(message)
+            continue
+        if calls:
+            extra["tool_calls"] = [_openai_call(b) for b in calls]
+        blocks = [b for b in message.blocks if not isinstance(b, ToolCallBlock)]
+        out.append(ChatMessage(role=message.role, blocks=blocks, additional_kwargs=extra))
+    return out
+
+
+def _is_error(message: ChatMessage, rejected: set[str]) -> bool:
+    """An error result: marked so (``error_tool_messages``), or the answer to a call the gate
+    rejected (the record of its assistant message: the agent's tool step adds no mark)."""
+    kwargs = message.additional_kwargs
+    return bool(kwargs.get("is_error")) or str(kwargs.get("tool_call_id")) in rejected
+
+
+def status_error(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``BedrockConverse``: an error result goes with ``toolResult.status: "error"``."""
+    records = [read_record(m) for m in messages if m.role == "assistant"]
+    rejected = {str(entry["tool_call_id"]) for record in records if record is not None
+                for entry in record["rejected"]}
+    return [message.model_copy(update={"additional_kwargs": {**message.additional_kwargs,
+                                                             "status": "error"}})
+            if message.role == "tool" and _is_error(message, rejected)
+            and "status" not in message.additional_kwargs else message
+            for message in messages]
+
+
+def _calls_of(message: ChatMessage) -> int:
+    calls = message.additional_kwargs.get("tool_calls")
+    return len(calls) if isinstance(calls, list) else 0
+
+
+def one_result_per_turn(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``Cohere`` (v1) pairs *every* tool message after a turn with *every* call of that turn
+    (N calls, N results: N x N ``tool_results``, each call answered N times, with the other
+    calls' outputs). Sent as one message, a turn's results pair with each call once: the
+    results of a turn with several calls go as one tool message holding them all, in order,
+    each under its call's name."""
+    out: list[ChatMessage] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        out.append(message)
+        i += 1
+        if message.role != "assistant" or _calls_of(message) < 2:
+            continue
+        results: list[ChatMessage] = []
+        while i < len(messages) and messages[i].role == "tool":
+            results.append(messages[i])
+            i += 1
+        if len(results) < 2:
+            out.extend(results)
+            continue
+        calls = message.additional_kwargs["tool_calls"]
+        names = [getattr(c, "name", None) or "result" for c in calls] if len(calls) == len(results) \
+            else ["result"] * len(results)
+        text = "\n".join(f"{name} (call {n}): {m.content}"
+                          for n, (name, m) in enumerate(zip(names, results, strict=True), 1))
+        out.append(ChatMessage(role="tool", content=text,
+                               additional_kwargs={"tool_call_id": results[0].additional_kwargs.get("tool_call_id")}))
+    return out
+
+
+#: (module, class name, the rule): what each class's converter needs, most specific first.
+_RULES: tuple[tuple[str, str, Rule], ...] = (
+    ("llama_index.llms.litellm", "LiteLLM", calls_in_openai_kwargs),
+    ("llama_index.llms.bedrock_converse", "BedrockConverse", status_error),
+    ("llama_index.llms.cohere", "Cohere", one_result_per_turn),
+)
+
+
+def _rule(llm: Any) -> Rule | None:
+    for cls in type(llm).__mro__:
+        for module, name, rule in _RULES:
+            if cls.__name__ == name and cls.__module__.startswith(module):
+                return rule
+    return None
+
+
+def outgoing_for(llm: Any, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` as ``llm``'s converter must receive them (the caller's list untouched)."""
+    rule = _rule(llm)
+    return list(messages) if rule is None else rule(list(messages))
