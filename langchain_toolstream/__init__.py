@@ -8,6 +8,8 @@
 - ``check_history(messages, provider)``, what the vendor would reject before it is sent
   (``HistoryError`` is what the gate raises for it);
 - ``ToolstreamCallbackHandler``, tool-call progress for a UI (and a stop button);
+- ``StructuredOutputError``, what ``with_structured_output`` raises (or gives as
+  ``parsing_error``) when no output was proven finished, parsed strictly and schema-valid;
 - ``declare_finish_signal(model_class, key)``, for a chat model whose end of turn the gate
   cannot read on its own.
 
@@ -21,7 +23,7 @@ what the gate reads); other chat models are gated on LangChain's own chunks.
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
 from toolstream_core.integration import TapUnavailableError
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
@@ -42,6 +44,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "RunStats",
+    "StructuredOutputError",
     "TapUnavailableError",
     "ToolstreamCallbackHandler",
     "ToolstreamChatModel",

@@ -37,6 +37,7 @@ from ._messages import message_with_rejected_calls
 from ._observability import current_run_manager, model_run
 from ._outgoing import outgoing_for
 from ._rebind import rebind
+from ._structured import structured_output
 from ._tap import tappable
 from ._tools import (
     ConfigArg,
@@ -141,10 +142,13 @@ class ToolstreamChatModel(BaseChatModel):
         result: Runnable[LanguageModelInput, AIMessage] = rebind(bound, self.chat_model, gated)
         return result
 
-    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
-        """The wrapped model's structured output, with its model step gated."""
-        runnable = self.chat_model.with_structured_output(schema, include_raw=include_raw, **kwargs)
-        return rebind(runnable, self.chat_model, self, registry_from_bound_tools)
+    def with_structured_output(self, schema: Any = None, *, include_raw: bool = False,
+                               **kwargs: Any) -> Any:
+        """The wrapped model's own structured-output request (its method: ``function_calling``,
+        ``json_schema``, ``json_mode``), gated, with the core's rule instead of its parser:
+        the schema's object only from an output the vendor provably finished, else
+        ``StructuredOutputError`` (with ``include_raw``, the ``parsing_error``)."""
+        return structured_output(self, schema, include_raw=include_raw, **kwargs)
 
     # -- the gate ------------------------------------------------------------------------------
 

@@ -8,7 +8,10 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 2. In the same model turn, every rejected call is answered by one ``ToolMessage(status="error")``
    with its real id and the reason, so the next request to the vendor is legal. If nothing was
    committed the agent goes back to the model (bounded by ``max_retries``) instead of ending,
-   so the model can retry; a cancelled turn ends the loop.
+   so the model can retry; a cancelled turn ends the loop. An agent that asks for a
+   structured response (``ToolStrategy``, ``ProviderStrategy``) gets one only from an output
+   the core accepts; a cut one is answered and asked again the same way, and after the
+   bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
    slipped in by other code or another middleware is refused, not run); with a store, a call
    that began in an earlier attempt is answered instead of run again (``_ledger``).
@@ -41,6 +44,7 @@ from ._gate import OnStreamError
 from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
+from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
@@ -154,14 +158,14 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult:
-        return self._pair(request, handler(self._gate(request)))
+        return self._pair(request, call_structured(self._gate(request), handler))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult:
-        return self._pair(request, await handler(self._gate(request)))
+        return self._pair(request, await acall_structured(self._gate(request), handler))
 
     def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
         result = _messages_of(response)
@@ -179,12 +183,18 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             if errors and not message.tool_calls:
                 failed = True
                 cancelled = cancelled or _cancelled(message)
+        verdict = agent_verdict(request.response_format, out, _structured(response))
+        failed = failed or verdict.failure is not None
+        out = verdict.messages if verdict.messages is not None else out
         before = _failed_turns(request)
         count = before + 1 if failed else 0
         retry = failed and not cancelled and self._may_retry(before)
+        if verdict.failure is not None and not retry and not cancelled:
+            raise verdict.failure  # no structured response after the bounded retries
         if len(out) == len(result) and count == before:
             return response
-        paired = ModelResponse(result=out, structured_response=_structured(response))
+        structured = None if verdict.failure is not None else _structured(response)
+        paired = ModelResponse(result=out, structured_response=structured)
         update: dict[str, Any] = {FAILED_TURNS: count if retry else 0}
         if retry:
             update["jump_to"] = "model"

@@ -65,9 +65,12 @@ def _as_call(call: InvalidToolCall) -> ToolCall:
 
 
 def _every_call(message: AIMessage, answered: set[str]) -> list[ToolCall]:
-    """Committed and answered rejected calls, in the order the model made them."""
+    """Committed and answered rejected calls, in the order the model made them, each id once
+    (a message the history plan already completed carries a rejected call in both lists)."""
+    listed = {c.get("id") for c in message.tool_calls}
     calls = [*message.tool_calls,
-             *(_as_call(c) for c in message.invalid_tool_calls if c.get("id") in answered)]
+             *(_as_call(c) for c in message.invalid_tool_calls
+               if c.get("id") in answered and c.get("id") not in listed)]
     rank = {ident: n for n, ident in enumerate(call_order(message))}
     return sorted(calls, key=lambda c: rank.get(str(c.get("id") or ""), len(rank)))
 

@@ -6,12 +6,17 @@
   a class whose SDK stream the gate cannot reach raises ``TapUnavailableError``.
 - :class:`ToolstreamFunctionAgent` is a drop-in ``FunctionAgent`` (standalone or inside
   ``AgentWorkflow``) that answers every rejected call with an error result carrying the reason.
+- :class:`ToolstreamReActAgent` is a drop-in ``ReActAgent`` that never runs an action from a
+  turn the vendor did not finish (the step is answered with the reason and asked again).
 - :class:`ToolstreamStreamHandler` / :func:`stream_call_events` turn a workflow handler's
   event stream into call-progress events for a UI; they never execute anything.
 - :func:`read_record` reads the decision record (plain JSON in ``additional_kwargs``);
   :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
   :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
   to the LangChain shim;
+- :class:`StructuredOutputError` is what a structured output raises when no output was
+  proven finished, parsed strictly and schema-valid (``structured_predict`` and its stream /
+  async twins, ``as_structured_llm``, ``FunctionCallingProgram``);
 - :func:`check_history` lists what the vendor would reject in a history before it is sent;
   the gated LLM repairs every outgoing history (``history="repair"``) and, with
   ``history="check"`` (the agent's default), raises :class:`HistoryError` for the rest.
@@ -19,7 +24,7 @@
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem
+from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
 from toolstream_core.integration import TapUnavailableError
 
 from ._agent import ToolstreamFunctionAgent
@@ -39,6 +44,7 @@ from ._messages import (
     read_record,
 )
 from ._providers import ProviderMismatchError
+from ._react import ToolstreamReActAgent
 from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
@@ -53,9 +59,11 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "ProviderMismatchError",
+    "StructuredOutputError",
     "TapUnavailableError",
     "ToolstreamFunctionAgent",
     "ToolstreamLLM",
+    "ToolstreamReActAgent",
     "ToolstreamStreamHandler",
     "check_history",
     "error_tool_messages",

@@ -37,15 +37,12 @@ from llama_index.core.tools import AsyncBaseTool
 from llama_index.core.workflow import Context
 from toolstream_core import AssemblerEvent, Turn
 from toolstream_core.integration import (
-    DEFAULT_HISTORY,
-    DEFAULT_ON_STREAM_ERROR,
     OnStreamError,
-    refuse_gate_options,
 )
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
-from ._llm import ToolstreamLLM
+from ._llm import agent_llm
 from ._messages import call_name, is_paused, paused_message
 from ._session import WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
@@ -78,14 +75,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
         (``"raise"``). An LLM that is already gated keeps its own gate; giving any of these
         options here as well is then a ``ValueError``."""
         super().__init__(*args, **kwargs)
-        if isinstance(self.llm, ToolstreamLLM):
-            refuse_gate_options("ToolstreamLLM", config=config, on_turn=on_turn,
-                                on_event=on_event, history=history,
-                                on_stream_error=on_stream_error)
-        else:
-            self.llm = ToolstreamLLM(self.llm, config=config, on_turn=on_turn, on_event=on_event,
-                                     history=history or DEFAULT_HISTORY,
-                                     on_stream_error=on_stream_error or DEFAULT_ON_STREAM_ERROR)
+        self.llm = agent_llm(self.llm, config=config, on_turn=on_turn, on_event=on_event,
+                             history=history, on_stream_error=on_stream_error)
         # AgentWorkflow looks tools up in ``agent.tools`` directly, so the responder for
         # rejected calls lives there; take_step never offers it to the model.
         tools = list(self.tools or [])

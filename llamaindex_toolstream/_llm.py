@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -29,14 +29,18 @@ from llama_index.core.base.llms.types import (
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import LLM, ToolSelection
+from llama_index.core.prompts import PromptTemplate
+from llama_index.core.types import Model
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
 from toolstream_core.integration import (
     DEFAULT_HISTORY,
     DEFAULT_ON_STREAM_ERROR,
     OnStreamError,
     events_for_response,
+    refuse_gate_options,
 )
 
+from . import _structured as structured
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
@@ -86,6 +90,9 @@ class ToolstreamLLM(FunctionCallingLLM):
     on_stream_error: OnStreamError = Field(
         default=DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
         "started: 'pair' (end the turn with every call answered) or 'raise'.")
+    structured_retries: int = Field(default=0, ge=0, description="How many times a structured "
+                                    "output the core did not accept is answered and asked "
+                                    "again before ``StructuredOutputError`` (agents: 2).")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)
@@ -374,13 +381,40 @@ class ToolstreamLLM(FunctionCallingLLM):
                 selections.append(ToolSelection(tool_id=ident, tool_name=call_name(call),
                                                 tool_kwargs=call.arguments))
         if not selections and error_on_no_tool_call:
-            raise ValueError("Expected at least one committed tool call, but got 0.")
+            raise structured.no_committed_call(response)  # a ValueError naming why (reason, id, raw text)
         return selections
 
     def error_results_from_response(self, response: ChatResponse) -> list[ErrorResult]:
         """One error result per rejected call of ``response`` (empty while streaming)."""
         session = stream_of(response)
         return session.error_results() if session is not None else []
+
+    # -- structured output -------------------------------------------------------------------
+    # The wrapped LLM's own method (a JSON-schema text, a forced call or a prompted text), sent
+    # through the gate and judged by the core's one rule (``_structured``).
+
+    def structured_predict(self, output_cls: type[Model], prompt: PromptTemplate,
+                           llm_kwargs: dict[str, Any] | None = None, **prompt_args: Any) -> Model:
+        """The schema's object from an output the vendor provably finished, else
+        ``StructuredOutputError`` (reason, call id, raw text)."""
+        return cast("Model", structured.predict(self, output_cls, prompt, llm_kwargs, prompt_args))
+
+    async def astructured_predict(self, output_cls: type[Model], prompt: PromptTemplate,
+                                  llm_kwargs: dict[str, Any] | None = None,
+                                  **prompt_args: Any) -> Model:
+        return cast("Model", await structured.apredict(self, output_cls, prompt, llm_kwargs,
+                                                       prompt_args))
+
+    def stream_structured_predict(self, output_cls: type[Model], prompt: PromptTemplate,
+                                  llm_kwargs: dict[str, Any] | None = None,
+                                  **prompt_args: Any) -> Generator[Any, None, None]:
+        """Streams the answer through the gate; yields the final object once."""
+        return structured.stream_predict(self, output_cls, prompt, llm_kwargs, prompt_args)
+
+    async def astream_structured_predict(self, output_cls: type[Model], prompt: PromptTemplate,
+                                         llm_kwargs: dict[str, Any] | None = None,
+                                         **prompt_args: Any) -> AsyncGenerator[Any, None]:
+        return structured.astream_predict(self, output_cls, prompt, llm_kwargs, prompt_args)
 
     # -- completion passthrough --------------------------------------------------------------
 
@@ -398,6 +432,24 @@ class ToolstreamLLM(FunctionCallingLLM):
     async def astream_complete(self, prompt: str, formatted: bool = False,
                                **kwargs: Any) -> CompletionResponseAsyncGen:
         return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)
+
+
+def agent_llm(llm: LLM, *, config: ConfigArg | None,
+              on_turn: Callable[[Turn], None] | None,
+              on_event: Callable[[AssemblerEvent], None] | None,
+              history: HistoryPolicy | None,
+              on_stream_error: OnStreamError | None) -> ToolstreamLLM:
+    """The gated LLM of an agent (``ToolstreamFunctionAgent``, ``ToolstreamReActAgent``): an
+    LLM already gated keeps its own gate (any gate option given to the agent as well is a
+    ``ValueError``); another is wrapped, with the agents' bounded structured-output retries."""
+    if isinstance(llm, ToolstreamLLM):
+        refuse_gate_options("ToolstreamLLM", config=config, on_turn=on_turn, on_event=on_event,
+                            history=history, on_stream_error=on_stream_error)
+        return llm
+    return ToolstreamLLM(llm, config=config, on_turn=on_turn, on_event=on_event,
+                         history=history or DEFAULT_HISTORY,
+                         on_stream_error=on_stream_error or DEFAULT_ON_STREAM_ERROR,
+                         structured_retries=structured.STRUCTURED_RETRIES)
 
 
 #: Why a stream's open calls were cancelled: the consumer closed it or cancelled the task.

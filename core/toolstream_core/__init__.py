@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         ToolSpec,
         Turn,
     )
+    from ._structured import StructuredOutputError
 
 __all__ = [
     "PROVIDERS",
@@ -83,6 +84,7 @@ __all__ = [
     "Reason",
     "RecordMode",
     "RejectedEntry",
+    "StructuredOutputError",
     "ToolCall",
     "ToolSpec",
     "Turn",
@@ -111,6 +113,7 @@ _HOME = {
     **dict.fromkeys(("PROVIDERS", "ArgumentsDelta", "AssemblerClosed", "AssemblerEvent",
                      "CallCommitted", "CallKind", "CallOpened", "CallRejected", "CallState",
                      "ErrorResult", "Provider", "Reason", "ToolCall", "ToolSpec", "Turn"), "_models"),
+    "StructuredOutputError": "_structured",
 }
 
 

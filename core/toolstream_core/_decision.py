@@ -84,6 +84,11 @@ class _Optional(TypedDict, total=False):
     """Every client call's id (committed and rejected; the synthesized one for an id-less
     call) in the order the vendor made them, so results can follow the calls' order (Gemini
     pairs results by position). Absent from records written before it existed."""
+    end_reason: str | None
+    """Why the turn did not end normally (``Turn.end_reason``: ``stream_truncated``,
+    ``upstream_error``, ...), ``None`` when it did; what a structured output that is not a
+    call (a JSON text) is judged on. Absent from records written before it existed."""
+    end_detail: str | None
 
 
 class DecisionRecord(_Optional):
@@ -160,6 +165,8 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
         "server_calls": [{"id": c.id, "name": c.name} for c in turn.server_calls],
         "anomalies": len(turn.anomalies),
         "order": _call_order(turn),
+        "end_reason": str(turn.end_reason) if turn.end_reason is not None else None,
+        "end_detail": turn.end_detail,
     }
     if note:
         record["note"] = note

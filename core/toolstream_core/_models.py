@@ -85,6 +85,9 @@ class Reason(_StrEnum):
     duplicate_conflict = "duplicate_conflict"
     cancelled = "cancelled"
     idle_timeout = "idle_timeout"
+    no_output = "no_output"
+    """Structured output only (never a call's reason): the vendor ended the turn normally but
+    sent no output of the kind asked for (no call to the schema's tool, no JSON text)."""
     run_budget_exceeded = "run_budget_exceeded"
 
 
@@ -173,6 +176,11 @@ class Turn:
     error: BaseException | None = None
     provider: Provider | None = None
     anomalies: tuple[str, ...] = ()
+    end_reason: Reason | None = None
+    """Why the turn did not end normally (``stream_truncated``, ``upstream_error``,
+    ``cancelled``, ``idle_timeout``): the reason every call still open at the end got, and
+    the verdict on any output that is not a call (a JSON text). ``None`` when ``complete``."""
+    end_detail: str | None = None
     run_budget_left: int | None = None
     """How many more calls the run may commit after this turn (its ``run_budget`` minus the
     calls committed here): the next turn's ``run_budget``. ``None``: no budget in force."""

@@ -41,6 +41,7 @@ _WHY: dict[Reason, str] = {
     Reason.duplicate_conflict: "the same call id was sent twice with different arguments",
     Reason.cancelled: "the response was cancelled before the call completed",
     Reason.idle_timeout: "the response stalled before the call was complete",
+    Reason.no_output: "the response ended without the output that was asked for",
     Reason.run_budget_exceeded: "this run has used up its budget of tool calls",
 }
 

@@ -93,6 +93,7 @@ class CallTable:
         self._finish_reason: str | None = None
         self._error_detail: str | None = None
         self._output_tokens: int | None = None
+        self._ending: tuple[Reason, str] | None = None  # why the turn did not end normally
         self._anomalies: list[str] = []
         self._max_bytes = config.max_tool_argument_bytes
         self._forward = config.ui_forward_partial_args
@@ -109,6 +110,7 @@ class CallTable:
 
     def cancel(self, reason: str) -> None:
         """Cancel every client call not yet terminal."""
+        self._ending = self._ending or (Reason.cancelled, reason)
         for call in self._client_calls():
             if call.state in _LIVE:
                 self._terminate(call, Move.cancel, Reason.cancelled, reason)
@@ -119,6 +121,8 @@ class CallTable:
         complete = False
         if not cancelled:
             complete, reason, detail = self._completion(transport_complete, error)
+            if not complete:
+                self._ending = self._ending or (reason, detail)
             # Only the finish signal is missing: ToolSpec.strict decides per tool (DESIGN §3);
             # Turn.complete stays the config mode's answer.
             unsignalled = reason is Reason.stream_truncated and detail is _NO_SIGNAL
@@ -137,6 +141,7 @@ class CallTable:
 
     def fail_unfinished(self, reason: Reason, detail: str) -> None:
         """Fail every client call not yet decided with ``reason`` now (drivers: ``idle_timeout``)."""
+        self._ending = self._ending or (reason, detail)
         for call in self._client_calls():
             if call.state in _LIVE:
                 self._terminate(call, Move.fail, reason, detail)
@@ -693,15 +698,19 @@ class CallTable:
                 results.append(_results.error_result(final, final.id, echo=echo))
         servers = [c for c in self.calls.values() if c.kind == "server"]
         servers.sort(key=lambda c: c.seq)
+        complete = complete and error is None
+        ending = None if complete else self._ending or (Reason.stream_truncated, _NO_SIGNAL)
         return Turn(
             calls=tuple(calls),
             server_calls=tuple(self._snapshot_server(c) for c in servers),
             dropped=tuple(dropped),
-            complete=complete and error is None,
+            complete=complete,
             finish_reason=self._finish_reason,
             error=error,
             provider=self.provider,
             anomalies=tuple(self._anomalies),
+            end_reason=None if ending is None else ending[0],
+            end_detail=None if ending is None else ending[1],
             run_budget_left=None if self.run_budget is None else self.run_budget - self._commits,
             _results=tuple(results),
         )

@@ -43,6 +43,11 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`as_record`, :func:`is_paused_turn`, :func:`decides_calls`, :func:`rejected_ids`: a
   message's decision record, read the same way in every shim; whether its turn was paused
   (Anthropic ``pause_turn``), whether the gate decided its calls, the ids its errors answer.
+- :func:`judge_call`, :func:`judge_text`: the one rule for a structured output (a schema's
+  tool call, or a JSON text): an object only from an output the vendor provably finished,
+  parsed once and strictly, valid against the schema; else ``StructuredOutputError``.
+  :func:`judge_finished` is its first question alone (did the turn end normally);
+  :func:`rejected_arguments` the raw text of a turn's rejected calls, for the error.
 - :func:`tracing_active`, :func:`trace_parent`, :func:`untraced`: where the turn's OTel span
   goes, for frameworks that keep their own spans out of the OTel context, and how a
   display-only assembler stays out of the trace.
@@ -92,6 +97,7 @@ from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
+from ._structured import CommittedOutput, judge_call, judge_finished, judge_text, rejected_arguments
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
@@ -114,6 +120,7 @@ __all__ = [
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "AsyncIdleGuard",
+    "CommittedOutput",
     "GateSession",
     "HistoryEdit",
     "HistoryOp",
@@ -137,6 +144,9 @@ __all__ = [
     "decides_calls",
     "events_for_response",
     "is_paused_turn",
+    "judge_call",
+    "judge_finished",
+    "judge_text",
     "masked_arguments",
     "ollama_tap_kwargs",
     "plan_history",
@@ -146,6 +156,7 @@ __all__ = [
     "record_refused_execution",
     "refuse_gate_options",
     "refuse_history",
+    "rejected_arguments",
     "rejected_ids",
     "rejection_detail",
     "request_limit",

@@ -178,3 +178,18 @@ def test_demo_prints_its_key_before_the_first_table(run_cli: RunCli) -> None:
     assert key < table
     for word in ("REJECTS", "raises", "SDK helper"):
         assert key < out.index(word) < table
+
+
+def test_a_cut_structured_output_is_no_object(run_cli: RunCli) -> None:
+    """The structured-output row: plain LangChain builds ``Weather(unit="cel")`` from the cut
+    call on every API that sent its text; toolstream rejects it everywhere."""
+    proc = run_cli("demo", "--json", "--scenario", "structured_call_truncated", env=OFFLINE)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    for api, row in rows(doc, "structured_call_truncated").items():
+        ts = row["engines"]["toolstream"]
+        assert [(c["name"], c["verdict"], c["reason"]) for c in ts["calls"]] == [
+            ("Weather", "reject", "stream_truncated")], api
+    langchain = rows(doc, "structured_call_truncated")["openai-chat"]["engines"]["langchain"]
+    assert [(c["name"], c["verdict"], c["arguments"]) for c in langchain["calls"]] == [
+        ("Weather", "run", {"city": "Paris", "unit": "cel"})]

@@ -33,7 +33,9 @@ class Recorder:
 
 
 def recording_tools(recorder: Recorder) -> list[Any]:
-    """The emulator's three tools as real LangChain tools that record their calls.
+    """The emulator's tools as real LangChain tools that record their calls (``Weather``, the
+    structured-output scenarios' schema, runs as a tool where an agent is not asked for a
+    structured response).
 
     ``write_file.content`` has a default on purpose: it is the common shape of a real tool,
     and it is what lets plain LangChain run ``write_file(path="/tmp/a")`` from a stream cut
@@ -58,7 +60,13 @@ def recording_tools(recorder: Recorder) -> list[Any]:
         recorder.add("get_time")
         return "12:00"
 
-    return [write_file, get_weather, get_time]
+    @tool
+    def Weather(city: str, unit: str) -> str:
+        """The weather report as structured output (a schema, not an action)."""
+        recorder.add("Weather", city=city, unit=unit)
+        return f"{city} in {unit}"
+
+    return [write_file, get_weather, get_time, Weather]
 
 
 def aggregate(chunks: list[Any]) -> Any:

@@ -75,7 +75,9 @@ def _partner_llm(api: str, base_url: str, **settings: Any) -> FunctionCallingLLM
 
 @dataclass
 class Recorder:
-    """The emulator's three tools; each records the arguments it was really called with."""
+    """The emulator's tools; each records the arguments it was really called with (``Weather``,
+    the structured-output scenarios' schema, runs as a tool where nothing asks for a
+    structured response)."""
 
     runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delay: float = 0.0
@@ -108,7 +110,13 @@ class Recorder:
             await asyncio.sleep(self.delay)
             return "12:00"
 
-        return [write_file, get_weather, get_time]
+        async def Weather(city: str, unit: str) -> str:
+            """The weather report as structured output (a schema, not an action)."""
+            self.runs.append(("Weather", {"city": city, "unit": unit}))
+            await asyncio.sleep(self.delay)
+            return f"{city} in {unit}"
+
+        return [write_file, get_weather, get_time, Weather]
 
     def corpus_tools(self) -> list[FunctionTool]:
         """The tools of the fault tests' corpus streams (``add``, ``multiply``,

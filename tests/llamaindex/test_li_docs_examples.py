@@ -16,6 +16,12 @@ def test_llm_wrapper_example_returns_no_call_for_a_rejected_one() -> None:
         "[]", "[('write_file', 'stream_truncated')]", "['assistant', 'tool']"]
 
 
+def test_structured_output_example_raises_on_the_cut_json_and_asks_as_openai_does() -> None:
+    assert run_example("llamaindex-structured") == [
+        "stream_truncated '{\"city\":\"Paris\",\"unit\":\"cel'", "city='Paris' unit='celsius'",
+        "json_schema"]
+
+
 def test_deploy_example_hands_a_rejected_call_to_another_worker() -> None:
     printed = run_example("deploy-llamaindex")
     assert printed[0].startswith("Nothing ran: 1 tool result(s) came back, every one an error")

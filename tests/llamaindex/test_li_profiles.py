@@ -53,7 +53,8 @@ async def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
     assert unpaired(outcome.memory) == []
     # A stream that breaks mid-call is answered and the agent goes on (on_stream_error="pair").
     assert outcome.error is None, outcome.error
-    assert outcome.requests == (1 if scenario == "text" else 2)  # the follow-up was accepted
+    expect = SCENARIOS[scenario].expect  # a turn with calls has a follow-up, accepted
+    assert outcome.requests == (2 if expect.committed or expect.rejected else 1)
 
 
 @pytest.mark.parametrize(("profile", "scenario"), CASES, ids=IDS)

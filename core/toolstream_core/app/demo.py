@@ -37,6 +37,7 @@ CASSETTES_ENV = "TOOLSTREAM_CASSETTES"
 
 SHOWCASE: tuple[str, ...] = (
     "truncated_length",
+    "structured_call_truncated",
     "no_finish",
     "dropped_connection",
     "error_event",
@@ -370,7 +371,8 @@ def _unavailable_extra(rows: list[dict[str, Any]], engine: str) -> str | None:
 
 #: The words the table uses, printed before it: a reader meets them in the first row.
 KEY = (
-    "Key: RUNS: handed to the tool runner. invalid: set aside, its id left unanswered. "
+    "Key: RUNS: handed to the tool runner (for a structured output's call: built into the "
+    "object the caller gets). invalid: set aside, its id left unanswered. "
     "raises: the stream ends in an exception; nothing runs and no id is answered. COMMITS / "
     "REJECTS: toolstream's verdict (a rejected call gets one error result with the reason). "
     "SDK helper: OpenAI chat.completions.stream / responses.stream and get_final_*, "

@@ -482,7 +482,9 @@ def _finish_chunks(p: Profile, ch: _Chunks, script: Script, rng: random.Random,
     usage = _usage(body, script)
     finish = p.finish_for_calls if script.calls else "stop"
     if script.ending == "length":
-        finish = p.finish_on_cut
+        # A server's rewrite of the cut's finish reason follows its tool-call deltas
+        # (vLLM's): a text cut by the limit is reported as ``length``.
+        finish = p.finish_on_cut if script.calls else "length"
     top: dict[str, Any] = {}
     if p.usage == "final_chunk":
         top["usage"] = usage

@@ -58,12 +58,22 @@ TOOLS: dict[str, dict[str, Any]] = {
         "additionalProperties": False,
     },
     "get_time": {"type": "object", "properties": {}, "additionalProperties": False},
+    "Weather": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name."},
+            "unit": {"type": "string", "description": "Temperature unit."},
+        },
+        "required": ["city", "unit"],
+        "additionalProperties": False,
+    },
 }
 
 TOOL_DESCRIPTIONS: dict[str, str] = {
     "write_file": "Write a text file.",
     "get_weather": "Get the current weather for a city.",
     "get_time": "Get the current time (no arguments).",
+    "Weather": "The weather report as structured output (a schema, not an action).",
 }
 
 Ending = Literal["stop", "length", "drop", "no_finish", "error", "pause"]
@@ -137,6 +147,16 @@ _TABLE: tuple[tuple[str, frozenset[str], Expectation, str], ...] = (
      "Extended thinking: a thinking block (thinking_delta pieces, then its signature_delta) "
      "before a get_weather tool_use; while thinking is on, the next request must send the "
      "signed block back before the call."),
+    ("structured_call", _ALL, Expectation(committed=("Weather",)),
+     "Structured output as a tool call: one Weather call (the schema's tool)."),
+    ("structured_call_truncated", _ALL,
+     Expectation(rejected=("Weather",), reasons=_TRUNC, complete=False),
+     'The structured output Weather, as a call cut at {"city":"Paris","unit":"cel by a '
+     "max-token stop: a framework that repairs it returns Weather(unit='cel')."),
+    ("structured_json", _ALL, Expectation(),
+     'Structured output as JSON text: {"city":"Paris","unit":"celsius"}, a normal stop.'),
+    ("structured_json_truncated", _ALL, Expectation(complete=False),
+     'The same JSON text cut at {"city":"Paris","unit":"cel by a max-token stop.'),
 )
 
 SCENARIOS: dict[str, Scenario] = {
@@ -255,6 +275,9 @@ _NON_ASCII = {
     "content": "こんにちは世界 — naïve café 🚀✨ 你好\uff0c世界 👋🏽 Ünïcödé ½",
 }
 _TRUNCATED = {"path": "/tmp/a.txt", "content": "This text never arrives."}
+#: The structured output of the ``structured_*`` scenarios, and where their cut falls.
+_WEATHER = {"city": "Paris", "unit": "celsius"}
+_WEATHER_CUT = len('{"city":"Paris","unit":"cel')
 _THINKING = ("The user wants the weather in Paris. I have a get_weather tool that takes a "
              "city, so I should call it with \"Paris\" and report what it returns.")
 #: What a scenario's script carries besides its calls: the thinking block's text.
@@ -303,6 +326,8 @@ def build_script(name: str, rng: random.Random) -> Script:
     if name == "truncated_length":
         call = CallSpec("write_file", args_json(_TRUNCATED))
         return Script(name, None, (call,), "length", cut_at=len('{"path":"/tmp/a'))
+    if name.startswith("structured_"):
+        return _structured(name)
     if name == "dropped_connection":
         return Script(name, None, (single,), "drop")
     if name == "no_finish":
@@ -310,3 +335,15 @@ def build_script(name: str, rng: random.Random) -> Script:
     if name == "error_event":
         return Script(name, None, (single,), "error", cut_at=len(single.args_text) // 2)
     raise AssertionError(name)  # pragma: no cover - SCENARIOS and this function agree
+
+
+def _structured(name: str) -> Script:
+    """A structured output: the Weather object as a call or as a JSON text, whole or cut."""
+    text = args_json(_WEATHER)
+    cut = name.endswith("_truncated")
+    if name.startswith("structured_json"):
+        return Script(name, text[:_WEATHER_CUT] if cut else text, (), "length" if cut else "stop")
+    call = CallSpec("Weather", text)
+    if cut:
+        return Script(name, None, (call,), "length", cut_at=_WEATHER_CUT)
+    return Script(name, None, (call,), "stop")

@@ -84,9 +84,10 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
         pieces = split_text(script.text, rng, max_piece=12)
         for piece in pieces[:-1]:
             frames.append(ch.chunk([{"text": piece}]))
-        frames.append(ch.chunk([{"text": pieces[-1]}], "STOP", output))
+        finish = "MAX_TOKENS" if script.ending == "length" else "STOP"
+        frames.append(ch.chunk([{"text": pieces[-1]}], finish, output))
         return Rendered(frames)
-    if name in ("partial_args", "truncated_length", "error_event"):
+    if name in ("partial_args", "truncated_length", "error_event", "structured_call_truncated"):
         call = script.calls[0]
         parts = _partial_parts(call, rng, script.cut_at)
         for part in parts[:-1]:

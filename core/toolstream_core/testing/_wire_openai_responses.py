@@ -103,8 +103,9 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
     for idx, item in enumerate(items):
         cut_here = idx == last and script.ending in ("length", "error", "drop")
         if item["type"] == "message":
-            _stream_message(s, item, idx, rng)
-            done_items.append(_final_item(item, "completed"))
+            status = "incomplete" if cut_here else "completed"
+            _stream_message(s, item, idx, rng, status)
+            done_items.append(_final_item(item, status))
             continue
         frags = split_text(item["arguments"], rng)
         events = responses_call_events(item["id"], idx, item["call_id"], item["name"], frags,
@@ -136,7 +137,8 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
     return Rendered(s.frames, drop=script.ending == "drop")
 
 
-def _stream_message(s: _Seq, item: dict[str, Any], idx: int, rng: random.Random) -> None:
+def _stream_message(s: _Seq, item: dict[str, Any], idx: int, rng: random.Random,
+                    status: str) -> None:
     s.emit("response.output_item.added", output_index=idx,
            item={"id": item["id"], "type": "message", "status": "in_progress",
                  "role": "assistant", "content": []})
@@ -150,7 +152,7 @@ def _stream_message(s: _Seq, item: dict[str, Any], idx: int, rng: random.Random)
            content_index=0, text=item["text"], logprobs=[])
     s.emit("response.content_part.done", item_id=item["id"], output_index=idx,
            content_index=0, part={**part, "text": item["text"]})
-    s.emit("response.output_item.done", output_index=idx, item=_final_item(item, "completed"))
+    s.emit("response.output_item.done", output_index=idx, item=_final_item(item, status))
 
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:

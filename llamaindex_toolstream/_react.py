@@ -1,0 +1,99 @@
+"""``ToolstreamReActAgent``: a ``ReActAgent`` that never runs an action from a cut turn.
+
+A ReAct agent's tool calls are text ("Action: ... / Action Input: {...}") parsed by its output
+parser, the choice of users whose models have no native tool calling; a token limit can cut
+the "Action Input" anywhere, and the stock parser repairs what is left into a call. Here the
+LLM is gated (``ToolstreamLLM``), each model turn's verdict is kept (``_turn_failure``), and
+the parser refuses an action whose turn did not end with the vendor's normal finish: the
+agent answers that step as its own parse errors are answered (an observation naming the
+reason, ``[stream_truncated]``) and asks again. An answer ("Answer: ...") from a cut turn is
+handed on as a gated text answer is, by either agent.
+
+Same constructor and behaviour as ``ReActAgent`` (plus the gate's ``config``, ``on_turn``,
+``on_event`` and ``history``); it overrides only the two methods that fetch the model's turn,
+each a call to the upstream method and one line after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from llama_index.core.agent.react.output_parser import ReActOutputParser
+from llama_index.core.agent.react.types import BaseReasoningStep
+from llama_index.core.agent.workflow import ReActAgent
+from llama_index.core.agent.workflow.agent_context import AgentContext
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from toolstream_core import AssemblerEvent, StructuredOutputError, Turn
+from toolstream_core.integration import OnStreamError, judge_finished
+
+from ._history import HistoryPolicy
+from ._llm import agent_llm
+from ._messages import read_record
+from ._tools import ConfigArg
+
+__all__ = ["ToolstreamReActAgent", "ToolstreamReActOutputParser"]
+
+#: The verdict on the current step's model turn (``None``: it ended normally), set by the
+#: agent when the turn arrives and read by its parser in the same task.
+_TURN_FAILURE: ContextVar[StructuredOutputError | None] = ContextVar(
+    "toolstream_react_turn_failure", default=None)
+
+_REFUSED = ("the action was not run because the response ended before the model finished it "
+            "({detail}) [{reason}]; give the complete action again")
+
+
+def _turn_failure(response: ChatResponse) -> StructuredOutputError | None:
+    """Why ``response``'s turn is no output to act on (the core's rule: ended normally), or
+    ``None``. A response without a record was not gated: nothing to say."""
+    record = read_record(response)
+    if record is None:
+        return None
+    try:
+        judge_finished(record, raw=response.message.content)
+    except StructuredOutputError as failure:
+        return failure
+    return None
+
+
+class ToolstreamReActOutputParser(ReActOutputParser):
+    """The agent's output parser, refusing an action from a turn that was cut."""
+
+    def __init__(self, inner: ReActOutputParser | None = None) -> None:
+        super().__init__()
+        self._inner = inner if inner is not None else ReActOutputParser()
+
+    def parse(self, output: str, is_streaming: bool = False) -> BaseReasoningStep:
+        step = self._inner.parse(output, is_streaming=is_streaming)
+        failure = _TURN_FAILURE.get()
+        if failure is not None and not step.is_done:
+            raise ValueError(_REFUSED.format(detail=failure.detail, reason=failure.reason.value))
+        return step
+
+
+class ToolstreamReActAgent(ReActAgent):
+    """A drop-in ``ReActAgent`` whose actions come only from turns the vendor finished."""
+
+    def __init__(self, *args: Any, config: ConfigArg | None = None,
+                 on_turn: Callable[[Turn], None] | None = None,
+                 on_event: Callable[[AssemblerEvent], None] | None = None,
+                 history: HistoryPolicy | None = None,
+                 on_stream_error: OnStreamError | None = None, **kwargs: Any) -> None:
+        """``ReActAgent``'s arguments plus the gate's (as for ``ToolstreamFunctionAgent``)."""
+        super().__init__(*args, **kwargs)
+        self.llm = agent_llm(self.llm, config=config, on_turn=on_turn, on_event=on_event,
+                             history=history, on_stream_error=on_stream_error)
+        if not isinstance(self.output_parser, ToolstreamReActOutputParser):
+            self.output_parser = ToolstreamReActOutputParser(self.output_parser)
+
+    async def _get_response(self, current_llm_input: list[ChatMessage]) -> ChatResponse:
+        response = await super()._get_response(current_llm_input)
+        _TURN_FAILURE.set(_turn_failure(response))
+        return response
+
+    async def _get_streaming_response(self, ctx: AgentContext,
+                                      current_llm_input: list[ChatMessage]) -> ChatResponse:
+        response = await super()._get_streaming_response(ctx, current_llm_input)
+        _TURN_FAILURE.set(_turn_failure(response))
+        return response
