@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.messages import AIMessage
-from lc_util import MODEL_NAMES, aggregate, make_model
+from langchain_models import MODEL_NAMES
+from lc_util import aggregate, make_model
 from toolstream_core import AssembleConfig
 from toolstream_core.integration import TapSession
 from toolstream_core.testing import TOOLS, VendorEmulator
