@@ -23,8 +23,7 @@ what the gate reads); other chat models are gated on LangChain's own chunks.
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
-from toolstream_core.integration import TapUnavailableError
+from toolstream_core.integration import HistoryError, HistoryProblem, StructuredOutputError, TapUnavailableError
 
 from ._callbacks import RunStats, ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream

@@ -12,8 +12,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
-from toolstream_core import RECORD_KEY, DecisionRecord
-from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
+from toolstream_core.integration import (
+    RECORD_KEY,
+    DecisionRecord,
+    as_record,
+    is_paused_turn,
+    rejected_ids,
+    ungated_error_text,
+)
 
 __all__ = [
     "call_order",
@@ -31,7 +37,7 @@ def read_record(message: BaseMessage) -> DecisionRecord | None:
     """The gate's decision record on ``message``; ``None`` if it did not pass the gate.
 
     The record is plain JSON in ``response_metadata["toolstream"]`` (schema:
-    ``toolstream_core.DecisionRecord``), so it is read back the same from a message that was
+    ``toolstream_core.integration.DecisionRecord``), so it is read back the same from a message that was
     serialised, checkpointed or rebuilt from a dict.
     """
     return as_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))

@@ -24,8 +24,7 @@
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
-from toolstream_core.integration import TapUnavailableError
+from toolstream_core.integration import HistoryError, HistoryProblem, StructuredOutputError, TapUnavailableError
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (

@@ -79,8 +79,19 @@ from ._contacts import (
     rebuilt,
     tap_unavailable,
 )
-from ._decision import PAUSE_TURN, as_record, decides_calls, is_paused_turn, rejected_ids
+from ._decision import (
+    PAUSE_TURN,
+    RECORD_KEY,
+    DecisionRecord,
+    as_record,
+    decides_calls,
+    history_args,
+    is_paused_turn,
+    rejected_ids,
+    turn_record,
+)
 from ._history import (
+    HistoryCall,
     HistoryEdit,
     HistoryEntry,
     HistoryError,
@@ -97,7 +108,14 @@ from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
 from ._results import responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
-from ._structured import CommittedOutput, judge_call, judge_finished, judge_text, rejected_arguments
+from ._structured import (
+    CommittedOutput,
+    StructuredOutputError,
+    judge_call,
+    judge_finished,
+    judge_text,
+    rejected_arguments,
+)
 from ._tracing import active as tracing_active
 from ._tracing import trace_parent, untraced
 from .vendors._convert import events_for_response
@@ -117,15 +135,21 @@ __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
     "PAUSE_TURN",
     "PRIVATE_CONTACTS",
+    "RECORD_KEY",
     "RESPONSES_OUTPUT_TYPES",
     "SCHEMA_VERSION",
     "AsyncIdleGuard",
     "CommittedOutput",
+    "DecisionRecord",
     "GateSession",
+    "HistoryCall",
     "HistoryEdit",
+    "HistoryEntry",
+    "HistoryError",
     "HistoryOp",
     "HistoryPlan",
     "HistoryPolicy",
+    "HistoryProblem",
     "IdleGuard",
     "OnStreamError",
     "PrivateContact",
@@ -133,6 +157,7 @@ __all__ = [
     "RawSink",
     "Reshape",
     "StreamIdleTimeout",
+    "StructuredOutputError",
     "TapSession",
     "TapState",
     "TapUnavailableError",
@@ -140,9 +165,11 @@ __all__ = [
     "as_record",
     "assembler_limit",
     "call_observer",
+    "check_entries",
     "contacts_of",
     "decides_calls",
     "events_for_response",
+    "history_args",
     "is_paused_turn",
     "judge_call",
     "judge_finished",
@@ -167,6 +194,7 @@ __all__ = [
     "thinking_enabled",
     "trace_parent",
     "tracing_active",
+    "turn_record",
     "unanswered_text",
     "ungated_error_text",
     "untraced",
