@@ -10,6 +10,7 @@ import logging
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from toolstream_core._results import unanswered_text
 from toolstream_core.integration import (
     HistoryCall,
     HistoryEntry,
@@ -17,7 +18,6 @@ from toolstream_core.integration import (
     check_entries,
     plan_history,
     plan_request,
-    unanswered_text,
 )
 
 LOG = logging.getLogger("test")

@@ -14,15 +14,10 @@ from typing import Any
 
 import pytest
 from toolstream_core import AssembleConfig, Assembler, AssemblerEvent
-from toolstream_core.integration import (
-    TapSession,
-    events_for_response,
-    ollama_tap_kwargs,
-    request_limit,
-    tap_client,
-)
+from toolstream_core.integration import TapSession, events_for_response, ollama_tap_kwargs, tap_client
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.vendors import declare_tools, make_client, open_stream
+from toolstream_core.vendors._limits import request_limit
 
 LIMIT = 600
 MODELS = {"bedrock-converse": "anthropic.claude-3-5-sonnet-20240620-v1:0",
@@ -188,7 +183,7 @@ def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmula
     true`` (LlamaIndex's ``Anthropic`` builds these blocks with no field for it); another
     result, or one that quotes another call's id, goes as it was."""
     anthropic = pytest.importorskip("anthropic")
-    from toolstream_core.integration import unanswered_text
+    from toolstream_core._results import unanswered_text
 
     gate = unanswered_text("get_time", "toolu_1")
     history = [
