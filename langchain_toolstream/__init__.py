@@ -31,7 +31,6 @@ from ._convert import FinishSignal, declare_finish_signal
 from ._history import HistoryPolicy, check_history, pair_orphan_calls
 from ._messages import (
     error_tool_messages,
-    finalize_message,
     message_with_rejected_calls,
     read_record,
 )
@@ -51,7 +50,6 @@ __all__ = [
     "check_history",
     "declare_finish_signal",
     "error_tool_messages",
-    "finalize_message",
     "message_with_rejected_calls",
     "pair_orphan_calls",
     "read_record",

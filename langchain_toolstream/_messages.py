@@ -25,7 +25,6 @@ __all__ = [
     "call_order",
     "error_ids",
     "error_tool_messages",
-    "finalize_message",
     "is_paused",
     "message_with_rejected_calls",
     "paused_message",
@@ -76,10 +75,6 @@ def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
     return message.model_copy(
         update={"invalid_tool_calls": kept + rejected, "tool_calls": tool_calls}
     )
-
-
-#: The 0.1 name of ``message_with_rejected_calls`` (deprecated; kept as an alias).
-finalize_message = message_with_rejected_calls
 
 
 def call_order(message: AIMessage) -> list[str]:

@@ -122,7 +122,6 @@ from .vendors._session import (
     DEFAULT_ON_STREAM_ERROR,
     GateSession,
     OnStreamError,
-    TapSession,
     call_observer,
 )
 from .vendors._tap import RawSink, tap_client
@@ -148,7 +147,6 @@ __all__ = [
     "RawSink",
     "StreamIdleTimeout",
     "StructuredOutputError",
-    "TapSession",
     "TapUnavailableError",
     "abort_transport",
     "as_record",

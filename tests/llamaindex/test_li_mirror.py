@@ -163,12 +163,6 @@ def test_one_fault_policy_and_one_history_default_at_every_entry_point() -> None
     assert (agent.llm.on_stream_error, agent.llm.history) == ("pair", "check")  # type: ignore[attr-defined]
 
 
-def test_the_old_middleware_option_name_still_works_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="on_stream_error"):
-        middleware = lc.ToolstreamMiddleware(pair_stream_errors=False)
-    assert middleware._on_stream_error == "raise"
-
-
 @pytest.mark.parametrize("option", [{"config": {"mode": "lenient"}}, {"history": "repair"},
                                     {"on_stream_error": "raise"}, {"on_turn": print},
                                     {"on_event": print}])
