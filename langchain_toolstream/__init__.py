@@ -23,12 +23,12 @@ what the gate reads); other chat models are gated on LangChain's own chunks.
 
 from __future__ import annotations
 
-from toolstream_core.integration import HistoryError, HistoryProblem, StructuredOutputError, TapUnavailableError
+from toolstream_core.integration import HistoryError, StructuredOutputError, TapUnavailableError
 
-from ._callbacks import RunStats, ToolstreamCallbackHandler
+from ._callbacks import ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._convert import FinishSignal, declare_finish_signal
-from ._history import HistoryPolicy, check_history, pair_orphan_calls
+from ._convert import declare_finish_signal
+from ._history import check_history, pair_orphan_calls
 from ._messages import (
     error_tool_messages,
     message_with_rejected_calls,
@@ -37,11 +37,7 @@ from ._messages import (
 from ._middleware import ToolstreamMiddleware
 
 __all__ = [
-    "FinishSignal",
     "HistoryError",
-    "HistoryPolicy",
-    "HistoryProblem",
-    "RunStats",
     "StructuredOutputError",
     "TapUnavailableError",
     "ToolstreamCallbackHandler",
