@@ -23,27 +23,21 @@ what the gate reads); other chat models are gated on LangChain's own chunks.
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
-from toolstream_core.integration import TapUnavailableError
+from toolstream_core.integration import HistoryError, StructuredOutputError, TapUnavailableError
 
-from ._callbacks import RunStats, ToolstreamCallbackHandler
+from ._callbacks import ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._convert import FinishSignal, declare_finish_signal
-from ._history import HistoryPolicy, check_history, pair_orphan_calls
+from ._convert import declare_finish_signal
+from ._history import check_history, pair_orphan_calls
 from ._messages import (
     error_tool_messages,
-    finalize_message,
     message_with_rejected_calls,
     read_record,
 )
 from ._middleware import ToolstreamMiddleware
 
 __all__ = [
-    "FinishSignal",
     "HistoryError",
-    "HistoryPolicy",
-    "HistoryProblem",
-    "RunStats",
     "StructuredOutputError",
     "TapUnavailableError",
     "ToolstreamCallbackHandler",
@@ -52,7 +46,6 @@ __all__ = [
     "check_history",
     "declare_finish_signal",
     "error_tool_messages",
-    "finalize_message",
     "message_with_rejected_calls",
     "pair_orphan_calls",
     "read_record",

@@ -11,6 +11,10 @@ Two sources, one stream of events:
 
 The handler can also ask a gated run to stop (``cancel()``): the run ends at the next chunk
 with every open call cancelled and paired, and the HTTP stream is closed.
+
+``on_event(event)`` has the one signature every ``on_event`` in toolstream has; the run an
+event belongs to is ``handler.run_id`` while the callback runs (a context variable, so
+concurrent runs on threads or tasks each see their own).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -44,7 +49,10 @@ __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 
 _log = logging.getLogger(__name__)
 
-EventCallback = Callable[[UUID, AssemblerEvent], None]
+EventCallback = Callable[[AssemblerEvent], None]
+
+#: The run whose event ``on_event`` is receiving (``ToolstreamCallbackHandler.run_id``).
+_RUN: ContextVar[UUID | None] = ContextVar("toolstream_callback_run", default=None)
 
 
 @dataclass
@@ -80,8 +88,10 @@ class _Observed:
 class ToolstreamCallbackHandler(BaseCallbackHandler):
     """Observe streamed tool calls per run; optionally cancel the runs in flight.
 
-    ``on_event(run_id, event)`` receives every core event as it happens. ``stats[run_id]``
-    keeps per-run counters. ``cancel()`` asks every gated run in flight to stop.
+    ``on_event(event)`` receives every core event as it happens; inside it, ``run_id`` is
+    the model run the event belongs to (e.g. ``cancel(handler.run_id)`` stops that run, or a
+    UI keeps concurrent runs apart by it). ``stats[run_id]`` keeps per-run counters.
+    ``cancel()`` asks every gated run in flight to stop.
     """
 
     run_inline = True  # events must reach the UI in stream order, also from async runs
@@ -103,6 +113,11 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self._cancelled: dict[UUID, str] = {}
         self._observed: dict[UUID, _Observed] = {}
         self._links: dict[UUID, GateLink] = {}
+
+    @property
+    def run_id(self) -> UUID | None:
+        """The model run of the event ``on_event`` is receiving; ``None`` outside the callback."""
+        return _RUN.get()
 
     # -- cancellation --------------------------------------------------------------------------
 
@@ -210,4 +225,8 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             stats.rejected += 1
             reason = str(event.call.reason) if event.call.reason else "unknown"
             stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
-        call_observer(self.on_event, run_id, event, log=_log, what="on_event")
+        token = _RUN.set(run_id)
+        try:
+            call_observer(self.on_event, event, log=_log, what="on_event")
+        finally:
+            _RUN.reset(token)

@@ -32,15 +32,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
-from toolstream_core import (
-    RECORD_KEY,
-    AssembleConfig,
-    AssemblerEvent,
-    ToolCall,
-    Turn,
-    history_args,
-)
-from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, OnStreamError
+from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
+from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, GateSession, OnStreamError, history_args
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._link import GateLink

@@ -17,11 +17,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from toolstream_core import RECORD_KEY, HistoryCall, HistoryEntry, HistoryProblem, check_entries
 from toolstream_core.integration import (
+    RECORD_KEY,
+    HistoryCall,
     HistoryEdit,
+    HistoryEntry,
     HistoryPlan,
     HistoryPolicy,
+    HistoryProblem,
+    check_entries,
     decides_calls,
     plan_history,
     plan_request,

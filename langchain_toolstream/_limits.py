@@ -15,9 +15,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from toolstream_core.integration import assembler_limit, request_limit, settings_limit
+from toolstream_core.integration import settings_limit
 
-__all__ = ["assembler_limit", "output_limit", "request_limit"]
+__all__ = ["output_limit"]
 
 _log = logging.getLogger(__name__)
 

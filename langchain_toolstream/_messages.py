@@ -12,14 +12,19 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
-from toolstream_core import RECORD_KEY, DecisionRecord
-from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
+from toolstream_core.integration import (
+    RECORD_KEY,
+    DecisionRecord,
+    as_record,
+    is_paused_turn,
+    rejected_ids,
+    ungated_error_text,
+)
 
 __all__ = [
     "call_order",
     "error_ids",
     "error_tool_messages",
-    "finalize_message",
     "is_paused",
     "message_with_rejected_calls",
     "paused_message",
@@ -31,7 +36,7 @@ def read_record(message: BaseMessage) -> DecisionRecord | None:
     """The gate's decision record on ``message``; ``None`` if it did not pass the gate.
 
     The record is plain JSON in ``response_metadata["toolstream"]`` (schema:
-    ``toolstream_core.DecisionRecord``), so it is read back the same from a message that was
+    ``toolstream_core.integration.DecisionRecord``), so it is read back the same from a message that was
     serialised, checkpointed or rebuilt from a dict.
     """
     return as_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
@@ -70,10 +75,6 @@ def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
     return message.model_copy(
         update={"invalid_tool_calls": kept + rejected, "tool_calls": tool_calls}
     )
-
-
-#: The 0.1 name of ``message_with_rejected_calls`` (deprecated; kept as an alias).
-finalize_message = message_with_rejected_calls
 
 
 def call_order(message: AIMessage) -> list[str]:

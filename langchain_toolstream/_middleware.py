@@ -20,7 +20,6 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
@@ -92,7 +91,6 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         history: HistoryPolicy | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
-        pair_stream_errors: bool | None = None,
     ) -> None:
         """Configure the gate for an agent.
 
@@ -111,17 +109,11 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         given). ``on_turn`` / ``on_event``: as for ``with_toolstream``. The options and
         defaults are ``ToolstreamFunctionAgent``'s too. An agent model that is already gated
         keeps its own gate; giving any of these gate options here as well is then a
-        ``ValueError``. ``pair_stream_errors``: the old name of ``on_stream_error``
-        (``True`` is ``"pair"``), deprecated.
+        ``ValueError``.
         """
         super().__init__()
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
-        if pair_stream_errors is not None:
-            warnings.warn("ToolstreamMiddleware(pair_stream_errors=) is now on_stream_error="
-                          "'pair' | 'raise'", DeprecationWarning, stacklevel=2)
-            if on_stream_error is None:
-                on_stream_error = "pair" if pair_stream_errors else "raise"
         self._registry = registry_from_tools(tools)
         self._config = AssembleConfig.coerce(config)
         self.max_retries = max_retries

@@ -20,7 +20,7 @@ each partner class's message converter makes of that, and the converters differ:
 So one rule per class rewrites the OUTGOING COPY of the request (never the messages the
 agent keeps, never what the tool runner reads: a rejected call never runs) so that the
 converter serialises each rejected call in its assistant message, next to its error result,
-with history-safe arguments (a JSON object: ``toolstream_core.history_args``), and flags the
+with history-safe arguments (a JSON object: ``toolstream_core.integration.history_args``), and flags the
 error where the vendor's wire has a flag. Classes not in the table serialise both fields
 already (``ChatOpenAI`` and the classes built on it, ``ChatAnthropic``,
 ``ChatBedrockConverse``, ``ChatMistralAI``, ``ChatGroq``, ``ChatFireworks``); the tests read
@@ -35,7 +35,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
-from toolstream_core import history_args
+from toolstream_core.integration import history_args
 
 from ._messages import call_order
 

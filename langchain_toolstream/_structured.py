@@ -28,8 +28,16 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence,
 from langchain_core.runnables.config import patch_config
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict
-from toolstream_core import RECORD_KEY, DecisionRecord, Reason, StructuredOutputError, Turn, turn_record
-from toolstream_core.integration import judge_call, judge_text, rejected_arguments
+from toolstream_core import Reason, Turn
+from toolstream_core.integration import (
+    RECORD_KEY,
+    DecisionRecord,
+    StructuredOutputError,
+    judge_call,
+    judge_text,
+    rejected_arguments,
+    turn_record,
+)
 
 from ._messages import message_with_rejected_calls, read_record
 from ._rebind import rebind

@@ -24,8 +24,7 @@
 
 from __future__ import annotations
 
-from toolstream_core import HistoryError, HistoryProblem, StructuredOutputError
-from toolstream_core.integration import TapUnavailableError
+from toolstream_core.integration import HistoryError, StructuredOutputError, TapUnavailableError
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (
@@ -35,8 +34,8 @@ from ._events import (
     CallRejectedEvent,
     CallStreamEvent,
 )
-from ._handler import CallView, ToolstreamStreamHandler, stream_call_events
-from ._history import HistoryPolicy, check_history, pair_orphan_calls
+from ._handler import ToolstreamStreamHandler, stream_call_events
+from ._history import check_history, pair_orphan_calls
 from ._llm import ToolstreamLLM
 from ._messages import (
     error_tool_messages,
@@ -54,10 +53,7 @@ __all__ = [
     "CallProgressEvent",
     "CallRejectedEvent",
     "CallStreamEvent",
-    "CallView",
     "HistoryError",
-    "HistoryPolicy",
-    "HistoryProblem",
     "ProviderMismatchError",
     "StructuredOutputError",
     "TapUnavailableError",

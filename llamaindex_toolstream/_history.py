@@ -18,10 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
-from toolstream_core import HistoryCall, HistoryEntry, HistoryProblem, check_entries
 from toolstream_core.integration import (
+    HistoryCall,
+    HistoryEntry,
     HistoryPlan,
     HistoryPolicy,
+    HistoryProblem,
+    check_entries,
     decides_calls,
     plan_request,
     thinking_enabled,

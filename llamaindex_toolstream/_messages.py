@@ -23,8 +23,15 @@ from llama_index.core.base.llms.types import (
     TextBlock,
     ToolCallBlock,
 )
-from toolstream_core import RECORD_KEY, CallState, DecisionRecord, ToolCall, Turn
-from toolstream_core.integration import as_record, is_paused_turn, rejected_ids, ungated_error_text
+from toolstream_core import CallState, ToolCall, Turn
+from toolstream_core.integration import (
+    RECORD_KEY,
+    DecisionRecord,
+    as_record,
+    is_paused_turn,
+    rejected_ids,
+    ungated_error_text,
+)
 
 __all__ = [
     "FALLBACK_NAME",
@@ -143,7 +150,7 @@ def _cohere_tool_calls(blocks: list[ToolCallBlock]) -> list[Any]:
 def read_record(response: ChatResponse | ChatMessage) -> DecisionRecord | None:
     """The gate's decision record on ``response`` (or its message); ``None`` if ungated.
 
-    Plain JSON in ``additional_kwargs["toolstream"]`` (schema: ``toolstream_core.DecisionRecord``,
+    Plain JSON in ``additional_kwargs["toolstream"]`` (schema: ``toolstream_core.integration.DecisionRecord``,
     the same as the LangChain shim's), kept on the ``ChatResponse`` and on the assistant
     message, so it survives ``model_dump_json``, memory and chat stores.
     """

@@ -15,7 +15,7 @@ converter makes of that, and they differ:
 
 So one rule per class rewrites the OUTGOING COPY of the request (never the memory the agent
 keeps, never what the tool runner reads: a rejected call never runs), with a rejected call's
-arguments history-safe (a JSON object: ``toolstream_core.history_args``). Classes not in the
+arguments history-safe (a JSON object: ``toolstream_core.integration.history_args``). Classes not in the
 table serialise ``ToolCallBlock``s and tool results as they are (``OpenAI`` and its
 subclasses, ``OpenAIResponses``, ``Anthropic``, ``GoogleGenAI``, ``Ollama``, ``MistralAI``,
 ``Cohere``); the tests read each class's request body to prove it
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
-from toolstream_core import RECORD_KEY, history_args
+from toolstream_core.integration import RECORD_KEY, history_args
 
 from ._messages import read_record
 

@@ -25,8 +25,8 @@ from llama_index.core.agent.react.types import BaseReasoningStep
 from llama_index.core.agent.workflow import ReActAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
-from toolstream_core import AssemblerEvent, StructuredOutputError, Turn
-from toolstream_core.integration import OnStreamError, judge_finished
+from toolstream_core import AssemblerEvent, Turn
+from toolstream_core.integration import OnStreamError, StructuredOutputError, judge_finished
 
 from ._history import HistoryPolicy
 from ._llm import agent_llm

@@ -17,18 +17,8 @@ from contextvars import ContextVar
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
-from toolstream_core import (
-    RECORD_KEY,
-    AssembleConfig,
-    AssemblerEvent,
-    DecisionRecord,
-    ErrorResult,
-    Provider,
-    ToolCall,
-    ToolSpec,
-    Turn,
-)
-from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, OnStreamError
+from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, ToolCall, ToolSpec, Turn
+from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, DecisionRecord, GateSession, OnStreamError
 
 from ._messages import rebuild_message
 

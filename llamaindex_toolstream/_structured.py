@@ -34,8 +34,13 @@ from llama_index.core.output_parsers import PydanticOutputParser
 from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.program.function_program import get_function_tool
 from llama_index.core.types import PydanticProgramMode
-from toolstream_core import DecisionRecord, StructuredOutputError
-from toolstream_core.integration import judge_call, judge_text, rejected_arguments
+from toolstream_core.integration import (
+    DecisionRecord,
+    StructuredOutputError,
+    judge_call,
+    judge_text,
+    rejected_arguments,
+)
 
 from ._messages import error_tool_messages, message_with_rejected_calls, read_record
 from ._session import stream_of

@@ -32,16 +32,8 @@ from typing import Any
 import openai
 import pytest
 from otel_util import span_exporter, turn_spans
-from toolstream_core import (
-    ArgumentsDelta,
-    AssembleConfig,
-    AssemblerEvent,
-    ToolSpec,
-    Turn,
-    assemble,
-    turn_record,
-)
-from toolstream_core.integration import ProgressEncoder
+from toolstream_core import ArgumentsDelta, AssembleConfig, AssemblerEvent, ToolSpec, Turn, assemble
+from toolstream_core.integration import ProgressEncoder, turn_record
 
 CANARY = "canary-7f3a9-SECRET"
 LOGIN_SCHEMA = {"type": "object", "properties": {"password": {"type": "string"},

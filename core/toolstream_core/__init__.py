@@ -16,35 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._assembler import Assembler
-    from ._completion import is_vendor_error
     from ._config import AssembleConfig
-    from ._decision import (
-        RECORD_KEY,
-        RECORD_VERSION,
-        CallEntry,
-        DecisionRecord,
-        DroppedEntry,
-        RecordMode,
-        RejectedEntry,
-        history_args,
-        turn_record,
-    )
     from ._drive import aassemble, assemble
-    from ._history import (
-        HistoryCall,
-        HistoryEntry,
-        HistoryError,
-        HistoryProblem,
-        ProblemKind,
-        check_entries,
-    )
     from ._models import (
         PROVIDERS,
         ArgumentsDelta,
         AssemblerClosed,
         AssemblerEvent,
         CallCommitted,
-        CallKind,
         CallOpened,
         CallRejected,
         CallState,
@@ -55,45 +34,30 @@ if TYPE_CHECKING:
         ToolSpec,
         Turn,
     )
-    from ._structured import StructuredOutputError
 
+# What someone feeding a stream needs: the assembler and its drivers, what it is given (the
+# config, tool specs, a provider) and what it hands back (the turn, its calls and error results,
+# the UI events). What a framework integration needs lives in ``toolstream_core.integration``
+# (``tests/test_public_surface.py`` pins both lists).
 __all__ = [
     "PROVIDERS",
-    "RECORD_KEY",
-    "RECORD_VERSION",
     "ArgumentsDelta",
     "AssembleConfig",
     "Assembler",
     "AssemblerClosed",
     "AssemblerEvent",
     "CallCommitted",
-    "CallEntry",
-    "CallKind",
     "CallOpened",
     "CallRejected",
     "CallState",
-    "DecisionRecord",
-    "DroppedEntry",
     "ErrorResult",
-    "HistoryCall",
-    "HistoryEntry",
-    "HistoryError",
-    "HistoryProblem",
-    "ProblemKind",
     "Provider",
     "Reason",
-    "RecordMode",
-    "RejectedEntry",
-    "StructuredOutputError",
     "ToolCall",
     "ToolSpec",
     "Turn",
     "aassemble",
     "assemble",
-    "check_entries",
-    "history_args",
-    "is_vendor_error",
-    "turn_record",
 ]
 
 __version__ = "0.1.0"
@@ -102,18 +66,12 @@ __version__ = "0.1.0"
 #: type checkers; ``tests/test_layers.py`` keeps the three lists equal).
 _HOME = {
     "Assembler": "_assembler",
-    "is_vendor_error": "_completion",
     "AssembleConfig": "_config",
-    **dict.fromkeys(("RECORD_KEY", "RECORD_VERSION", "CallEntry", "DecisionRecord", "DroppedEntry",
-                     "RecordMode", "RejectedEntry", "history_args", "turn_record"), "_decision"),
     "aassemble": "_drive",
     "assemble": "_drive",
-    **dict.fromkeys(("HistoryCall", "HistoryEntry", "HistoryError", "HistoryProblem", "ProblemKind",
-                     "check_entries"), "_history"),
     **dict.fromkeys(("PROVIDERS", "ArgumentsDelta", "AssemblerClosed", "AssemblerEvent",
-                     "CallCommitted", "CallKind", "CallOpened", "CallRejected", "CallState",
-                     "ErrorResult", "Provider", "Reason", "ToolCall", "ToolSpec", "Turn"), "_models"),
-    "StructuredOutputError": "_structured",
+                     "CallCommitted", "CallOpened", "CallRejected", "CallState", "ErrorResult",
+                     "Provider", "Reason", "ToolCall", "ToolSpec", "Turn"), "_models"),
 }
 
 

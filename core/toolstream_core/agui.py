@@ -13,8 +13,8 @@ the frontend shows a call's arguments growing while the model writes them, and:
 
 It reads three kinds of input, so one adapter serves either shim:
 
-- the core's events (``Assembler(on_event=...)``, ``ToolstreamLLM(on_event=...)``);
-- ``ToolstreamCallbackHandler(on_event=...)``'s ``(run_id, event)`` pairs (LangChain);
+- the core's events (``Assembler(on_event=...)``, ``ToolstreamLLM(on_event=...)``,
+  ``ToolstreamCallbackHandler(on_event=...)``: every ``on_event`` takes ``(event)``);
 - LlamaIndex's ``CallOpenedEvent`` ... ``CallRejectedEvent`` workflow events (from
   ``ToolstreamStreamHandler``), matched by class name so the core never imports LlamaIndex.
 
@@ -45,7 +45,6 @@ __all__ = ["REJECTED_EVENT_NAME", "AGUIToolCallEvents"]
 
 REJECTED_EVENT_NAME = "toolstream.call_rejected"
 _UNNAMED = "unknown"
-_MISSING: Any = object()
 
 
 @dataclass
@@ -71,7 +70,9 @@ class AGUIToolCallEvents:
     ``ui_forward_partial_args``: whether argument text (and a parse error that may quote it)
     may reach the frontend. By default it is read from the events themselves: a delta without
     its text means the config keeps arguments private, and then the call's final text is not
-    sent either.
+    sent either. ``scope`` keeps concurrent runs' calls apart (each response numbers its calls
+    from the start): a function that returns the current run, e.g. ``lambda: handler.run_id``
+    for a LangChain ``ToolstreamCallbackHandler`` that sees several runs at once.
     """
 
     def __init__(
@@ -80,20 +81,18 @@ class AGUIToolCallEvents:
         *,
         parent_message_id: str | None = None,
         forward_args: bool | None = None,
+        scope: Callable[[], Hashable] | None = None,
     ) -> None:
         self.events: list[BaseEvent] = []
         self._emit = emit if emit is not None else self.events.append
         self._parent = parent_message_id
         self._forward = forward_args
+        self._scope = scope
         self._calls: dict[tuple[Any, Hashable], _Call] = {}
 
-    def __call__(self, first: Any, second: Any = _MISSING) -> None:
-        """``on_event(event)`` (core, ``ToolstreamLLM``) or ``on_event(run_id, event)``
-        (``ToolstreamCallbackHandler``): a run id keeps concurrent runs' calls apart."""
-        if second is _MISSING:
-            self.translate(first)
-        else:
-            self.translate(second, scope=first)
+    def __call__(self, event: Any) -> None:
+        """``on_event(event)``: translate one gate event, in the run ``scope`` names."""
+        self.translate(event, scope=None if self._scope is None else self._scope())
 
     def translate(self, event: Any, *, scope: Any = None) -> list[BaseEvent]:
         """The AG-UI events for one gate event (also emitted); ``[]`` for anything else."""

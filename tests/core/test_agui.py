@@ -63,19 +63,26 @@ def test_private_arguments_show_progress_without_text(emulator: VendorEmulator) 
 
 
 def test_runs_are_kept_apart_by_scope(emulator: VendorEmulator) -> None:
-    # ToolstreamCallbackHandler calls on_event(run_id, event); keys restart at every response.
-    adapter = AGUIToolCallEvents()
+    # Keys restart at every response; scope names the run an event belongs to (LangChain's
+    # ToolstreamCallbackHandler: lambda: handler.run_id).
+    run = ["run-1"]
+    adapter = AGUIToolCallEvents(scope=lambda: run[0])
     first: list[AssemblerEvent] = []
     second: list[AssemblerEvent] = []
     decided(emulator, "anthropic", "single_call", first.append)
     decided(emulator, "anthropic", "truncated_length", second.append)
+
+    def deliver(run_id: str, event: AssemblerEvent) -> None:
+        run[0] = run_id
+        adapter(event)
+
     for a, b in zip(first, second, strict=False):  # interleaved, as two concurrent runs would be
-        adapter("run-1", a)
-        adapter("run-2", b)
+        deliver("run-1", a)
+        deliver("run-2", b)
     for event in first[len(second):]:
-        adapter("run-1", event)
+        deliver("run-1", event)
     for event in second[len(first):]:
-        adapter("run-2", event)
+        deliver("run-2", event)
     views = replay(adapter.events)
     assert sorted((v.name, v.rejection is None) for v in views.values()) == [
         ("write_file", False), ("write_file", True)]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from builders import Call, make
 from toolstream_core import AssembleConfig, AssemblerEvent, CallCommitted, CallOpened, Reason, Turn
-from toolstream_core.integration import GateSession, TapSession
+from toolstream_core.integration import GateSession
 
 TOOLS = {"add": {"type": "object", "required": ["a"]}}
 ADD = Call(id="c1", name="add", arguments='{"a": 1}', cuts=(3,))
@@ -116,8 +116,7 @@ def test_committed_calls_are_exposed_as_they_commit() -> None:
     assert [c.id for c in gate.end().committed] == ["c1", "c2"]
 
 
-def test_tap_session_is_the_same_object_under_its_old_name() -> None:
-    assert TapSession is GateSession
+def test_an_unknown_fault_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="on_stream_error"):
         session(on_stream_error="ignore")
 

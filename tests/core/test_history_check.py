@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from toolstream_core import (
-    Assembler,
-    HistoryCall,
-    HistoryEntry,
-    HistoryError,
-    check_entries,
-    turn_record,
-)
+from toolstream_core import Assembler
+from toolstream_core.integration import HistoryCall, HistoryEntry, HistoryError, check_entries, turn_record
 
 USER = HistoryEntry("user")
 

@@ -10,8 +10,15 @@ import logging
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from toolstream_core import HistoryCall, HistoryEntry, HistoryError, check_entries
-from toolstream_core.integration import plan_history, plan_request, unanswered_text
+from toolstream_core._results import unanswered_text
+from toolstream_core.integration import (
+    HistoryCall,
+    HistoryEntry,
+    HistoryError,
+    check_entries,
+    plan_history,
+    plan_request,
+)
 
 LOG = logging.getLogger("test")
 USER = HistoryEntry("user")

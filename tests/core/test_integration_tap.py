@@ -14,15 +14,10 @@ from typing import Any
 
 import pytest
 from toolstream_core import AssembleConfig, Assembler, AssemblerEvent
-from toolstream_core.integration import (
-    TapSession,
-    events_for_response,
-    ollama_tap_kwargs,
-    request_limit,
-    tap_client,
-)
+from toolstream_core.integration import GateSession, events_for_response, ollama_tap_kwargs, tap_client
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.vendors import declare_tools, make_client, open_stream
+from toolstream_core.vendors._limits import request_limit
 
 LIMIT = 600
 MODELS = {"bedrock-converse": "anthropic.claude-3-5-sonnet-20240620-v1:0",
@@ -131,13 +126,13 @@ def test_a_client_of_no_known_sdk_is_refused() -> None:
 @pytest.mark.parametrize("buffered", [False, True], ids=["fed", "buffered"])
 def test_a_tap_session_judges_the_call_by_the_request_it_saw(
         emulator: VendorEmulator, api: str, buffered: bool) -> None:
-    """``TapSession``, the sink every shim uses: provider and limit come from the tapped
+    """``GateSession``, the sink every shim uses: provider and limit come from the tapped
     request (not from the shim's guess), the events are fed at once or held until ``flush``,
     and a cut stream is decided as one."""
     emulator.clear()
     emulator.queue(api, "truncated_length")
     seen: list[AssemblerEvent] = []
-    session = TapSession(tools=TOOLS, config=AssembleConfig(), provider="openai-chat",
+    session = GateSession(tools=TOOLS, config=AssembleConfig(), provider="openai-chat",
                          limit=99_999, buffered=buffered, on_event=seen.append)
     tapped = tap_client(_client(api, emulator), session)
     list(open_stream(api, tapped, model=MODELS[api], contents="go",
@@ -188,7 +183,7 @@ def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmula
     true`` (LlamaIndex's ``Anthropic`` builds these blocks with no field for it); another
     result, or one that quotes another call's id, goes as it was."""
     anthropic = pytest.importorskip("anthropic")
-    from toolstream_core.integration import unanswered_text
+    from toolstream_core._results import unanswered_text
 
     gate = unanswered_text("get_time", "toolu_1")
     history = [

@@ -27,15 +27,8 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, PrivateAttr
-from toolstream_core.integration import (
-    PRIVATE_CONTACTS,
-    PrivateContact,
-    TapUnavailableError,
-    contacts_of,
-    private_copy,
-    rebuilt,
-    tap_unavailable,
-)
+from toolstream_core._contacts import PrivateContact, contacts_of
+from toolstream_core.integration import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 # What is scanned: everything that stands between toolstream and another library. The core's

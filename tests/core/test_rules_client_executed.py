@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 from responses_http import through_sdk
-from toolstream_core import Assembler, CallState, Reason, Turn, turn_record
-from toolstream_core.integration import RESPONSES_OUTPUT_TYPES, responses_answer
+from toolstream_core import Assembler, CallState, Reason, Turn
+from toolstream_core._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
+from toolstream_core._results import responses_answer
+from toolstream_core.integration import turn_record
 
 # One done item per kind, shaped from the openai SDK's output item types.
 ITEMS: dict[str, dict[str, Any]] = {

@@ -12,8 +12,8 @@ from typing import Any
 
 import builders as b
 import pytest
-from toolstream_core import Reason, StructuredOutputError, ToolSpec, Turn, turn_record
-from toolstream_core.integration import judge_call, judge_text
+from toolstream_core import Reason, ToolSpec, Turn
+from toolstream_core.integration import StructuredOutputError, judge_call, judge_text, turn_record
 from toolstream_core.testing import _vendor_events as ve
 
 FORECAST = {

@@ -217,7 +217,7 @@ def test_cancel_mid_stream_runs_nothing_and_pairs_every_id(
     # call cancelled and paired, the HTTP stream is closed, and the thread stays usable.
     handler: ToolstreamCallbackHandler
 
-    def stop_on_first_fragment(run_id: Any, event: Any) -> None:
+    def stop_on_first_fragment(event: Any) -> None:
         if isinstance(event, ArgumentsDelta):
             handler.cancel()  # the user pressed "stop" while the arguments were streaming
 

@@ -19,11 +19,19 @@ TOOL_DICTS = [
 
 
 class Events:
-    def __init__(self) -> None:
-        self.items: list[tuple[UUID, Any]] = []
+    """An ``on_event`` that records each event with the run the handler says it belongs to."""
 
-    def __call__(self, run_id: UUID, event: Any) -> None:
-        self.items.append((run_id, event))
+    def __init__(self) -> None:
+        self.items: list[tuple[UUID | None, Any]] = []
+        self.handler: ToolstreamCallbackHandler | None = None
+
+    def watch(self, handler: ToolstreamCallbackHandler) -> ToolstreamCallbackHandler:
+        self.handler = handler
+        return handler
+
+    def __call__(self, event: Any) -> None:
+        assert self.handler is not None
+        self.items.append((self.handler.run_id, event))
 
     def kinds(self) -> list[str]:
         out: list[str] = []
@@ -37,7 +45,7 @@ class Events:
 @pytest.mark.parametrize("style", ["invoke", "stream"])
 def test_gated_run_reports_the_cores_events(api: str, style: str, emu: VendorEmulator) -> None:
     events = Events()
-    handler = ToolstreamCallbackHandler(events)
+    handler = events.watch(ToolstreamCallbackHandler(events))
     gated = with_toolstream(make_model(api, emu)).bind_tools(TOOL_DICTS)
     emu.queue(api, "single_call")
     config: Any = {"callbacks": [handler]}
@@ -62,7 +70,7 @@ def test_gated_run_reports_the_cores_events(api: str, style: str, emu: VendorEmu
 
 def test_gated_rejection_is_reported_with_its_reason(emu: VendorEmulator) -> None:
     events = Events()
-    handler = ToolstreamCallbackHandler(events)
+    handler = events.watch(ToolstreamCallbackHandler(events))
     emu.queue("anthropic", "truncated_length")
     with_toolstream(make_model("anthropic", emu)).bind_tools(TOOL_DICTS).invoke(
         "x", {"callbacks": [handler]})
@@ -77,7 +85,7 @@ def test_plain_model_is_observed_without_changing_its_result(emu: VendorEmulator
     # The handler on an ungated ChatOpenAI sees the same call commit from LangChain's chunks,
     # and the message plain LangChain returns is untouched (observing never gates).
     events = Events()
-    handler = ToolstreamCallbackHandler(events)
+    handler = events.watch(ToolstreamCallbackHandler(events))
     emu.queue("openai-chat", "truncated_length")
     plain = make_model("openai-chat", emu).bind_tools(TOOL_DICTS)
     message = aggregate(list(plain.stream("x", {"callbacks": [handler]})))
@@ -91,7 +99,7 @@ def test_plain_model_is_observed_without_changing_its_result(emu: VendorEmulator
 
 
 def test_a_failing_ui_callback_never_breaks_the_model_call(emu: VendorEmulator) -> None:
-    def broken(run_id: UUID, event: Any) -> None:
+    def broken(event: Any) -> None:
         raise RuntimeError("UI bug")
 
     emu.queue("gemini", "single_call")
@@ -102,11 +110,13 @@ def test_a_failing_ui_callback_never_breaks_the_model_call(emu: VendorEmulator) 
 
 def test_cancel_one_run_by_id(emu: VendorEmulator) -> None:
     events = Events()
-    handler = ToolstreamCallbackHandler(events)
+    handler = events.watch(ToolstreamCallbackHandler(events))
     seen_runs: list[UUID] = []
 
-    def cancel_when_opened(run_id: UUID, event: Any) -> None:
-        events(run_id, event)
+    def cancel_when_opened(event: Any) -> None:
+        events(event)
+        run_id = handler.run_id  # the run this event belongs to, while the callback runs
+        assert run_id is not None
         if isinstance(event, CallOpened) and run_id not in seen_runs:
             seen_runs.append(run_id)
             handler.cancel(run_id, reason="user pressed stop")

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_models import MODEL_NAMES
 from lc_util import aggregate, make_model
 from toolstream_core import AssembleConfig
-from toolstream_core.integration import TapSession
+from toolstream_core.integration import GateSession
 from toolstream_core.testing import TOOLS, VendorEmulator
 
 from langchain_toolstream import TapUnavailableError, with_toolstream
@@ -73,7 +73,7 @@ def test_anthropic_copy_is_tapped_and_the_users_model_is_not(emu: VendorEmulator
     assert not _is_tap(model._client) and not _is_tap(model._async_client)
     assert model.model_fields_set == fields_before
 
-    copy = tap_model(model, TapSession(tools=None, config=AssembleConfig()))
+    copy = tap_model(model, GateSession(tools=None, config=AssembleConfig()))
     assert copy is not None and _is_tap(copy._client) and _is_tap(copy._async_client)
     assert copy.model_fields_set == fields_before  # set as attributes, not recorded as fields
 

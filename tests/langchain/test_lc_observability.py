@@ -206,7 +206,7 @@ def test_the_handlers_view_of_an_ungated_model_is_not_traced(emu: VendorEmulator
     exporter = span_exporter()
     emu.queue("openai-chat", "truncated_length")
     seen: list[Any] = []
-    handler = ToolstreamCallbackHandler(on_event=lambda _run, event: seen.append(event))
+    handler = ToolstreamCallbackHandler(on_event=seen.append)
     plain = make_model("openai-chat", emu).bind_tools(recording_tools(Recorder()))
     for _chunk in plain.stream("go", {"callbacks": [handler]}):
         pass

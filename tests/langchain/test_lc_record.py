@@ -25,7 +25,6 @@ from toolstream_core.testing import TOOLS, VendorEmulator
 
 from langchain_toolstream import (
     error_tool_messages,
-    finalize_message,
     message_with_rejected_calls,
     pair_orphan_calls,
     read_record,
@@ -72,9 +71,8 @@ def test_record_and_pairing_survive_a_json_round_trip(api: str, emu: VendorEmula
     assert entry["tool_call_id"] == entry["id"] and entry["content"]
     errors = error_tool_messages(back)
     assert [(m.tool_call_id, m.content) for m in errors] == [(entry["id"], entry["content"])]
-    # The returned message is already in its every-call form; the 0.1 name is the same function.
+    # The returned message is already in its every-call form.
     assert message_with_rejected_calls(back) == back
-    assert finalize_message is message_with_rejected_calls
     # A history that forgot the error results is repaired with the gate's own text.
     repaired = pair_orphan_calls([back])
     assert [(m.tool_call_id, m.content) for m in repaired[1:]] == [(entry["id"], entry["content"])]

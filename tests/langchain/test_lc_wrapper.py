@@ -193,7 +193,7 @@ def test_stream_consumer_stopping_early_commits_nothing(api: str, emu: VendorEmu
     seen: list[Any] = []
     opened: list[Any] = []
     handler = ToolstreamCallbackHandler(
-        lambda run_id, event: opened.append(event) if isinstance(event, CallOpened) else None)
+        lambda event: opened.append(event) if isinstance(event, CallOpened) else None)
     gated = with_toolstream(make_model(api, emu), on_turn=seen.append).bind_tools(TOOL_DICTS)
     emu.queue(api, "single_call")
     chunks = []

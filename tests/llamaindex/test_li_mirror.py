@@ -163,12 +163,6 @@ def test_one_fault_policy_and_one_history_default_at_every_entry_point() -> None
     assert (agent.llm.on_stream_error, agent.llm.history) == ("pair", "check")  # type: ignore[attr-defined]
 
 
-def test_the_old_middleware_option_name_still_works_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="on_stream_error"):
-        middleware = lc.ToolstreamMiddleware(pair_stream_errors=False)
-    assert middleware._on_stream_error == "raise"
-
-
 @pytest.mark.parametrize("option", [{"config": {"mode": "lenient"}}, {"history": "repair"},
                                     {"on_stream_error": "raise"}, {"on_turn": print},
                                     {"on_event": print}])
@@ -306,12 +300,9 @@ def test_error_tool_messages_on_an_ungated_message_pair_unparsable_calls_in_both
 def test_history_check_raises_the_same_error_in_both_shims(emu: VendorEmulator) -> None:
     """The same history (a tool call whose thinking block was lost, thinking on) through the
     real ``ChatAnthropic`` and ``Anthropic`` classes: ``history="check"`` raises the same
-    ``HistoryError`` in both shims before anything is sent; the policies have the same names."""
-    from typing import get_args
-
+    ``HistoryError`` in both shims before anything is sent."""
     from langchain_anthropic import ChatAnthropic
 
-    assert get_args(lc.HistoryPolicy) == get_args(li.HistoryPolicy)
     thinking = {"type": "enabled", "budget_tokens": 2000}
     lc_model = lc.with_toolstream(ChatAnthropic(model="claude-sonnet-4-5", api_key="test",
                                                 max_retries=0, base_url=emu.base_url,

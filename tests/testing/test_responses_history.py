@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from toolstream_core import Assembler
-from toolstream_core.integration import responses_answer
+from toolstream_core._results import responses_answer
 from toolstream_core.testing._wire_openai_responses import check_history
 
 ITEMS: list[dict[str, Any]] = [

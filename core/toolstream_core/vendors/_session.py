@@ -16,8 +16,6 @@ four verbs and reads the verdict back:
 What a shim builds from the verdict (its messages, its chunks, its tool step) stays in the shim;
 everything else, the fault policy included (`raises`), lives here once, so the same input gets
 the same outcome through either framework.
-
-The session was called ``TapSession`` while it was only the tap's sink; that name still works.
 """
 
 from __future__ import annotations
@@ -47,7 +45,6 @@ __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
     "GateSession",
     "OnStreamError",
-    "TapSession",
     "TapState",
     "call_observer",
 ]
@@ -182,9 +179,6 @@ class GateSession:
         """Feed one vendor event unless the turn is decided; the UI events it caused."""
         return self.assembler.feed(event) if self._turn is None else []
 
-    #: The name this verb had on ``TapSession``.
-    feed = observe
-
     def flush(self) -> list[AssemblerEvent]:
         """Observe the held events (``buffered``), in wire order; the UI events they caused."""
         caused: list[AssemblerEvent] = []
@@ -289,9 +283,6 @@ class GateSession:
             return False
         return self.on_stream_error == "raise" or not self.had_calls
 
-
-#: The name of `GateSession` while it was only the SDK tap's sink (DESIGN 3); same object.
-TapSession = GateSession
 
 
 def call_observer(callback: Callable[..., object] | None, *args: Any, log: logging.Logger,
