@@ -55,6 +55,9 @@ The shared integration layer, so a vendor family is added once and every shim ge
   :func:`abort_transport`: ``assemble_idle_timeout_s`` for a stream the shim reads itself (an
   idle gap raises ``StreamIdleTimeout`` after closing the source; the open calls then fail
   ``idle_timeout``), the one implementation the core's drivers use too.
+- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
+  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
+  next turn's ``run_budget``, the check again before a call is queued, its error result).
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
 - ``PRIVATE_CONTACTS``: every private name of another library that toolstream touches, why
@@ -70,6 +73,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from ._contacts import (
     PRIVATE_CONTACTS,
     PrivateContact,
@@ -118,6 +122,7 @@ __all__ = [
     "PAUSE_TURN",
     "PRIVATE_CONTACTS",
     "RESPONSES_OUTPUT_TYPES",
+    "RUN_CALLS_KEY",
     "SCHEMA_VERSION",
     "AsyncIdleGuard",
     "CommittedOutput",
@@ -139,6 +144,7 @@ __all__ = [
     "abort_transport",
     "as_record",
     "assembler_limit",
+    "budget_refusal",
     "call_observer",
     "contacts_of",
     "decides_calls",
@@ -149,6 +155,7 @@ __all__ = [
     "judge_text",
     "masked_arguments",
     "ollama_tap_kwargs",
+    "over_budget",
     "plan_history",
     "plan_request",
     "private_copy",
@@ -161,6 +168,7 @@ __all__ = [
     "rejection_detail",
     "request_limit",
     "responses_answer",
+    "run_budget_left",
     "settings_limit",
     "tap_client",
     "tap_unavailable",

@@ -80,7 +80,9 @@ class GateSession:
     (`raises`). ``mode``: how the shim sees the turn, for the record (``tap``, ``chunks``,
     ``raw``, ``message``). ``parent``: returns the span the turn's trace goes under (asked only
     while tracing is on). ``buffered``: hold tapped events until `flush` instead of observing
-    each as it arrives. One per model call; not thread-safe (events arrive one at a time).
+    each as it arrives. ``run_budget``: the calls the agent's run may still commit
+    (``Assembler(run_budget=)``; ``None``: the config's ``max_tool_calls_per_run`` alone).
+    One per model call; not thread-safe (events arrive one at a time).
     """
 
     def __init__(self, *, tools: Tools, config: AssembleConfig, provider: str | None = None,
@@ -90,7 +92,8 @@ class GateSession:
                  forward: Callable[[AssemblerEvent], None] | None = None,
                  on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
                  mode: RecordMode = "tap", parent: Callable[[], Any] | None = None,
-                 log: logging.Logger = _log, buffered: bool = False) -> None:
+                 log: logging.Logger = _log, buffered: bool = False,
+                 run_budget: int | None = None) -> None:
         if on_stream_error not in ("pair", "raise"):
             raise ValueError(f"on_stream_error must be 'pair' or 'raise', not {on_stream_error!r}")
         self.provider = provider
@@ -107,6 +110,7 @@ class GateSession:
         self._parent = parent
         self._log = log
         self._buffer: list[Any] | None = [] if buffered else None
+        self._run_budget = run_budget
         self._assembler: Assembler | None = None
         self._turn: Turn | None = None
         self._record: DecisionRecord | None = None
@@ -122,7 +126,8 @@ class GateSession:
         if self._assembler is None:
             provider: Any = self.provider
             self._assembler = Assembler(tools=self._tools, config=self._config, provider=provider,
-                                        on_event=self._relay, max_output_tokens=self.limit)
+                                        on_event=self._relay, max_output_tokens=self.limit,
+                                        run_budget=self._run_budget)
         return self._assembler
 
     @property
