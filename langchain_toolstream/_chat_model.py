@@ -92,6 +92,11 @@ class ToolstreamChatModel(BaseChatModel):
     (lost thinking, reasoning or signatures, see ``check_history``); ``"off"`` sends the
     history as given, answering only the calls this gate rejected."""
 
+    run_budget: int | None = Field(default=None, exclude=True)
+    """How many more calls this model call may commit, set by ``ToolstreamMiddleware`` from the
+    count of calls its agent run committed (the agent state); ``None``: the config's
+    ``max_tool_calls_per_run`` for the one call alone."""
+
     bound_registry: Registry | None = Field(default=None, exclude=True)
     """Set by ``bind_tools``: the registry derived from the bound tools."""
 
@@ -164,7 +169,7 @@ class ToolstreamChatModel(BaseChatModel):
                            run_manager=run_manager or current_run_manager(),
                            output_limit=output_limit(self.chat_model, kwargs),
                            on_event=self.on_event, on_turn=self.on_turn,
-                           on_stream_error=self.on_stream_error)
+                           on_stream_error=self.on_stream_error, run_budget=self.run_budget)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)

@@ -13,8 +13,15 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    the core accepts; a cut one is answered and asked again the same way, and after the
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
-   slipped in by other code or another middleware is refused, not run); with a store, a call
-   that began in an earlier attempt is answered instead of run again (``_ledger``).
+   slipped in by other code or another middleware is refused, not run, and counted in
+   ``tool_execute_rejected_not_committed_total``) and still fits the run's budget; with a
+   store, a call that began in an earlier attempt is answered instead of run again
+   (``_ledger``).
+4. ``max_tool_calls_per_run``: the calls the run committed are counted in the agent state
+   (``toolstream_run_calls``, so a checkpoint keeps the count and a resumed run goes on from
+   it); each model call may commit what is left, and a call past it is answered
+   ``run_budget_exceeded`` and never runs. ``before_agent`` starts the count of each
+   invocation at zero (docs/decisions/agents-run-budget.md).
 """
 
 from __future__ import annotations
@@ -34,9 +41,19 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR, refuse_gate_options
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    RUN_CALLS_KEY,
+    budget_refusal,
+    over_budget,
+    record_refused_execution,
+    refuse_gate_options,
+    run_budget_left,
+)
 from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -68,6 +85,8 @@ class ToolstreamState(AgentState[Any]):
     """
 
     toolstream_failed_turns: NotRequired[Annotated[int, PrivateStateAttr]]
+    toolstream_run_calls: NotRequired[Annotated[int, PrivateStateAttr]]
+    """The calls this run (one ``invoke``) committed so far: ``max_tool_calls_per_run``."""
 
 
 _NOT_COMMITTED = (
@@ -135,13 +154,29 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self._on_turn = on_turn
         self._on_event = on_event
 
+    # -- the run -------------------------------------------------------------------------------
+
+    def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """A new invocation is a new run: its budget count starts at zero. A resume from a
+        checkpoint (``invoke(None)``, ``Command(resume=...)``) does not pass here again."""
+        return {RUN_CALLS_KEY: 0} if _run_calls(state) else None
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    def _budgeted(self, model: ToolstreamChatModel, request: ModelRequest[Any]) -> ToolstreamChatModel:
+        """``model`` told what the run may still commit (``None``: no budget in force)."""
+        left = run_budget_left(model.toolstream_config, _run_calls(request.state))
+        return model if left == model.run_budget else model.model_copy(update={"run_budget": left})
+
     # -- model calls ---------------------------------------------------------------------------
 
     def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         model = request.model
         if isinstance(model, ToolstreamChatModel):
             refuse_gate_options("with_toolstream", **self._given)
-            return request
+            budgeted = self._budgeted(model, request)
+            return request if budgeted is model else request.override(model=budgeted)
         gated = with_toolstream(
             model,
             tools=self._registry,
@@ -151,7 +186,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             on_event=self._on_event,
             history=self._history,
         )
-        return request.override(model=gated)
+        return request.override(model=self._budgeted(gated, request))
 
     def wrap_model_call(
         self,
@@ -191,11 +226,14 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         retry = failed and not cancelled and self._may_retry(before)
         if verdict.failure is not None and not retry and not cancelled:
             raise verdict.failure  # no structured response after the bounded retries
-        if len(out) == len(result) and count == before:
+        committed = _committed_count(result)
+        if len(out) == len(result) and count == before and not committed:
             return response
         structured = None if verdict.failure is not None else _structured(response)
         paired = ModelResponse(result=out, structured_response=structured)
         update: dict[str, Any] = {FAILED_TURNS: count if retry else 0}
+        if committed:
+            update[RUN_CALLS_KEY] = _run_calls(request.state) + committed
         if retry:
             update["jump_to"] = "model"
         return ExtendedModelResponse(model_response=paired, command=Command(update=update))
@@ -220,10 +258,12 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         record = read_record(owner)
         if record is None:
             return None  # not produced through the gate (e.g. history passed in by the caller)
-        committed = {entry.get("id") for entry in record.get("committed") or []}
+        committed = [entry.get("id") for entry in record.get("committed") or []]
         if call_id in committed:
-            return None
+            return self._over_budget(request, committed.index(call_id), len(committed))
         _log.warning("toolstream: refusing to run %s (%s): not committed", call.get("name"), call_id)
+        record_refused_execution(call.get("name"), provider=record.get("provider"),
+                                 config=self._config)
         return ToolMessage(
             content=_NOT_COMMITTED.format(name=call.get("name"), id=call_id),
             tool_call_id=call_id or "",
@@ -231,6 +271,22 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             status="error",
             artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
         )
+
+    def _over_budget(self, request: ToolCallRequest, position: int, turn_calls: int) -> ToolMessage | None:
+        """The budget checked again right before the call is queued (seed 004 gate step 5):
+        the run's count in the state already holds this turn's ``turn_calls`` commits, so this
+        call is the run's ``count - turn_calls + position + 1``-th."""
+        ordinal = _run_calls(request.state) - turn_calls + position + 1
+        if not over_budget(self._config, ordinal):
+            return None
+        call = request.tool_call
+        result = budget_refusal(call.get("name"), call.get("id") or "")
+        _log.warning("toolstream: refusing to run %s (%s): over the run's budget",
+                     call.get("name"), call.get("id"))
+        return ToolMessage(content=result.content, tool_call_id=result.tool_call_id,
+                           name=call.get("name"), status="error",
+                           artifact={"toolstream": {"reason": result.reason.value,
+                                                    "state": "refused"}})
 
     def wrap_tool_call(
         self,
@@ -292,6 +348,21 @@ def _failed_turns(request: ModelRequest[Any]) -> int:
     state = request.state
     value = state.get(FAILED_TURNS) if isinstance(state, Mapping) else None
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _run_calls(state: Any) -> int:
+    """The calls this run committed so far (``toolstream_run_calls`` in the agent state)."""
+    value = state.get(RUN_CALLS_KEY) if isinstance(state, Mapping) else None
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _committed_count(result: list[BaseMessage]) -> int:
+    """How many calls the gate committed in this model call's messages."""
+    count = 0
+    for message in result:
+        record = read_record(message) if isinstance(message, AIMessage) else None
+        count += len(record.get("committed") or []) if record is not None else 0
+    return count
 
 
 def _new_answers(request: ModelRequest[Any], message: AIMessage,
