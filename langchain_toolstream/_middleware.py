@@ -49,6 +49,7 @@ from toolstream_core.integration import (
     DEFAULT_ON_STREAM_ERROR,
     RUN_CALLS_KEY,
     budget_refusal,
+    not_committed_text,
     over_budget,
     record_refused_execution,
     refuse_gate_options,
@@ -87,12 +88,6 @@ class ToolstreamState(AgentState[Any]):
     toolstream_failed_turns: NotRequired[Annotated[int, PrivateStateAttr]]
     toolstream_run_calls: NotRequired[Annotated[int, PrivateStateAttr]]
     """The calls this run (one ``invoke``) committed so far: ``max_tool_calls_per_run``."""
-
-
-_NOT_COMMITTED = (
-    "Tool call {name!r} (id {id}) was not run: the call was not committed by the toolstream "
-    "gate (it did not come complete and valid from the model's stream). [not_committed]"
-)
 
 
 class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
@@ -265,7 +260,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         record_refused_execution(call.get("name"), provider=record.get("provider"),
                                  config=self._config)
         return ToolMessage(
-            content=_NOT_COMMITTED.format(name=call.get("name"), id=call_id),
+            content=not_committed_text(call.get("name"), call_id),
             tool_call_id=call_id or "",
             name=call.get("name"),
             status="error",

@@ -28,9 +28,10 @@ The shared integration layer, so a vendor family is added once and every shim ge
 - :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
   arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
   could quote private argument text), so every channel applies the same rule.
-- :func:`ungated_error_text`, :func:`unanswered_text`: the words of the error results the
-  shims write themselves (a call an ungated framework could not parse; a call left without
-  an answer by a cancelled run), so both shims say the same thing.
+- :func:`ungated_error_text`, :func:`unanswered_text`, :func:`not_committed_text`: the words
+  of the error results the shims write themselves (a call an ungated framework could not
+  parse; a call left without an answer by a cancelled run; a call refused because the gate
+  never committed it), so both shims say the same thing.
 - :func:`responses_answer`, ``RESPONSES_OUTPUT_TYPES``: the Responses input item that answers
   a rejected call of each kind (``function_call_output``, ``computer_call_output``,
   ``mcp_approval_response``, ...), built from its ``ErrorResult``.
@@ -98,7 +99,7 @@ from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
 from ._metrics import record_refused_execution
 from ._progress import SCHEMA_VERSION, ProgressEncoder, rejection_detail
 from ._results import OUTPUT_TYPES as RESPONSES_OUTPUT_TYPES
-from ._results import responses_answer, unanswered_text, ungated_error_text
+from ._results import not_committed_text, responses_answer, unanswered_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._string_arguments import with_string_arguments
 from ._structured import CommittedOutput, judge_call, judge_finished, judge_text, rejected_arguments
@@ -154,6 +155,7 @@ __all__ = [
     "judge_finished",
     "judge_text",
     "masked_arguments",
+    "not_committed_text",
     "ollama_tap_kwargs",
     "over_budget",
     "plan_history",
