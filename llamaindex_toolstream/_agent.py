@@ -15,7 +15,15 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   streaming are cancelled by the core, and calls whose tools never returned are answered with
   a "cancelled" error result before the history is used again;
 - call-progress events (``CallOpenedEvent`` ... ``CallRejectedEvent``) go into the workflow's
-  event stream for UIs (see ``ToolstreamStreamHandler``).
+  event stream for UIs (see ``ToolstreamStreamHandler``);
+- ``max_tool_calls_per_run``: the calls a run committed are counted in the workflow
+  ``Context`` (``toolstream_run_calls`` in ``ctx.store``, so ``Context.to_dict`` keeps it and a
+  restored running context goes on from it); each model call may commit what is left, the
+  budget is checked again right before the calls are queued, and a call past it is answered
+  ``run_budget_exceeded`` and never runs. A new ``run()`` starts the count at zero;
+- the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
+  the ``not_committed`` error result, and counts it in
+  ``tool_execute_rejected_not_committed_total``.
 """
 
 from __future__ import annotations
@@ -28,23 +36,30 @@ from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.agent.workflow.workflow_events import (
     AgentOutput,
+    ToolCall,
     ToolCallResult,
 )
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
-from llama_index.core.tools import AsyncBaseTool
-from llama_index.core.workflow import Context
-from toolstream_core import AssemblerEvent, Turn
+from llama_index.core.tools import AsyncBaseTool, ToolOutput
+from llama_index.core.workflow import Context, step
+from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 from toolstream_core.integration import (
+    RUN_CALLS_KEY,
     OnStreamError,
+    budget_refusal,
+    not_committed_text,
+    over_budget,
+    record_refused_execution,
+    run_budget_left,
 )
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
 from ._llm import agent_llm
-from ._messages import call_name, is_paused, paused_message
-from ._session import WATCHER, ResponseStream
+from ._messages import call_name, is_paused, paused_message, read_record
+from ._session import RUN_BUDGET, WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
@@ -93,6 +108,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         by ``take_step`` instead, so the history never opens with an assistant message.
         """
         await super()._init_context(ctx, ev)
+        await ctx.store.set(RUN_CALLS_KEY, 0)  # a new run; a restored running context skips this
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         if not scratchpad:
             return
@@ -118,6 +134,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
         await self._store_scratchpad(ctx, pair_orphan_calls)
         step = _Step(self.name, ctx)
         token = WATCHER.set(step)
+        used = await ctx.store.get(RUN_CALLS_KEY, default=0)
+        budget = RUN_BUDGET.set(run_budget_left(self._gate_config, used))
         try:
             output = await super().take_step(ctx, llm_input, offered, memory)
             for _ in range(MAX_PAUSED_CONTINUATIONS):
@@ -128,6 +146,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
                 await self._store_scratchpad(ctx, _replace_last(paused_message(output.response)))
                 output = await super().take_step(ctx, llm_input, offered, memory)
         finally:
+            RUN_BUDGET.reset(budget)
             WATCHER.reset(token)
         if is_paused(output.response):
             logger.warning("toolstream: still paused after %d continuations; ending the turn",
@@ -142,8 +161,69 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if full is not None:
             await self._store_scratchpad(ctx, _replace_last(full))
             output.response = full
-        output.tool_calls = [*output.tool_calls, *_rejected_selections(stream)]
+        queued = await self._within_budget(ctx, output.tool_calls)
+        output.tool_calls = [*queued, *_rejected_selections(stream)]
         return output
+
+    @property
+    def _gate_config(self) -> AssembleConfig:
+        config: AssembleConfig = self.llm.config  # type: ignore[attr-defined]
+        return config
+
+    async def _within_budget(self, ctx: Context | AgentContext,
+                             selections: list[ToolSelection]) -> list[ToolSelection]:
+        """The run's budget checked again right before the committed calls are queued (seed
+        004 gate step 5), on the count in the context now; the calls are added to it. A call
+        past the budget goes to the responder with the budget's error result."""
+        used: int = await ctx.store.get(RUN_CALLS_KEY, default=0)
+        queued: list[ToolSelection] = []
+        for position, selection in enumerate(selections):
+            if not over_budget(self._gate_config, used + position + 1):
+                queued.append(selection)
+                continue
+            result = budget_refusal(selection.tool_name, selection.tool_id)
+            logger.warning("toolstream: refusing to run %s (%s): over the run's budget",
+                           selection.tool_name, selection.tool_id)
+            queued.append(ToolSelection(
+                tool_id=selection.tool_id, tool_name=REJECTED_TOOL_NAME,
+                tool_kwargs={"tool_name": selection.tool_name, "reason": result.reason.value,
+                             "content": result.content}))
+        if selections:
+            await ctx.store.set(RUN_CALLS_KEY, used + len(selections))
+        return queued
+
+    # -- tool calls --------------------------------------------------------------------------
+
+    @step
+    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
+        """The workflow's tool step, behind a last check that the call was committed by the
+        gate: a call sent by other code is refused, not run, and counted."""
+        refusal = await self._refusal(ctx, ev)
+        if refusal is None:
+            result: ToolCallResult = await super().call_tool(ctx, ev)
+            return result
+        ctx.write_event_to_stream(refusal)
+        return refusal
+
+    async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
+        if ev.tool_name == REJECTED_TOOL_NAME:
+            return None
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        turn = next((m for m in reversed(scratchpad) if m.role == MessageRole.ASSISTANT), None)
+        record = read_record(turn) if turn is not None else None
+        if record is None:
+            return None  # not produced through the gate (e.g. history passed in by the caller)
+        if ev.tool_id in {entry.get("id") for entry in record.get("committed") or []}:
+            return None
+        logger.warning("toolstream: refusing to run %s (%s): not committed", ev.tool_name,
+                       ev.tool_id)
+        record_refused_execution(ev.tool_name, provider=record.get("provider"),
+                                 config=self._gate_config)
+        text = not_committed_text(ev.tool_name, ev.tool_id)
+        output = ToolOutput(content=text, tool_name=ev.tool_name, raw_input=dict(ev.tool_kwargs),
+                            raw_output=text, is_error=True)
+        return ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                              tool_id=ev.tool_id, tool_output=output, return_direct=False)
 
     async def _store_scratchpad(self, ctx: Context | AgentContext,
                                 edit: Callable[[list[ChatMessage]], list[ChatMessage]]) -> None:

@@ -32,7 +32,7 @@ from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, GateSession, On
 
 from ._messages import rebuild_message
 
-__all__ = ["WATCHER", "ResponseStream", "stream_of"]
+__all__ = ["RUN_BUDGET", "WATCHER", "ResponseStream", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,12 @@ WATCHER: ContextVar[Callable[[ResponseStream], None] | None] = ContextVar(
     "toolstream_llamaindex_watcher", default=None)
 
 
+#: How many more calls the agent run may commit, for the model calls made in this context
+#: (``ToolstreamFunctionAgent`` sets it around each step from the count in its ``Context``);
+#: ``None``: the config's ``max_tool_calls_per_run`` for the one call alone. Read once per stream.
+RUN_BUDGET: ContextVar[int | None] = ContextVar("toolstream_llamaindex_run_budget", default=None)
+
+
 def stream_of(response: ChatResponse) -> ResponseStream | None:
     """The stream that produced ``response``, if a ``ToolstreamLLM`` did."""
     return _STREAMS.get(response)
@@ -121,7 +127,7 @@ class ResponseStream:
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
                                 forward=self._queue, on_stream_error=on_stream_error,
-                                mode="raw", log=logger)
+                                mode="raw", log=logger, run_budget=RUN_BUDGET.get())
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
         # events it causes) can arrive off the event loop while the agent drains them.
