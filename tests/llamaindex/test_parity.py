@@ -70,14 +70,15 @@ class Outcome:
         return [sorted(str(call.reason) for call in turn.rejected) for turn in self.turns]
 
 
-async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+async def _langchain(api: str, emu: VendorEmulator, *scenarios: str,
+                     config: dict[str, Any] | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
     agent = create_agent(make_model(api, emu), tools=tools,
-                         middleware=[ToolstreamMiddleware(on_turn=turns.append)])
+                         middleware=[ToolstreamMiddleware(on_turn=turns.append, config=config)])
     emu.clear()
-    emu.queue(api, scenario)
+    emu.queue(api, *scenarios)
     error: BaseException | None = None
     try:
         await agent.ainvoke({"messages": [HumanMessage("go")]})
@@ -87,13 +88,14 @@ async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
                    emu.statuses, error)
 
 
-async def _llamaindex(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+async def _llamaindex(api: str, emu: VendorEmulator, *scenarios: str,
+                      config: dict[str, Any] | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
     agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
-                                    on_turn=turns.append)
+                                    on_turn=turns.append, config=config)
     emu.clear()
-    emu.queue(api, scenario)
+    emu.queue(api, *scenarios)
     outcome = await run_agent(agent, recorder)
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
                    emu.statuses, outcome.error)
@@ -236,8 +238,8 @@ def gate_texts(api: str, body: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(("api", "scenario"), ROWS, ids=[f"{a}-{s}" for a, s in ROWS])
 async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
                                                   emu: VendorEmulator) -> None:
-    lc = await _langchain(api, scenario, emu)
-    li = await _llamaindex(api, scenario, emu)
+    lc = await _langchain(api, emu, scenario)
+    li = await _llamaindex(api, emu, scenario)
     expect = SCENARIOS[scenario].expect
 
     assert (lc.error, li.error) == (None, None)
@@ -258,6 +260,31 @@ async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
         for body in outcome.requests[1:]:
             assert_legal(api, body)
         assert outcome.statuses[1:] == [200]
+
+
+#: The run budget row (issue 26.2): two calls across two turns fit, the third turn's two do not.
+BUDGET_RUN = ("single_call", "no_args", "parallel_calls", "text")
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_both_agents_stop_a_third_call_with_the_run_budget(api: str,
+                                                                  emu: VendorEmulator) -> None:
+    config = {"max_tool_calls_per_run": 2}
+    lc = await _langchain(api, emu, *BUDGET_RUN, config=config)
+    li = await _llamaindex(api, emu, *BUDGET_RUN, config=config)
+    assert (lc.error, li.error) == (None, None)
+    assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
+    assert [name for name, _ in li.runs] == ["write_file", "get_time"]
+    assert lc.reasons == li.reasons == [[], [], ["run_budget_exceeded"] * 2, []]
+    assert len(lc.requests) == len(li.requests) == 4
+    lc_texts = gate_texts(api, lc.requests[3])
+    li_texts = gate_texts(api, li.requests[3])
+    assert lc_texts == li_texts and len(li_texts) == 2
+    assert all("[run_budget_exceeded]" in t for t in li_texts)
+    for outcome in (lc, li):
+        for body in outcome.requests[1:]:
+            assert_legal(api, body)
+        assert outcome.statuses == [200] * 4
 
 
 def test_the_legality_check_can_fail() -> None:
