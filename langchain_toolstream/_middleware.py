@@ -26,6 +26,7 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
@@ -62,6 +63,7 @@ from ._gate import OnStreamError
 from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
+from ._pipeline import Pipeline
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -159,19 +161,32 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
-    def _budgeted(self, model: ToolstreamChatModel, request: ModelRequest[Any]) -> ToolstreamChatModel:
-        """``model`` told what the run may still commit (``None``: no budget in force)."""
+    def _per_call(self, model: ToolstreamChatModel, request: ModelRequest[Any],
+                  pipeline: Pipeline | None) -> ToolstreamChatModel:
+        """``model`` told what the run may still commit (``None``: no budget in force) and
+        where to start a pipelined call (``None``: nothing is pipelined)."""
         left = run_budget_left(model.toolstream_config, _run_calls(request.state))
-        return model if left == model.run_budget else model.model_copy(update={"run_budget": left})
+        start = pipeline.start if pipeline is not None else None
+        if left == model.run_budget and start is None and model.on_early_commit is None:
+            return model
+        return model.model_copy(update={"run_budget": left, "on_early_commit": start})
+
+    def _pipeline(self, request: ModelRequest[Any],
+                  loop: asyncio.AbstractEventLoop | None = None) -> Pipeline | None:
+        """The pipeline of this model call, where the config lets a call commit early
+        (``loop``: the async agent's, where its tools start)."""
+        model = request.model
+        config = model.toolstream_config if isinstance(model, ToolstreamChatModel) else self._config
+        return Pipeline(request.tools, loop) if config.execute_before_stream_end else None
 
     # -- model calls ---------------------------------------------------------------------------
 
-    def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def _gate(self, request: ModelRequest[Any], pipeline: Pipeline | None) -> ModelRequest[Any]:
         model = request.model
         if isinstance(model, ToolstreamChatModel):
             refuse_gate_options("with_toolstream", **self._given)
-            budgeted = self._budgeted(model, request)
-            return request if budgeted is model else request.override(model=budgeted)
+            per_call = self._per_call(model, request, pipeline)
+            return request if per_call is model else request.override(model=per_call)
         gated = with_toolstream(
             model,
             tools=self._registry,
@@ -181,23 +196,31 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             on_event=self._on_event,
             history=self._history,
         )
-        return request.override(model=self._budgeted(gated, request))
+        return request.override(model=self._per_call(gated, request, pipeline))
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult:
-        return self._pair(request, call_structured(self._gate(request), handler))
+        pipeline = self._pipeline(request)
+        response = call_structured(self._gate(request, pipeline), handler)
+        return self._pair(request, response, pipeline.results() if pipeline is not None else {})
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult:
-        return self._pair(request, await acall_structured(self._gate(request), handler))
+        pipeline = self._pipeline(request, asyncio.get_running_loop())
+        response = await acall_structured(self._gate(request, pipeline), handler)
+        ran = await pipeline.aresults() if pipeline is not None else {}
+        return self._pair(request, response, ran)
 
-    def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
+    def _pair(self, request: ModelRequest[Any], response: ModelCallResult,
+              ran: Mapping[str, ToolMessage]) -> ModelCallResult:
+        """The model's messages, each AIMessage followed by the answers the gate has for it:
+        the results of its pipelined calls (``ran``) and the errors of its rejected ones."""
         result = _messages_of(response)
         if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
             return _continue_paused(request, response, result)
@@ -209,7 +232,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             if not isinstance(message, AIMessage):
                 continue
             errors = error_tool_messages(message)
-            out.extend(_new_answers(request, message, errors))
+            out.extend(_new_answers(request, message, _in_call_order(message, errors, ran)))
             if errors and not message.tool_calls:
                 failed = True
                 cancelled = cancelled or _cancelled(message)
@@ -343,6 +366,18 @@ def _failed_turns(request: ModelRequest[Any]) -> int:
     state = request.state
     value = state.get(FAILED_TURNS) if isinstance(state, Mapping) else None
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _in_call_order(message: AIMessage, errors: list[ToolMessage],
+                   ran: Mapping[str, ToolMessage]) -> list[ToolMessage]:
+    """``message``'s answers (pipelined results and errors) in the order of its calls."""
+    if not ran:
+        return errors
+    answers = {m.tool_call_id: m for m in errors}
+    answers.update((c["id"], ran[c["id"]]) for c in message.tool_calls
+                   if c["id"] is not None and c["id"] in ran)
+    order = [c.get("id") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+    return [answers[i] for i in order if i in answers]
 
 
 def _run_calls(state: Any) -> int:
