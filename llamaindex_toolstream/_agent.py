@@ -21,6 +21,9 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   restored running context goes on from it); each model call may commit what is left, the
   budget is checked again right before the calls are queued, and a call past it is answered
   ``run_budget_exceeded`` and never runs. A new ``run()`` starts the count at zero;
+- pipelined execution (``execute_before_stream_end`` with an allow-listed tool): a call the
+  core commits before the stream ends starts its tool at once, from the step still reading
+  the stream; the ``call_tool`` step then hands on that result instead of running it again;
 - the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
   the ``not_committed`` error result, and counts it in
   ``tool_execute_rejected_not_committed_total``.
@@ -28,9 +31,11 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from concurrent.futures import Future
+from typing import Any, cast
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
@@ -44,7 +49,9 @@ from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool, ToolOutput
 from llama_index.core.workflow import Context, step
+from pydantic import PrivateAttr
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core import ToolCall as TsToolCall
 from toolstream_core.integration import (
     RUN_CALLS_KEY,
     OnStreamError,
@@ -59,7 +66,7 @@ from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
 from ._llm import agent_llm
 from ._messages import call_name, is_paused, paused_message, read_record
-from ._session import RUN_BUDGET, WATCHER, ResponseStream
+from ._session import EARLY_COMMIT, RUN_BUDGET, WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
@@ -72,6 +79,9 @@ MAX_PAUSED_CONTINUATIONS = 10
 
 class ToolstreamFunctionAgent(FunctionAgent):
     """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
+
+    #: Pipelined calls started while a stream was read, by call id, until their call_tool step.
+    _pipelined: dict[str, Future[ToolOutput]] = PrivateAttr(default_factory=dict)
 
     def __init__(self, *args: Any, config: ConfigArg | None = None,
                  on_turn: Callable[[Turn], None] | None = None,
@@ -136,6 +146,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         token = WATCHER.set(step)
         used = await ctx.store.get(RUN_CALLS_KEY, default=0)
         budget = RUN_BUDGET.set(run_budget_left(self._gate_config, used))
+        pipelining = EARLY_COMMIT.set(self._pipeline(ctx, offered))
         try:
             output = await super().take_step(ctx, llm_input, offered, memory)
             for _ in range(MAX_PAUSED_CONTINUATIONS):
@@ -146,6 +157,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
                 await self._store_scratchpad(ctx, _replace_last(paused_message(output.response)))
                 output = await super().take_step(ctx, llm_input, offered, memory)
         finally:
+            EARLY_COMMIT.reset(pipelining)
             RUN_BUDGET.reset(budget)
             WATCHER.reset(token)
         if is_paused(output.response):
@@ -194,16 +206,52 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
     # -- tool calls --------------------------------------------------------------------------
 
+    def _pipeline(self, ctx: Context | AgentContext,
+                  tools: Sequence[AsyncBaseTool]) -> Callable[[TsToolCall], None] | None:
+        """What starts a call that commits before the stream ends (``None``: the config lets
+        none commit early). The tool runs as the ``call_tool`` step would run it
+        (``_call_tool``), as a task on this loop, from whichever thread the stream is read."""
+        if not self._gate_config.execute_before_stream_end:
+            return None
+        loop = asyncio.get_running_loop()
+        by_name = {t.metadata.name: t for t in tools}
+
+        def start(call: TsToolCall) -> None:
+            tool = by_name.get(call.name or "")
+            if tool is None or call.id is None or call.id in self._pipelined:
+                return
+            logger.debug("toolstream: started %s (%s) before the stream ended", call.name, call.id)
+            self._pipelined[call.id] = asyncio.run_coroutine_threadsafe(
+                self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
+        return start
+
     @step
     async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
         """The workflow's tool step, behind a last check that the call was committed by the
-        gate: a call sent by other code is refused, not run, and counted."""
+        gate (a call sent by other code is refused, not run, and counted); a pipelined call
+        already started is answered with its result, not run again."""
+        started = self._pipelined.pop(ev.tool_id, None)
+        if started is not None:
+            return await self._pipelined_result(ctx, ev, started)
         refusal = await self._refusal(ctx, ev)
         if refusal is None:
             result: ToolCallResult = await super().call_tool(ctx, ev)
             return result
         ctx.write_event_to_stream(refusal)
         return refusal
+
+    async def _pipelined_result(self, ctx: Context, ev: ToolCall,
+                                started: Future[ToolOutput]) -> ToolCallResult:
+        ctx.write_event_to_stream(ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                                           tool_id=ev.tool_id))
+        output = await asyncio.wrap_future(started)
+        tool = next((t for t in await self.get_tools(ev.tool_name)
+                     if t.metadata.name == ev.tool_name), None)
+        result = ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                                tool_id=ev.tool_id, tool_output=output,
+                                return_direct=bool(tool is not None and tool.metadata.return_direct))
+        ctx.write_event_to_stream(result)
+        return result
 
     async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
         if ev.tool_name == REJECTED_TOOL_NAME:
