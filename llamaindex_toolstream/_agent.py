@@ -49,7 +49,6 @@ from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool, ToolOutput
 from llama_index.core.workflow import Context, step
-from pydantic import PrivateAttr
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 from toolstream_core import ToolCall as TsToolCall
 from toolstream_core.integration import (
@@ -77,11 +76,14 @@ logger = logging.getLogger(__name__)
 #: it within one step before the step ends with what the vendor has said so far.
 MAX_PAUSED_CONTINUATIONS = 10
 
+#: Pipelined calls started while a stream was read, by (agent, call id), until their
+#: ``call_tool`` step takes the result; a new run of the agent drops what an interrupted one
+#: left (kept off the pydantic agent, whose fields are its public settings).
+_PIPELINED: dict[tuple[int, str], Future[ToolOutput]] = {}
+
+
 class ToolstreamFunctionAgent(FunctionAgent):
     """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
-
-    #: Pipelined calls started while a stream was read, by call id, until their call_tool step.
-    _pipelined: dict[str, Future[ToolOutput]] = PrivateAttr(default_factory=dict)
 
     def __init__(self, *args: Any, config: ConfigArg | None = None,
                  on_turn: Callable[[Turn], None] | None = None,
@@ -119,6 +121,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
         """
         await super()._init_context(ctx, ev)
         await ctx.store.set(RUN_CALLS_KEY, 0)  # a new run; a restored running context skips this
+        for key in [k for k in _PIPELINED if k[0] == id(self)]:
+            del _PIPELINED[key]
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         if not scratchpad:
             return
@@ -218,10 +222,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
         def start(call: TsToolCall) -> None:
             tool = by_name.get(call.name or "")
-            if tool is None or call.id is None or call.id in self._pipelined:
+            if tool is None or call.id is None or (id(self), call.id) in _PIPELINED:
                 return
             logger.debug("toolstream: started %s (%s) before the stream ended", call.name, call.id)
-            self._pipelined[call.id] = asyncio.run_coroutine_threadsafe(
+            _PIPELINED[id(self), call.id] = asyncio.run_coroutine_threadsafe(
                 self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
         return start
 
@@ -230,7 +234,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         """The workflow's tool step, behind a last check that the call was committed by the
         gate (a call sent by other code is refused, not run, and counted); a pipelined call
         already started is answered with its result, not run again."""
-        started = self._pipelined.pop(ev.tool_id, None)
+        started = _PIPELINED.pop((id(self), ev.tool_id), None)
         if started is not None:
             return await self._pipelined_result(ctx, ev, started)
         refusal = await self._refusal(ctx, ev)
