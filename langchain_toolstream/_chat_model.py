@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
-from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
 from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR
 
 from ._gate import ChunkStream, OnStreamError
@@ -91,6 +91,15 @@ class ToolstreamChatModel(BaseChatModel):
     raises ``HistoryError`` for what the vendor would reject and only the model could fix
     (lost thinking, reasoning or signatures, see ``check_history``); ``"off"`` sends the
     history as given, answering only the calls this gate rejected."""
+
+    run_budget: int | None = Field(default=None, exclude=True)
+    """How many more calls this model call may commit, set by ``ToolstreamMiddleware`` from the
+    count of calls its agent run committed (the agent state); ``None``: the config's
+    ``max_tool_calls_per_run`` for the one call alone."""
+
+    on_early_commit: Callable[[ToolCall], None] | None = Field(default=None, exclude=True)
+    """Set by ``ToolstreamMiddleware``: starts a pipelined tool when its call commits, before
+    the stream ends (DESIGN 4.10)."""
 
     bound_registry: Registry | None = Field(default=None, exclude=True)
     """Set by ``bind_tools``: the registry derived from the bound tools."""
@@ -164,7 +173,8 @@ class ToolstreamChatModel(BaseChatModel):
                            run_manager=run_manager or current_run_manager(),
                            output_limit=output_limit(self.chat_model, kwargs),
                            on_event=self.on_event, on_turn=self.on_turn,
-                           on_stream_error=self.on_stream_error)
+                           on_stream_error=self.on_stream_error, run_budget=self.run_budget,
+                           on_early_commit=self.on_early_commit)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)

@@ -97,6 +97,8 @@ class ChunkStream:
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        run_budget: int | None = None,
+        on_early_commit: Callable[[ToolCall], None] | None = None,
     ) -> None:
         self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
@@ -106,7 +108,8 @@ class ChunkStream:
         self.session = GateSession(
             tools=tools, config=config, provider=static_provider(model), limit=output_limit,
             on_event=on_event, on_turn=on_turn, forward=self._forward,
-            on_stream_error=on_stream_error, parent=lambda: run_span(run_manager), log=_log)
+            on_stream_error=on_stream_error, parent=lambda: run_span(run_manager), log=_log,
+            run_budget=run_budget, on_early_commit=on_early_commit)
         self._model_class: type = type(model)
         self._declared = declared_signal(self._model_class)
         self._converter = ChunkConverter(self._declared)

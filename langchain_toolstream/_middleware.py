@@ -13,12 +13,20 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    the core accepts; a cut one is answered and asked again the same way, and after the
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
-   slipped in by other code or another middleware is refused, not run); with a store, a call
-   that began in an earlier attempt is answered instead of run again (``_ledger``).
+   slipped in by other code or another middleware is refused, not run, and counted in
+   ``tool_execute_rejected_not_committed_total``) and still fits the run's budget; with a
+   store, a call that began in an earlier attempt is answered instead of run again
+   (``_ledger``).
+4. ``max_tool_calls_per_run``: the calls the run committed are counted in the agent state
+   (``toolstream_run_calls``, so a checkpoint keeps the count and a resumed run goes on from
+   it); each model call may commit what is left, and a call past it is answered
+   ``run_budget_exceeded`` and never runs. ``before_agent`` starts the count of each
+   invocation at zero (docs/decisions/agents-run-budget.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
@@ -33,9 +41,20 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR, refuse_gate_options
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    DEFAULT_ON_STREAM_ERROR,
+    RUN_CALLS_KEY,
+    budget_refusal,
+    not_committed_text,
+    over_budget,
+    record_refused_execution,
+    refuse_gate_options,
+    run_budget_left,
+)
 from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -43,6 +62,7 @@ from ._gate import OnStreamError
 from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
+from ._pipeline import Pipeline
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -67,12 +87,8 @@ class ToolstreamState(AgentState[Any]):
     """
 
     toolstream_failed_turns: NotRequired[Annotated[int, PrivateStateAttr]]
-
-
-_NOT_COMMITTED = (
-    "Tool call {name!r} (id {id}) was not run: the call was not committed by the toolstream "
-    "gate (it did not come complete and valid from the model's stream). [not_committed]"
-)
+    toolstream_run_calls: NotRequired[Annotated[int, PrivateStateAttr]]
+    """The calls this run (one ``invoke``) committed so far: ``max_tool_calls_per_run``."""
 
 
 class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
@@ -127,13 +143,42 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self._on_turn = on_turn
         self._on_event = on_event
 
+    # -- the run -------------------------------------------------------------------------------
+
+    def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """A new invocation is a new run: its budget count starts at zero. A resume from a
+        checkpoint (``invoke(None)``, ``Command(resume=...)``) does not pass here again."""
+        return {RUN_CALLS_KEY: 0} if _run_calls(state) else None
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    def _per_call(self, model: ToolstreamChatModel, request: ModelRequest[Any],
+                  pipeline: Pipeline | None) -> ToolstreamChatModel:
+        """``model`` told what the run may still commit (``None``: no budget in force) and
+        where to start a pipelined call (``None``: nothing is pipelined)."""
+        left = run_budget_left(model.toolstream_config, _run_calls(request.state))
+        start = pipeline.start if pipeline is not None else None
+        if left == model.run_budget and start is None and model.on_early_commit is None:
+            return model
+        return model.model_copy(update={"run_budget": left, "on_early_commit": start})
+
+    def _pipeline(self, request: ModelRequest[Any],
+                  loop: asyncio.AbstractEventLoop | None = None) -> Pipeline | None:
+        """The pipeline of this model call, where the config lets a call commit early
+        (``loop``: the async agent's, where its tools start)."""
+        model = request.model
+        config = model.toolstream_config if isinstance(model, ToolstreamChatModel) else self._config
+        return Pipeline(request.tools, loop) if config.execute_before_stream_end else None
+
     # -- model calls ---------------------------------------------------------------------------
 
-    def _gate(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def _gate(self, request: ModelRequest[Any], pipeline: Pipeline | None) -> ModelRequest[Any]:
         model = request.model
         if isinstance(model, ToolstreamChatModel):
             refuse_gate_options("with_toolstream", **self._given)
-            return request
+            per_call = self._per_call(model, request, pipeline)
+            return request if per_call is model else request.override(model=per_call)
         gated = with_toolstream(
             model,
             tools=self._registry,
@@ -143,23 +188,31 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             on_event=self._on_event,
             history=self._history,
         )
-        return request.override(model=gated)
+        return request.override(model=self._per_call(gated, request, pipeline))
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult:
-        return self._pair(request, call_structured(self._gate(request), handler))
+        pipeline = self._pipeline(request)
+        response = call_structured(self._gate(request, pipeline), handler)
+        return self._pair(request, response, pipeline.results() if pipeline is not None else {})
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult:
-        return self._pair(request, await acall_structured(self._gate(request), handler))
+        pipeline = self._pipeline(request, asyncio.get_running_loop())
+        response = await acall_structured(self._gate(request, pipeline), handler)
+        ran = await pipeline.aresults() if pipeline is not None else {}
+        return self._pair(request, response, ran)
 
-    def _pair(self, request: ModelRequest[Any], response: ModelCallResult) -> ModelCallResult:
+    def _pair(self, request: ModelRequest[Any], response: ModelCallResult,
+              ran: Mapping[str, ToolMessage]) -> ModelCallResult:
+        """The model's messages, each AIMessage followed by the answers the gate has for it:
+        the results of its pipelined calls (``ran``) and the errors of its rejected ones."""
         result = _messages_of(response)
         if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
             return _continue_paused(request, response, result)
@@ -171,7 +224,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             if not isinstance(message, AIMessage):
                 continue
             errors = error_tool_messages(message)
-            out.extend(_new_answers(request, message, errors))
+            out.extend(_new_answers(request, message, _in_call_order(message, errors, ran)))
             if errors and not message.tool_calls:
                 failed = True
                 cancelled = cancelled or _cancelled(message)
@@ -183,11 +236,14 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         retry = failed and not cancelled and self._may_retry(before)
         if verdict.failure is not None and not retry and not cancelled:
             raise verdict.failure  # no structured response after the bounded retries
-        if len(out) == len(result) and count == before:
+        committed = _committed_count(result)
+        if len(out) == len(result) and count == before and not committed:
             return response
         structured = None if verdict.failure is not None else _structured(response)
         paired = ModelResponse(result=out, structured_response=structured)
         update: dict[str, Any] = {FAILED_TURNS: count if retry else 0}
+        if committed:
+            update[RUN_CALLS_KEY] = _run_calls(request.state) + committed
         if retry:
             update["jump_to"] = "model"
         return ExtendedModelResponse(model_response=paired, command=Command(update=update))
@@ -212,17 +268,35 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         record = read_record(owner)
         if record is None:
             return None  # not produced through the gate (e.g. history passed in by the caller)
-        committed = {entry.get("id") for entry in record.get("committed") or []}
+        committed = [entry.get("id") for entry in record.get("committed") or []]
         if call_id in committed:
-            return None
+            return self._over_budget(request, committed.index(call_id), len(committed))
         _log.warning("toolstream: refusing to run %s (%s): not committed", call.get("name"), call_id)
+        record_refused_execution(call.get("name"), provider=record.get("provider"),
+                                 config=self._config)
         return ToolMessage(
-            content=_NOT_COMMITTED.format(name=call.get("name"), id=call_id),
+            content=not_committed_text(call.get("name"), call_id),
             tool_call_id=call_id or "",
             name=call.get("name"),
             status="error",
             artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
         )
+
+    def _over_budget(self, request: ToolCallRequest, position: int, turn_calls: int) -> ToolMessage | None:
+        """The budget checked again right before the call is queued (seed 004 gate step 5):
+        the run's count in the state already holds this turn's ``turn_calls`` commits, so this
+        call is the run's ``count - turn_calls + position + 1``-th."""
+        ordinal = _run_calls(request.state) - turn_calls + position + 1
+        if not over_budget(self._config, ordinal):
+            return None
+        call = request.tool_call
+        result = budget_refusal(call.get("name"), call.get("id") or "")
+        _log.warning("toolstream: refusing to run %s (%s): over the run's budget",
+                     call.get("name"), call.get("id"))
+        return ToolMessage(content=result.content, tool_call_id=result.tool_call_id,
+                           name=call.get("name"), status="error",
+                           artifact={"toolstream": {"reason": result.reason.value,
+                                                    "state": "refused"}})
 
     def wrap_tool_call(
         self,
@@ -284,6 +358,33 @@ def _failed_turns(request: ModelRequest[Any]) -> int:
     state = request.state
     value = state.get(FAILED_TURNS) if isinstance(state, Mapping) else None
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _in_call_order(message: AIMessage, errors: list[ToolMessage],
+                   ran: Mapping[str, ToolMessage]) -> list[ToolMessage]:
+    """``message``'s answers (pipelined results and errors) in the order of its calls."""
+    if not ran:
+        return errors
+    answers = {m.tool_call_id: m for m in errors}
+    answers.update((c["id"], ran[c["id"]]) for c in message.tool_calls
+                   if c["id"] is not None and c["id"] in ran)
+    order = [c.get("id") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+    return [answers[i] for i in order if i in answers]
+
+
+def _run_calls(state: Any) -> int:
+    """The calls this run committed so far (``toolstream_run_calls`` in the agent state)."""
+    value = state.get(RUN_CALLS_KEY) if isinstance(state, Mapping) else None
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _committed_count(result: list[BaseMessage]) -> int:
+    """How many calls the gate committed in this model call's messages."""
+    count = 0
+    for message in result:
+        record = read_record(message) if isinstance(message, AIMessage) else None
+        count += len(record.get("committed") or []) if record is not None else 0
+    return count
 
 
 def _new_answers(request: ModelRequest[Any], message: AIMessage,

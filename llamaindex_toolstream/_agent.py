@@ -15,36 +15,57 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   streaming are cancelled by the core, and calls whose tools never returned are answered with
   a "cancelled" error result before the history is used again;
 - call-progress events (``CallOpenedEvent`` ... ``CallRejectedEvent``) go into the workflow's
-  event stream for UIs (see ``ToolstreamStreamHandler``).
+  event stream for UIs (see ``ToolstreamStreamHandler``);
+- ``max_tool_calls_per_run``: the calls a run committed are counted in the workflow
+  ``Context`` (``toolstream_run_calls`` in ``ctx.store``, so ``Context.to_dict`` keeps it and a
+  restored running context goes on from it); each model call may commit what is left, the
+  budget is checked again right before the calls are queued, and a call past it is answered
+  ``run_budget_exceeded`` and never runs. A new ``run()`` starts the count at zero;
+- pipelined execution (``execute_before_stream_end`` with an allow-listed tool): a call the
+  core commits before the stream ends starts its tool at once, from the step still reading
+  the stream; the ``call_tool`` step then hands on that result instead of running it again;
+- the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
+  the ``not_committed`` error result, and counts it in
+  ``tool_execute_rejected_not_committed_total``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from concurrent.futures import Future
+from typing import Any, cast
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.agent.workflow.workflow_events import (
     AgentOutput,
+    ToolCall,
     ToolCallResult,
 )
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
-from llama_index.core.tools import AsyncBaseTool
-from llama_index.core.workflow import Context
-from toolstream_core import AssemblerEvent, Turn
+from llama_index.core.tools import AsyncBaseTool, ToolOutput
+from llama_index.core.workflow import Context, step
+from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core import ToolCall as TsToolCall
 from toolstream_core.integration import (
+    RUN_CALLS_KEY,
     OnStreamError,
+    budget_refusal,
+    not_committed_text,
+    over_budget,
+    record_refused_execution,
+    run_budget_left,
 )
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
 from ._llm import agent_llm
-from ._messages import call_name, is_paused, paused_message
-from ._session import WATCHER, ResponseStream
+from ._messages import call_name, is_paused, paused_message, read_record
+from ._session import EARLY_COMMIT, RUN_BUDGET, WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
@@ -54,6 +75,12 @@ logger = logging.getLogger(__name__)
 #: How many times in a row a paused turn (Anthropic ``pause_turn``) is sent back to continue
 #: it within one step before the step ends with what the vendor has said so far.
 MAX_PAUSED_CONTINUATIONS = 10
+
+#: Pipelined calls started while a stream was read, by (agent, call id), until their
+#: ``call_tool`` step takes the result; a new run of the agent drops what an interrupted one
+#: left (kept off the pydantic agent, whose fields are its public settings).
+_PIPELINED: dict[tuple[int, str], Future[ToolOutput]] = {}
+
 
 class ToolstreamFunctionAgent(FunctionAgent):
     """A drop-in ``FunctionAgent`` that runs only committed tool calls (see module doc)."""
@@ -93,6 +120,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
         by ``take_step`` instead, so the history never opens with an assistant message.
         """
         await super()._init_context(ctx, ev)
+        await ctx.store.set(RUN_CALLS_KEY, 0)  # a new run; a restored running context skips this
+        for key in [k for k in _PIPELINED if k[0] == id(self)]:
+            del _PIPELINED[key]
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         if not scratchpad:
             return
@@ -118,6 +148,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
         await self._store_scratchpad(ctx, pair_orphan_calls)
         step = _Step(self.name, ctx)
         token = WATCHER.set(step)
+        used = await ctx.store.get(RUN_CALLS_KEY, default=0)
+        budget = RUN_BUDGET.set(run_budget_left(self._gate_config, used))
+        pipelining = EARLY_COMMIT.set(self._pipeline(ctx, offered))
         try:
             output = await super().take_step(ctx, llm_input, offered, memory)
             for _ in range(MAX_PAUSED_CONTINUATIONS):
@@ -128,6 +161,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
                 await self._store_scratchpad(ctx, _replace_last(paused_message(output.response)))
                 output = await super().take_step(ctx, llm_input, offered, memory)
         finally:
+            EARLY_COMMIT.reset(pipelining)
+            RUN_BUDGET.reset(budget)
             WATCHER.reset(token)
         if is_paused(output.response):
             logger.warning("toolstream: still paused after %d continuations; ending the turn",
@@ -142,8 +177,105 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if full is not None:
             await self._store_scratchpad(ctx, _replace_last(full))
             output.response = full
-        output.tool_calls = [*output.tool_calls, *_rejected_selections(stream)]
+        queued = await self._within_budget(ctx, output.tool_calls)
+        output.tool_calls = [*queued, *_rejected_selections(stream)]
         return output
+
+    @property
+    def _gate_config(self) -> AssembleConfig:
+        config: AssembleConfig = self.llm.config  # type: ignore[attr-defined]
+        return config
+
+    async def _within_budget(self, ctx: Context | AgentContext,
+                             selections: list[ToolSelection]) -> list[ToolSelection]:
+        """The run's budget checked again right before the committed calls are queued (seed
+        004 gate step 5), on the count in the context now; the calls are added to it. A call
+        past the budget goes to the responder with the budget's error result."""
+        used: int = await ctx.store.get(RUN_CALLS_KEY, default=0)
+        queued: list[ToolSelection] = []
+        for position, selection in enumerate(selections):
+            if not over_budget(self._gate_config, used + position + 1):
+                queued.append(selection)
+                continue
+            result = budget_refusal(selection.tool_name, selection.tool_id)
+            logger.warning("toolstream: refusing to run %s (%s): over the run's budget",
+                           selection.tool_name, selection.tool_id)
+            queued.append(ToolSelection(
+                tool_id=selection.tool_id, tool_name=REJECTED_TOOL_NAME,
+                tool_kwargs={"tool_name": selection.tool_name, "reason": result.reason.value,
+                             "content": result.content}))
+        if selections:
+            await ctx.store.set(RUN_CALLS_KEY, used + len(selections))
+        return queued
+
+    # -- tool calls --------------------------------------------------------------------------
+
+    def _pipeline(self, ctx: Context | AgentContext,
+                  tools: Sequence[AsyncBaseTool]) -> Callable[[TsToolCall], None] | None:
+        """What starts a call that commits before the stream ends (``None``: the config lets
+        none commit early). The tool runs as the ``call_tool`` step would run it
+        (``_call_tool``), as a task on this loop, from whichever thread the stream is read."""
+        if not self._gate_config.execute_before_stream_end:
+            return None
+        loop = asyncio.get_running_loop()
+        by_name = {t.metadata.name: t for t in tools}
+
+        def start(call: TsToolCall) -> None:
+            tool = by_name.get(call.name or "")
+            if tool is None or call.id is None or (id(self), call.id) in _PIPELINED:
+                return
+            logger.debug("toolstream: started %s (%s) before the stream ended", call.name, call.id)
+            _PIPELINED[id(self), call.id] = asyncio.run_coroutine_threadsafe(
+                self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
+        return start
+
+    @step
+    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
+        """The workflow's tool step, behind a last check that the call was committed by the
+        gate (a call sent by other code is refused, not run, and counted); a pipelined call
+        already started is answered with its result, not run again."""
+        started = _PIPELINED.pop((id(self), ev.tool_id), None)
+        if started is not None:
+            return await self._pipelined_result(ctx, ev, started)
+        refusal = await self._refusal(ctx, ev)
+        if refusal is None:
+            result: ToolCallResult = await super().call_tool(ctx, ev)
+            return result
+        ctx.write_event_to_stream(refusal)
+        return refusal
+
+    async def _pipelined_result(self, ctx: Context, ev: ToolCall,
+                                started: Future[ToolOutput]) -> ToolCallResult:
+        ctx.write_event_to_stream(ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                                           tool_id=ev.tool_id))
+        output = await asyncio.wrap_future(started)
+        tool = next((t for t in await self.get_tools(ev.tool_name)
+                     if t.metadata.name == ev.tool_name), None)
+        result = ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                                tool_id=ev.tool_id, tool_output=output,
+                                return_direct=bool(tool is not None and tool.metadata.return_direct))
+        ctx.write_event_to_stream(result)
+        return result
+
+    async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
+        if ev.tool_name == REJECTED_TOOL_NAME:
+            return None
+        scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
+        turn = next((m for m in reversed(scratchpad) if m.role == MessageRole.ASSISTANT), None)
+        record = read_record(turn) if turn is not None else None
+        if record is None:
+            return None  # not produced through the gate (e.g. history passed in by the caller)
+        if ev.tool_id in {entry.get("id") for entry in record.get("committed") or []}:
+            return None
+        logger.warning("toolstream: refusing to run %s (%s): not committed", ev.tool_name,
+                       ev.tool_id)
+        record_refused_execution(ev.tool_name, provider=record.get("provider"),
+                                 config=self._gate_config)
+        text = not_committed_text(ev.tool_name, ev.tool_id)
+        output = ToolOutput(content=text, tool_name=ev.tool_name, raw_input=dict(ev.tool_kwargs),
+                            raw_output=text, is_error=True)
+        return ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
+                              tool_id=ev.tool_id, tool_output=output, return_direct=False)
 
     async def _store_scratchpad(self, ctx: Context | AgentContext,
                                 edit: Callable[[list[ChatMessage]], list[ChatMessage]]) -> None:

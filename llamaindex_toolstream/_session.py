@@ -22,7 +22,7 @@ from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, Dec
 
 from ._messages import rebuild_message
 
-__all__ = ["WATCHER", "ResponseStream", "stream_of"]
+__all__ = ["EARLY_COMMIT", "RUN_BUDGET", "WATCHER", "ResponseStream", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,18 @@ WATCHER: ContextVar[Callable[[ResponseStream], None] | None] = ContextVar(
     "toolstream_llamaindex_watcher", default=None)
 
 
+#: How many more calls the agent run may commit, for the model calls made in this context
+#: (``ToolstreamFunctionAgent`` sets it around each step from the count in its ``Context``);
+#: ``None``: the config's ``max_tool_calls_per_run`` for the one call alone. Read once per stream.
+RUN_BUDGET: ContextVar[int | None] = ContextVar("toolstream_llamaindex_run_budget", default=None)
+
+
+#: Who starts a call committed before the stream ends (a pipelined tool, DESIGN 4.10), for the
+#: model calls made in this context: ``ToolstreamFunctionAgent`` sets it around each step.
+EARLY_COMMIT: ContextVar[Callable[[ToolCall], None] | None] = ContextVar(
+    "toolstream_llamaindex_early_commit", default=None)
+
+
 def stream_of(response: ChatResponse) -> ResponseStream | None:
     """The stream that produced ``response``, if a ``ToolstreamLLM`` did."""
     return _STREAMS.get(response)
@@ -111,7 +123,8 @@ class ResponseStream:
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
                                 forward=self._queue, on_stream_error=on_stream_error,
-                                mode="raw", log=logger)
+                                mode="raw", log=logger, run_budget=RUN_BUDGET.get(),
+                                on_early_commit=EARLY_COMMIT.get())
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
         # events it causes) can arrive off the event loop while the agent drains them.

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-__all__ = ["InMemorySpanExporter", "call_events", "openinference", "parent_name", "span_exporter", "trace",
-           "tracer_provider", "turn_spans"]
+__all__ = ["InMemorySpanExporter", "call_events", "metric_points", "metric_reader", "openinference",
+           "parent_name", "span_exporter", "trace", "tracer_provider", "turn_spans"]
 
 _EXPORTER: InMemorySpanExporter | None = None
 
@@ -77,3 +77,34 @@ def openinference(module: str, instrumentor_name: str) -> Iterator[InMemorySpanE
         yield exporter
     finally:
         instrumentor.uninstrument()
+
+
+@contextmanager
+def metric_reader(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An in-memory OpenTelemetry SDK metric reader wired to the core's meter for one test."""
+    from opentelemetry import metrics as otel
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from toolstream_core import _metrics
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    monkeypatch.setattr(otel, "get_meter", lambda name, *a, **k: provider.get_meter(name, *a, **k))
+    # The core creates its instruments lazily on first use; make it create them again here.
+    monkeypatch.setattr(_metrics.metrics, "_ready", False)
+    monkeypatch.setattr(_metrics.metrics, "_instruments", {})
+    try:
+        yield reader
+    finally:
+        provider.shutdown()
+
+
+def metric_points(reader: Any) -> dict[str, list[Any]]:
+    """``metric name -> data points`` read from ``reader`` now."""
+    found: dict[str, list[Any]] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                found.setdefault(metric.name, []).extend(metric.data.data_points)
+    return found

@@ -12,8 +12,8 @@ from typing import Any
 
 from ._models import CallKind, ErrorResult, Provider, Reason, ToolCall
 
-__all__ = ["OUTPUT_TYPES", "error_result", "is_gate_error", "output_type", "responses_answer",
-           "unanswered_text", "ungated_error_text"]
+__all__ = ["OUTPUT_TYPES", "error_result", "is_gate_error", "not_committed_text", "output_type",
+           "responses_answer", "unanswered_text", "ungated_error_text"]
 
 #: Responses: the input item type that answers a call of each kind (DESIGN §4.11).
 OUTPUT_TYPES: dict[str, str] = {
@@ -130,6 +130,14 @@ def ungated_error_text(name: str, tool_call_id: str, error: str) -> str:
     the gate (the shims' ``error_tool_messages`` on an ungated message): same words in both."""
     return (f"Tool call {name!r} (id {tool_call_id}) was not run: its arguments could not be used "
             f"({error}). Nothing was executed; you may retry the call with complete, valid arguments.")
+
+
+def not_committed_text(name: str | None, tool_call_id: str | None) -> str:
+    """The result of a call an agent refused to run because the gate never committed it (it
+    reached the executor by another way): the same words in both agents."""
+    return (f"Tool call {name!r} (id {tool_call_id}) was not run: the call was not committed by "
+            "the toolstream gate (it did not come complete and valid from the model's stream). "
+            "[not_committed]")
 
 
 def unanswered_text(name: str, tool_call_id: str, *, quote_id: bool | None = None) -> str:

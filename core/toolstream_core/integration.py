@@ -64,6 +64,11 @@ What a UI, a trace and a metric see:
 - :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for
   frameworks that keep their own spans out of the OTel context, and how a display-only
   assembler stays out of the trace.
+- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
+  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
+  next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :func:`not_committed_text`: the words of the error result for a call an agent refuses to
+  run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
 
@@ -82,6 +87,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from ._decision import (
     RECORD_KEY,
@@ -106,7 +112,7 @@ from ._history import (
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
 from ._metrics import record_refused_execution
 from ._progress import ProgressEncoder, rejection_detail
-from ._results import ungated_error_text
+from ._results import not_committed_text, ungated_error_text
 from ._sensitive import masked_arguments
 from ._structured import (
     StructuredOutputError,
@@ -131,6 +137,7 @@ __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
     "PRIVATE_CONTACTS",
     "RECORD_KEY",
+    "RUN_CALLS_KEY",
     "AsyncIdleGuard",
     "DecisionRecord",
     "GateSession",
@@ -150,6 +157,7 @@ __all__ = [
     "TapUnavailableError",
     "abort_transport",
     "as_record",
+    "budget_refusal",
     "call_observer",
     "check_entries",
     "decides_calls",
@@ -160,7 +168,9 @@ __all__ = [
     "judge_finished",
     "judge_text",
     "masked_arguments",
+    "not_committed_text",
     "ollama_tap_kwargs",
+    "over_budget",
     "plan_history",
     "plan_request",
     "private_copy",
@@ -170,6 +180,7 @@ __all__ = [
     "rejected_arguments",
     "rejected_ids",
     "rejection_detail",
+    "run_budget_left",
     "settings_limit",
     "tap_client",
     "tap_unavailable",

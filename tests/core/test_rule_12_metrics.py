@@ -16,6 +16,7 @@ from typing import Any
 import builders as b
 import pytest
 from builders import ADD, PIPELINE, run
+from otel_util import metric_points, metric_reader
 from toolstream_core import AssembleConfig, Assembler, CallState
 from toolstream_core.integration import record_refused_execution
 
@@ -23,19 +24,8 @@ from toolstream_core.integration import record_refused_execution
 @pytest.fixture
 def otel_reader(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """An in-memory OpenTelemetry SDK reader wired to the core's meter for one test."""
-    from opentelemetry import metrics as otel
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from toolstream_core import _metrics
-
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    monkeypatch.setattr(otel, "get_meter", lambda name, *a, **k: provider.get_meter(name, *a, **k))
-    # The core creates its instruments lazily on first use; make it create them again here.
-    monkeypatch.setattr(_metrics.metrics, "_ready", False)
-    monkeypatch.setattr(_metrics.metrics, "_instruments", {})
-    yield reader
-    provider.shutdown()
+    with metric_reader(monkeypatch) as reader:
+        yield reader
 
 
 class Clock:
@@ -58,14 +48,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return fake
 
 
-def _points(reader: Any) -> dict[str, list[Any]]:
-    found: dict[str, list[Any]] = {}
-    data = reader.get_metrics_data()
-    for resource in data.resource_metrics if data else ():
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                found.setdefault(metric.name, []).extend(metric.data.data_points)
-    return found
+_points = metric_points
 
 
 def _labels(points: dict[str, list[Any]], name: str) -> list[dict[str, Any]]:

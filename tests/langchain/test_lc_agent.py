@@ -23,6 +23,7 @@ from lc_util import (
     recording_tools,
     tool_messages,
 )
+from otel_util import metric_points, metric_reader
 from toolstream_core import ArgumentsDelta
 from toolstream_core.testing import VendorEmulator
 from toolstream_core.testing._scenarios import build_script, scenario_rng
@@ -267,6 +268,23 @@ def test_guard_refuses_calls_the_gate_did_not_commit(emu: VendorEmulator,
     assert recorder.calls == [("get_time", {})]
     refused = [m for m in tool_messages(messages) if m.tool_call_id == "forged-1"]
     assert [m.status for m in refused] == ["error"] and "not_committed" in refused[0].content
+
+
+def test_the_refusal_of_an_uncommitted_call_is_counted(emu: VendorEmulator,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder()
+    emu.queue("openai-chat", "no_args", "text")
+    agent = create_agent(make_model("openai-chat", emu), tools=recording_tools(recorder),
+                         middleware=[ToolstreamMiddleware(config={"tenant": "acme"}),
+                                     _InjectCall()])
+    with metric_reader(monkeypatch) as reader:
+        agent.invoke({"messages": [HumanMessage("go")]})
+        points = metric_points(reader)
+    assert recorder.names == ["get_time"]
+    [point] = points["tool_execute_rejected_not_committed_total"]
+    assert point.value == 1
+    assert dict(point.attributes) == {"provider": "openai-chat", "tool_name": "write_file",
+                                      "tenant": "acme"}
 
 
 def test_text_streams_token_by_token_inside_the_agent(emu: VendorEmulator,

@@ -123,6 +123,23 @@ def test_failed_turns_stay_bounded_across_workers(db: str, emu: VendorEmulator) 
     assert_every_request_legal(emu)
 
 
+def test_the_run_budget_holds_across_workers(db: str, emu: VendorEmulator) -> None:
+    """``max_tool_calls_per_run: 2``: worker A runs two turns (two calls) and dies before its
+    third model call; B resumes from the checkpoint, where the run's count lives, so the third
+    turn's two calls are over the budget: answered with the budget's error, never run."""
+    emu.queue("openai-chat", "single_call", "no_args", "parallel_calls", "text")
+    settings = job(db, emu, "budget", model="gpt-4.1", config={"max_tool_calls_per_run": 2})
+    crashed(**settings, crash_before_model_call=2, input="write my notes")
+    assert [r["name"] for r in tool_runs(db)] == ["write_file", "get_time"]
+    resumed = worker(**settings, input=None)
+    assert [r["name"] for r in tool_runs(db)] == ["write_file", "get_time"]  # 3rd turn over budget
+    over = resumed["tool_messages"][2:]
+    assert [m["status"] for m in over] == ["error", "error"]
+    assert all("[run_budget_exceeded]" in m["text"] for m in over)  # the budget's reason text
+    assert_every_request_legal(emu)
+    assert len(emu.requests) == 4
+
+
 def test_four_workers_a_hundred_threads(db: str, emu: VendorEmulator) -> None:
     """4 processes x 25 threads on one Postgres, complete and cut turns mixed (``MIX``)."""
     load = run_load(db, emu.base_url, processes=4, threads=25, gated=True, prefix="load")

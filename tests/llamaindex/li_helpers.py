@@ -4,6 +4,7 @@ that record what they were actually run with (the only honest way to tell "ran" 
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,16 @@ class Recorder:
     runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delay: float = 0.0
     return_direct: frozenset[str] = frozenset()
+    #: What happened, in order: "started <tool>" as each tool starts, and what a test adds.
+    timeline: list[str] = field(default_factory=list)
+    #: Set as a tool starts (a held emulator stream may then end: ``queue_held``).
+    release: threading.Event | None = None
+
+    def _start(self, name: str, args: dict[str, Any]) -> None:
+        self.timeline.append(f"started {name}")
+        self.runs.append((name, args))
+        if self.release is not None:
+            self.release.set()
 
     def tools(self) -> list[FunctionTool]:
         return [
@@ -94,25 +105,25 @@ class Recorder:
 
         async def write_file(path: str, content: str = "") -> str:
             """Write a text file."""
-            self.runs.append(("write_file", {"path": path, "content": content}))
+            self._start("write_file", {"path": path, "content": content})
             await asyncio.sleep(self.delay)
             return f"wrote {len(content)} characters to {path}"
 
         async def get_weather(city: str) -> str:
             """Get the current weather for a city."""
-            self.runs.append(("get_weather", {"city": city}))
+            self._start("get_weather", {"city": city})
             await asyncio.sleep(self.delay)
             return f"sunny in {city}"
 
         async def get_time() -> str:
             """Get the current time (no arguments)."""
-            self.runs.append(("get_time", {}))
+            self._start("get_time", {})
             await asyncio.sleep(self.delay)
             return "12:00"
 
         async def Weather(city: str, unit: str) -> str:
             """The weather report as structured output (a schema, not an action)."""
-            self.runs.append(("Weather", {"city": city, "unit": unit}))
+            self._start("Weather", {"city": city, "unit": unit})
             await asyncio.sleep(self.delay)
             return f"{city} in {unit}"
 

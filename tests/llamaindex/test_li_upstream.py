@@ -41,6 +41,11 @@ PINNED: dict[tuple[type, str], tuple[str, str]] = {
     (FunctionAgent, "_get_response"): (
         "ed31b2ea2c8dd302",
         "not overridden: one achat_with_tools call, whose events the gate reports at its end"),
+    (BaseWorkflowAgent, "call_tool"): (
+        "196ee661ad9bb1a6",
+        "the workflow's tool step: looks the tool up by ev.tool_name, runs it (_call_tool) and "
+        "returns one ToolCallResult with ev's id; the override answers a call the gate did not "
+        "commit with its own ToolCallResult instead of calling it"),
     (BaseWorkflowAgent, "_init_context"): (
         "1c9ae54ebb6aae08",
         "sets up memory (ctx.store 'memory') without touching the scratchpad; the override "
@@ -71,4 +76,5 @@ def test_every_override_is_pinned() -> None:
                  if callable(value) and hasattr(FunctionAgent, name) and name != "__init__"}
     pinned = {name for _, name in PINNED}
     assert overrides <= pinned, sorted(overrides - pinned)
-    assert overrides == {"take_step", "handle_tool_call_results", "finalize", "_init_context"}
+    assert overrides == {"take_step", "handle_tool_call_results", "finalize", "_init_context",
+                         "call_tool"}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -33,6 +33,7 @@ from langchain_models import make_model
 from li_helpers import Recorder, make_llm, run_agent
 from toolstream_core import Turn
 from toolstream_core.testing import SCENARIOS, VendorEmulator
+from toolstream_core.testing._server import Hold
 
 from langchain_toolstream import ToolstreamMiddleware
 from llamaindex_toolstream import ToolstreamFunctionAgent
@@ -64,39 +65,56 @@ class Outcome:
     requests: list[dict[str, Any]]
     statuses: list[int]
     error: BaseException | None
+    timeline: list[str] = field(default_factory=list)
+    hold: Hold | None = None
 
     @property
     def reasons(self) -> list[list[str]]:
         return [sorted(str(call.reason) for call in turn.rejected) for turn in self.turns]
 
 
-async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+def _play(api: str, emu: VendorEmulator, scenarios: tuple[str, ...], held: bool,
+          recorder: Recorder, turns: list[Turn]) -> tuple[Hold | None, Any]:
+    """Queue ``scenarios`` (the first one's end held until a tool starts, with ``held``); the
+    ``on_turn`` that keeps each turn and marks the end of its stream in the timeline."""
+    emu.clear()
+    hold = emu.queue_held(api, scenarios[0]) if held else None
+    emu.queue(api, *scenarios[1 if held else 0:])
+    recorder.release = hold.release if hold is not None else None
+
+    def on_turn(turn: Turn) -> None:
+        turns.append(turn)
+        recorder.timeline.append("stream ended")
+    return hold, on_turn
+
+
+async def _langchain(api: str, emu: VendorEmulator, *scenarios: str,
+                     config: dict[str, Any] | None = None, held: bool = False) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
+    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
     agent = create_agent(make_model(api, emu), tools=tools,
-                         middleware=[ToolstreamMiddleware(on_turn=turns.append)])
-    emu.clear()
-    emu.queue(api, scenario)
+                         middleware=[ToolstreamMiddleware(on_turn=on_turn, config=config)])
     error: BaseException | None = None
     try:
         await agent.ainvoke({"messages": [HumanMessage("go")]})
     except Exception as exc:  # compared with the other agent's, never hidden
         error = exc
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
-                   emu.statuses, error)
+                   emu.statuses, error, recorder.timeline, hold)
 
 
-async def _llamaindex(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+async def _llamaindex(api: str, emu: VendorEmulator, *scenarios: str,
+                      config: dict[str, Any] | None = None, held: bool = False) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
+    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
     agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
-                                    on_turn=turns.append)
-    emu.clear()
-    emu.queue(api, scenario)
+                                    on_turn=on_turn, config=config)
     outcome = await run_agent(agent, recorder)
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
-                   emu.statuses, outcome.error)
+                   emu.statuses, outcome.error, recorder.timeline, hold)
 
 
 # -- the conversation in a request body, per wire ----------------------------------------------
@@ -236,8 +254,8 @@ def gate_texts(api: str, body: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(("api", "scenario"), ROWS, ids=[f"{a}-{s}" for a, s in ROWS])
 async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
                                                   emu: VendorEmulator) -> None:
-    lc = await _langchain(api, scenario, emu)
-    li = await _llamaindex(api, scenario, emu)
+    lc = await _langchain(api, emu, scenario)
+    li = await _llamaindex(api, emu, scenario)
     expect = SCENARIOS[scenario].expect
 
     assert (lc.error, li.error) == (None, None)
@@ -258,6 +276,55 @@ async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
         for body in outcome.requests[1:]:
             assert_legal(api, body)
         assert outcome.statuses[1:] == [200]
+
+
+#: The run budget row (issue 26.2): two calls across two turns fit, the third turn's two do not.
+BUDGET_RUN = ("single_call", "no_args", "parallel_calls", "text")
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_both_agents_stop_a_third_call_with_the_run_budget(api: str,
+                                                                  emu: VendorEmulator) -> None:
+    config = {"max_tool_calls_per_run": 2}
+    lc = await _langchain(api, emu, *BUDGET_RUN, config=config)
+    li = await _llamaindex(api, emu, *BUDGET_RUN, config=config)
+    assert (lc.error, li.error) == (None, None)
+    assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
+    assert [name for name, _ in li.runs] == ["write_file", "get_time"]
+    assert lc.reasons == li.reasons == [[], [], ["run_budget_exceeded"] * 2, []]
+    assert len(lc.requests) == len(li.requests) == 4
+    lc_texts = gate_texts(api, lc.requests[3])
+    li_texts = gate_texts(api, li.requests[3])
+    assert lc_texts == li_texts and len(li_texts) == 2
+    assert all("[run_budget_exceeded]" in t for t in li_texts)
+    for outcome in (lc, li):
+        for body in outcome.requests[1:]:
+            assert_legal(api, body)
+        assert outcome.statuses == [200] * 4
+
+
+#: Pipelining (issue 26.2, DESIGN 4.10): get_weather may start when its call commits.
+PIPELINE = {"execute_before_stream_end": True, "allow_pipelined_execute": ["get_weather"]}
+#: The wires whose parallel_calls stream commits a call before its last frame (never OpenAI chat).
+PIPELINED_APIS = ("anthropic", "openai-responses", "bedrock-converse")
+
+
+@pytest.mark.parametrize("api", PIPELINED_APIS)
+async def test_both_agents_start_a_pipelined_tool_before_the_stream_ends(
+        api: str, emu: VendorEmulator) -> None:
+    lc = await _langchain(api, emu, "parallel_calls", "text", config=PIPELINE, held=True)
+    li = await _llamaindex(api, emu, "parallel_calls", "text", config=PIPELINE, held=True)
+    assert (lc.error, li.error) == (None, None)
+    for outcome in (lc, li):
+        assert outcome.hold is not None and outcome.hold.released is True  # a tool, not the timeout
+        assert outcome.timeline[0] == "started get_weather"
+        assert outcome.timeline.index("stream ended") > 0
+        assert len(outcome.requests) == 2 and outcome.statuses == [200, 200]
+        assert_legal(api, outcome.requests[1])
+    assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
+    assert len(li.runs) == 2  # each call ran once
+    assert lc.reasons == li.reasons == [[], []]
+    assert gate_texts(api, lc.requests[1]) == gate_texts(api, li.requests[1]) == []
 
 
 def test_the_legality_check_can_fail() -> None:

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["BACKLOG", "AsyncHTTPServer", "Request", "Response"]
+__all__ = ["BACKLOG", "AsyncHTTPServer", "Pause", "Request", "Response"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,17 @@ class Request(NamedTuple):
     body: bytes
 
 
+class Pause(NamedTuple):
+    """A held point inside a response body: the bytes before ``at`` go out, then the server
+    waits until ``release`` is set (by the test, from the client's side) or ``timeout``
+    seconds pass, whichever comes first, and ``resumed(released)`` says which it was."""
+
+    at: int
+    release: threading.Event
+    timeout: float
+    resumed: Callable[[bool], None]
+
+
 class Response(NamedTuple):
     """Bytes to send: status line and headers are built by the server.
 
@@ -56,6 +67,8 @@ class Response(NamedTuple):
     body: bytes
     chunked: bool = False
     abort: bool = False
+    pause: Pause | None = None
+    """Send ``body[:pause.at]``, wait for ``pause`` (bounded), then the rest."""
 
 
 Handler = Callable[[Request], Response]
@@ -132,8 +145,7 @@ class AsyncHTTPServer:
                     # everything must reach the client before the reset: wait for an
                     # empty write buffer, not just one below the high-water mark
                     writer.transport.set_write_buffer_limits(high=0)
-                writer.write(self._head(response) + response.body)
-                await writer.drain()
+                await self._write(writer, response)
                 if response.abort:
                     _reset(writer)
                     return
@@ -149,6 +161,20 @@ class AsyncHTTPServer:
                 self._tasks.discard(task)
             with contextlib.suppress(Exception):
                 writer.close()
+
+    async def _write(self, writer: asyncio.StreamWriter, response: Response) -> None:
+        pause = response.pause
+        if pause is None:
+            writer.write(self._head(response) + response.body)
+            await writer.drain()
+            return
+        writer.write(self._head(response) + response.body[:pause.at])
+        await writer.drain()
+        released = await asyncio.get_running_loop().run_in_executor(
+            None, pause.release.wait, pause.timeout)
+        pause.resumed(released)
+        writer.write(response.body[pause.at:])
+        await writer.drain()
 
     def _head(self, response: Response) -> bytes:
         lines = [f"HTTP/1.1 {response.status} {response.reason}"]

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections import defaultdict, deque
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from types import ModuleType, TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -32,12 +32,12 @@ from . import (
     _wire_openai_responses,
 )
 from ._conversation import final_text, model_metadata, trailing_results
-from ._http import BACKLOG, AsyncHTTPServer, Request, Response
+from ._http import BACKLOG, AsyncHTTPServer, Pause, Request, Response
 from ._profiles import PROFILES, profiled_complete, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
 from ._wire_common import Rendered, Reply, dumps
 
-__all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "Received", "VendorEmulator"]
+__all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "Hold", "Received", "VendorEmulator"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,25 @@ class Received(NamedTuple):
     api: str
     path: str
     body: dict[str, Any]
+
+
+@dataclass
+class Hold:
+    """A scenario played with its last frame held back (:meth:`VendorEmulator.queue_held`):
+    everything before the stream's end goes out, then the server waits until ``release`` is
+    set or ``timeout`` seconds pass. ``released``: ``True`` when ``release`` ended the wait,
+    ``False`` when the timeout did, ``None`` while the stream has not got there. A test sets
+    ``release`` from what the client did before the end (a tool that started), so the order
+    of the two is asserted without timing anything."""
+
+    api: str
+    scenario: str
+    timeout: float = 10.0
+    release: threading.Event = field(default_factory=threading.Event, compare=False)
+    released: bool | None = None
+
+    def _resumed(self, released: bool) -> None:
+        self.released = released
 
 
 class _Body(NamedTuple):
@@ -164,6 +183,7 @@ class VendorEmulator:
         self._lock = threading.Lock()
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
         self._bodies: defaultdict[str, deque[_Body]] = defaultdict(deque)
+        self._holds: defaultdict[str, deque[Hold]] = defaultdict(deque)
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
         self._statuses: list[int] = []
@@ -210,6 +230,16 @@ class VendorEmulator:
         with self._lock:
             self._queues[api].extend(scenarios)
 
+    def queue_held(self, api: str, scenario: str, *, timeout: float = 10.0) -> Hold:
+        """Queue ``scenario`` for ``api`` (as :meth:`queue`) with the stream's last frame held
+        back until the returned hold's ``release`` is set or ``timeout`` seconds pass: a
+        vendor that is slow to end a stream whose calls are complete (DESIGN 4.10)."""
+        hold = Hold(api, scenario, timeout)
+        self.queue(api, scenario)
+        with self._lock:
+            self._holds[api].append(hold)
+        return hold
+
     @property
     def requests(self) -> list[Received]:
         """Every request received so far, oldest first (a copy)."""
@@ -231,6 +261,7 @@ class VendorEmulator:
             for q in self._queues.values():
                 q.clear()
             self._bodies.clear()
+            self._holds.clear()
 
     def queue_body(self, api: str, body: bytes, *, status: int = 200,
                    headers: Mapping[str, str] | None = None, drop: bool = False) -> None:
@@ -358,7 +389,7 @@ class VendorEmulator:
             rendered: Rendered = (render_profiled(profile, script, rng, model, body)
                                   if profile is not None
                                   else wire.render_stream(script, rng, model, body))
-            return self._stream(rendered, name)
+            return self._stream(rendered, name, self._next_hold(route.api, name))
         reply: Reply = wire.render_complete(script, rng, model, body)
         if profile is not None:
             reply = profiled_complete(profile, reply)
@@ -376,7 +407,16 @@ class VendorEmulator:
             else "emulated-model"
         return _reply(_wire_ollama.model_info(path, model))
 
-    def _stream(self, rendered: Rendered, scenario: str) -> Response:
+    def _next_hold(self, api: str, scenario: str) -> Pause | None:
+        """The pause of the hold queued for this stream, if its scenario is the one played."""
+        with self._lock:
+            queued = self._holds.get(api)
+            if not queued or queued[0].scenario != scenario:
+                return None
+            hold = queued.popleft()
+        return Pause(0, hold.release, hold.timeout, hold._resumed)
+
+    def _stream(self, rendered: Rendered, scenario: str, pause: Pause | None = None) -> Response:
         soft = rendered.drop and self.soft_drop
         headers = [("Content-Type", rendered.content_type),
                    ("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked"),
@@ -384,10 +424,13 @@ class VendorEmulator:
         if soft:
             headers.append((DROPPED_HEADER, "dropped"))
         headers += list(rendered.headers.items())
-        body = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in rendered.frames)
+        chunks = [b"%x\r\n%s\r\n" % (len(frame), frame) for frame in rendered.frames]
+        body = b"".join(chunks)
+        held = len(body) - len(chunks[-1]) if chunks else 0  # before the last frame
+        pause = pause._replace(at=held) if pause is not None and chunks else None
         if rendered.drop and not soft:
             return Response(200, "OK", headers, body, chunked=True, abort=True)
-        return Response(200, "OK", headers, body + b"0\r\n\r\n", chunked=True)
+        return Response(200, "OK", headers, body + b"0\r\n\r\n", chunked=True, pause=pause)
 
 
 def _check_applies(api: str, name: str) -> None:

@@ -77,7 +77,13 @@ class GateSession:
     (`raises`). ``mode``: how the shim sees the turn, for the record (``tap``, ``chunks``,
     ``raw``, ``message``). ``parent``: returns the span the turn's trace goes under (asked only
     while tracing is on). ``buffered``: hold tapped events until `flush` instead of observing
-    each as it arrives. One per model call; not thread-safe (events arrive one at a time).
+    each as it arrives. ``run_budget``: the calls the agent's run may still commit
+    (``Assembler(run_budget=)``; ``None``: the config's ``max_tool_calls_per_run`` alone).
+    ``on_early_commit``: called with each call committed while the stream is still open (a
+    pipelined tool, DESIGN 4.10), so the agent can start it now; never for the calls the end
+    of the stream commits. It must only start the tool (a task, a thread), not wait for it;
+    a failure is logged like an observer's, and the call then runs the ordinary way.
+    One per model call; not thread-safe (events arrive one at a time).
     """
 
     def __init__(self, *, tools: Tools, config: AssembleConfig, provider: str | None = None,
@@ -87,7 +93,9 @@ class GateSession:
                  forward: Callable[[AssemblerEvent], None] | None = None,
                  on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
                  mode: RecordMode = "tap", parent: Callable[[], Any] | None = None,
-                 log: logging.Logger = _log, buffered: bool = False) -> None:
+                 log: logging.Logger = _log, buffered: bool = False,
+                 run_budget: int | None = None,
+                 on_early_commit: Callable[[ToolCall], None] | None = None) -> None:
         if on_stream_error not in ("pair", "raise"):
             raise ValueError(f"on_stream_error must be 'pair' or 'raise', not {on_stream_error!r}")
         self.provider = provider
@@ -104,6 +112,9 @@ class GateSession:
         self._parent = parent
         self._log = log
         self._buffer: list[Any] | None = [] if buffered else None
+        self._run_budget = run_budget
+        self._on_early_commit = on_early_commit
+        self._ending = False
         self._assembler: Assembler | None = None
         self._turn: Turn | None = None
         self._record: DecisionRecord | None = None
@@ -119,7 +130,8 @@ class GateSession:
         if self._assembler is None:
             provider: Any = self.provider
             self._assembler = Assembler(tools=self._tools, config=self._config, provider=provider,
-                                        on_event=self._relay, max_output_tokens=self.limit)
+                                        on_event=self._relay, max_output_tokens=self.limit,
+                                        run_budget=self._run_budget)
         return self._assembler
 
     @property
@@ -134,6 +146,9 @@ class GateSession:
     def _relay(self, event: AssemblerEvent) -> None:
         if isinstance(event, CallCommitted):
             self._early.append(event.call)
+            if not self._ending:
+                call_observer(self._on_early_commit, event.call, log=self._log,
+                              what="on_early_commit")
         elif isinstance(event, CallOpened):
             self.opened += 1
         if self._forward is not None:
@@ -208,6 +223,7 @@ class GateSession:
             return self._turn
         complete = transport_complete and self.transport_complete(error)
         error = self._wire_error or error
+        self._ending = True  # what commits from here on commits at the end of the stream
         self.error = error
         assembler = self.assembler
         if self._parent is not None and tracing_active():
