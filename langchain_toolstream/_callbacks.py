@@ -11,6 +11,11 @@ Two sources, one stream of events:
 
 The handler can also ask a gated run to stop (``cancel()``): the run ends at the next chunk
 with every open call cancelled and paired, and the HTTP stream is closed.
+
+What it cannot do is cut a stalled stream: a stream that sends nothing calls no callback, and a
+callback holds no connection. ``assemble_idle_timeout_s`` takes effect in the gate
+(``with_toolstream``, ``ToolstreamMiddleware``), whose rejections the handler then reports; an
+idle timeout given to the handler's own ``config`` is refused with a warning, not ignored.
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 _log = logging.getLogger(__name__)
 
 EventCallback = Callable[[UUID, AssemblerEvent], None]
+
+_DEFAULT_IDLE_S = AssembleConfig().assemble_idle_timeout_s
+_CANNOT_CUT = ("toolstream: ToolstreamCallbackHandler only observes and cannot cut a stalled "
+               "stream: assemble_idle_timeout_s=%g has no effect here; set it on the gate "
+               "(with_toolstream(config=...) or ToolstreamMiddleware(config=...))")
 
 
 @dataclass
@@ -82,6 +92,9 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
 
     ``on_event(run_id, event)`` receives every core event as it happens. ``stats[run_id]``
     keeps per-run counters. ``cancel()`` asks every gated run in flight to stop.
+    ``config``: the policy of the display-only view of ungated runs; its
+    ``assemble_idle_timeout_s`` cannot apply here (a callback cannot cut a stream) and is
+    warned about: set it on the gate.
     """
 
     run_inline = True  # events must reach the UI in stream order, also from async runs
@@ -98,6 +111,8 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self.stats: dict[UUID, RunStats] = {}
         self._tools = registry_from_tools(tools)
         self._config = AssembleConfig.coerce(config)
+        if self._config.assemble_idle_timeout_s != _DEFAULT_IDLE_S:
+            _log.warning(_CANNOT_CUT, self._config.assemble_idle_timeout_s)
         self._lock = threading.RLock()
         self._active: set[UUID] = set()
         self._cancelled: dict[UUID, str] = {}
