@@ -70,14 +70,36 @@ class Outcome:
         return [sorted(str(call.reason) for call in turn.rejected) for turn in self.turns]
 
 
-async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+#: The row of a stream that stalls after a call's first chunks (``queue_stall``), cut by an
+#: idle timeout of ``IDLE``: not a named scenario, since a stall is no replayable stream.
+STALLED = "stalled"
+IDLE = {"assemble_idle_timeout_s": 0.5}
+#: The stalled row's wires: the classes take ``timeout=``, the bound against a hang (never a
+#: speed claim): were the idle timeout not honoured, the call would end there, cut.
+IDLE_APIS = ("openai-chat", "anthropic")
+GUARD_S = 20.0
+
+
+def _queue(api: str, scenario: str, emu: VendorEmulator) -> None:
+    emu.clear()
+    if scenario == STALLED:
+        emu.queue_stall(api)
+    else:
+        emu.queue(api, scenario)
+
+
+def _settings(scenario: str) -> dict[str, Any]:
+    return {"timeout": GUARD_S} if scenario == STALLED else {}
+
+
+async def _langchain(api: str, scenario: str, emu: VendorEmulator,
+                     config: dict[str, Any] | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
-    agent = create_agent(make_model(api, emu), tools=tools,
-                         middleware=[ToolstreamMiddleware(on_turn=turns.append)])
-    emu.clear()
-    emu.queue(api, scenario)
+    agent = create_agent(make_model(api, emu, **_settings(scenario)), tools=tools,
+                         middleware=[ToolstreamMiddleware(on_turn=turns.append, config=config)])
+    _queue(api, scenario, emu)
     error: BaseException | None = None
     try:
         await agent.ainvoke({"messages": [HumanMessage("go")]})
@@ -87,13 +109,14 @@ async def _langchain(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
                    emu.statuses, error)
 
 
-async def _llamaindex(api: str, scenario: str, emu: VendorEmulator) -> Outcome:
+async def _llamaindex(api: str, scenario: str, emu: VendorEmulator,
+                      config: dict[str, Any] | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
-    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
-                                    on_turn=turns.append)
-    emu.clear()
-    emu.queue(api, scenario)
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(),
+                                    llm=make_llm(api, emu.base_url, **_settings(scenario)),
+                                    on_turn=turns.append, config=config)
+    _queue(api, scenario, emu)
     outcome = await run_agent(agent, recorder)
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
                    emu.statuses, outcome.error)
@@ -257,6 +280,28 @@ async def test_both_agents_end_a_row_the_same_way(api: str, scenario: str,
     for outcome in (lc, li):
         for body in outcome.requests[1:]:
             assert_legal(api, body)
+        assert outcome.statuses[1:] == [200]
+
+
+@pytest.mark.parametrize("api", IDLE_APIS)
+async def test_both_agents_end_a_stalled_stream_the_same_way(api: str, emu: VendorEmulator) -> None:
+    """The idle timeout's row: a stream that stalls after a call's first chunks is cut in both
+    agents, the call answered ``idle_timeout`` (the fault policy's "pair", as for a dropped
+    connection), nothing runs, both connections closed, and the same legal next request."""
+    lc = await _langchain(api, STALLED, emu, IDLE)
+    lc_closed = [s.closed.wait(GUARD_S) for s in emu.stalls]
+    li = await _llamaindex(api, STALLED, emu, IDLE)
+    li_closed = [s.closed.wait(GUARD_S) for s in emu.stalls]
+
+    assert (lc.error, li.error) == (None, None)
+    assert lc.runs == li.runs == []
+    assert lc.reasons == li.reasons == [["idle_timeout"], []]
+    assert lc_closed == li_closed == [True]  # each agent really cut its connection
+    assert len(lc.requests) == len(li.requests) == 2
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1 and "idle_timeout" in li_texts[0]
+    for outcome in (lc, li):
+        assert_legal(api, outcome.requests[1])
         assert outcome.statuses[1:] == [200]
 
 
