@@ -216,10 +216,11 @@ class ToolstreamLLM(FunctionCallingLLM):
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
                 try:
-                    for response in gen:
-                        session.absorb(response)
-                        yield response
-                        session.report()
+                    with session.gate.guarded(gen) as responses:  # where no tap has the timeout
+                        for response in responses:
+                            session.absorb(response)
+                            yield response
+                            session.report()
                 except GeneratorExit:
                     session.cancel(_CANCELLED)
                     raise
@@ -238,10 +239,11 @@ class ToolstreamLLM(FunctionCallingLLM):
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
                 try:
-                    async for response in gen:
-                        session.absorb(response)
-                        yield response
-                        session.report()
+                    async with session.gate.guarded(gen) as responses:
+                        async for response in responses:
+                            session.absorb(response)
+                            yield response
+                            session.report()
                 except (GeneratorExit, asyncio.CancelledError):
                     session.cancel(_CANCELLED)
                     raise

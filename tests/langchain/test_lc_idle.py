@@ -97,3 +97,27 @@ def test_the_callback_handler_says_it_cannot_cut_a_stream(caplog: pytest.LogCapt
     with caplog.at_level(logging.WARNING, logger="langchain_toolstream"):
         ToolstreamCallbackHandler()
     assert not caplog.records
+
+
+# -- a class the tap cannot reach, gated on LangChain's chunks ----------------------------------
+
+#: ``ChatMistralAI`` (its own httpx client: read through LangChain's chunks) gives up reading at
+#: this many seconds: the sync guard cannot cut a connection it does not hold, so the blocked
+#: read ends there and the stream is closed then (the caller was released at the idle timeout).
+READ_S = 3.0
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+async def test_a_class_read_through_its_chunks_is_cut_by_the_shim(asynchronous: bool) -> None:
+    mistralai = pytest.importorskip("langchain_mistralai")
+    with VendorEmulator(profile="mistral") as emu:
+        model = mistralai.ChatMistralAI(model="mistral-large-latest", api_key="test",
+                                        base_url=emu.base_url + "/v1", max_retries=0, timeout=READ_S)
+        gated = with_toolstream(model, config={"assemble_idle_timeout_s": 1.0}).bind_tools(TOOL_DICTS)
+        gated.invoke("hi")  # warm: the first request's own set-up is not what is timed out
+        stall = emu.queue_stall("openai-chat")
+        message = await gated.ainvoke("do it") if asynchronous else gated.invoke("do it")
+        assert message.response_metadata["toolstream"]["mode"] == "chunks"
+        assert message.tool_calls == []
+        assert [c["error"] for c in message.invalid_tool_calls] == ["idle_timeout"]
+        assert stall.closed.wait(GUARD_S)

@@ -86,3 +86,26 @@ async def test_the_agents_cut_a_stalled_stream_and_go_on(api: str, agent_class: 
     assert stall.closed.wait(GUARD_S)
     assert outcome.requests == 2  # the agent went on with one more request ...
     _legal(emu)  # ... that answers the cut call's id
+
+
+# -- a class the tap cannot reach, read from ``ChatResponse.raw`` -------------------------------
+
+#: ``OpenAIResponses`` is read from ``ChatResponse.raw`` (no tap); its client gives up reading at
+#: this many seconds: the sync guard cannot cut a connection it does not hold, so the blocked
+#: read ends there and the stream is closed then (the caller was released at the idle timeout).
+READ_S = 3.0
+
+
+@pytest.mark.parametrize("method", ["stream_chat_with_tools", "astream_chat_with_tools"])
+async def test_a_class_read_from_raw_is_cut_by_the_shim(method: str, emu: VendorEmulator) -> None:
+    inner = make_llm("openai-responses", emu.base_url, timeout=READ_S)
+    # warm, ungated: the class's first request sets itself up (over a second here) inside
+    # the stream it returns, which is not what is timed out
+    list(inner.stream_chat([ChatMessage(role="user", content="hi")]))
+    llm = ToolstreamLLM(inner, config={"assemble_idle_timeout_s": 1.0})
+    stall = emu.queue_stall("openai-responses")
+    last = await _last(llm, method, Recorder())
+    session = llm.stream_for(last)
+    assert session is not None and not session.tapped
+    assert [e.reason for e in llm.error_results_from_response(last)] == [Reason.idle_timeout]
+    assert stall.closed.wait(GUARD_S)

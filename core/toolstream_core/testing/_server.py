@@ -415,7 +415,8 @@ class VendorEmulator:
 
     def _next_stall(self, route: _Route, body: dict[str, Any]) -> Response | None:
         """The stalled answer queued for ``route.api`` (None: none queued): a stream's
-        ``STALL_SCENARIO`` frames, or for a whole-answer request only the head, then held."""
+        ``STALL_SCENARIO`` frames (in the ``profile``'s way on OpenAI chat), or for a
+        whole-answer request only the head, then held."""
         with self._lock:
             queued = self._stalls.get(route.api)
             stall = queued.popleft() if queued else None
@@ -429,7 +430,11 @@ class VendorEmulator:
             script = build_script(STALL_SCENARIO, scenario_rng(self.seed, route.api, STALL_SCENARIO))
             rng = scenario_rng(self.seed, route.api, STALL_SCENARIO + "/wire")
             wire = route.wire or _WIRES[route.api]
-            rendered: Rendered = wire.render_stream(script, rng, route.model or "emulated-model", body)
+            model = route.model or "emulated-model"
+            profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None
+            rendered: Rendered = (render_profiled(profile, script, rng, model, body)
+                                  if profile is not None
+                                  else wire.render_stream(script, rng, model, body))
             frames, content_type = rendered.frames, rendered.content_type
         headers = [("Content-Type", content_type), ("Cache-Control", "no-cache"),
                    ("Transfer-Encoding", "chunked")]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from typing import Any, Literal
 
 from .._assembler import Assembler, fail_unfinished
@@ -43,6 +44,7 @@ from .._models import (
 from .._tracing import active as tracing_active
 from .._tracing import trace_parent
 from ._limits import request_limit
+from ._tap import guarded
 
 __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
@@ -135,6 +137,16 @@ class GateSession:
         """``assemble_idle_timeout_s``: the tap reads the SDK stream under this idle guard
         (``RawSink``), so a stalled stream is cut and its calls fail ``idle_timeout``."""
         return float(self._config.assemble_idle_timeout_s)
+
+    def guarded(self, stream: Any) -> Any:
+        """The framework's ``stream`` (sync or async) as a context manager to iterate under
+        the idle timeout where the tap does not guard it (a class read through its framework's
+        chunks or ``raw``); ``stream`` itself in tap mode, whose SDK stream the tap guards.
+        A stall then raises ``StreamIdleTimeout`` in the shim's loop (`end` it with that
+        error). Without the SDK stream in hand the sync guard cannot cut the connection: the
+        caller is released on time and the framework's stream is closed once its blocked
+        read returns (the SDK's read timeout); the async guard cancels the read."""
+        return nullcontext(stream) if self.mode == "tap" else guarded(stream, self)
 
     @property
     def started(self) -> bool:
