@@ -191,7 +191,8 @@ class ToolstreamChatModel(BaseChatModel):
         error: Exception | None = None
         try:
             link = run.link
-            with run.session.guarded(source) as chunks:  # the idle timeout where no tap has it
+            # the idle timeout, where no tap has it (``GateSession.guarded``)
+            with run.session.guarded(source, asynchronous=False) as chunks:
                 for chunk in chunks:
                     # ``_emit_sync`` inlined: a generator per chunk is measurable on 4-byte deltas.
                     out = run.observe(chunk)
@@ -238,7 +239,7 @@ class ToolstreamChatModel(BaseChatModel):
         error: Exception | None = None
         try:
             link = run.link
-            async with run.session.guarded(source) as chunks:
+            async with run.session.guarded(source, asynchronous=True) as chunks:
                 async for chunk in chunks:
                     out = run.observe(chunk)
                     register(out, link)

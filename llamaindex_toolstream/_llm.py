@@ -216,7 +216,8 @@ class ToolstreamLLM(FunctionCallingLLM):
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
                 try:
-                    with session.gate.guarded(gen) as responses:  # where no tap has the timeout
+                    # the idle timeout, where no tap has it (``GateSession.guarded``)
+                    with session.gate.guarded(gen, asynchronous=False) as responses:
                         for response in responses:
                             session.absorb(response)
                             yield response
@@ -239,7 +240,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
                 try:
-                    async with session.gate.guarded(gen) as responses:
+                    async with session.gate.guarded(gen, asynchronous=True) as responses:
                         async for response in responses:
                             session.absorb(response)
                             yield response

@@ -138,15 +138,18 @@ class GateSession:
         (``RawSink``), so a stalled stream is cut and its calls fail ``idle_timeout``."""
         return float(self._config.assemble_idle_timeout_s)
 
-    def guarded(self, stream: Any) -> Any:
-        """The framework's ``stream`` (sync or async) as a context manager to iterate under
-        the idle timeout where the tap does not guard it (a class read through its framework's
-        chunks or ``raw``); ``stream`` itself in tap mode, whose SDK stream the tap guards.
-        A stall then raises ``StreamIdleTimeout`` in the shim's loop (`end` it with that
-        error). Without the SDK stream in hand the sync guard cannot cut the connection: the
-        caller is released on time and the framework's stream is closed once its blocked
-        read returns (the SDK's read timeout); the async guard cancels the read."""
-        return nullcontext(stream) if self.mode == "tap" else guarded(stream, self)
+    def guarded(self, stream: Any, *, asynchronous: bool) -> Any:
+        """The framework's ``stream`` as a context manager (``async with`` when
+        ``asynchronous``) to iterate under the idle timeout where the tap does not guard it
+        (a class read through its framework's chunks or ``raw``); ``stream`` itself in tap
+        mode, whose SDK stream the tap guards. A stall then raises ``StreamIdleTimeout`` in
+        the shim's loop (`end` it with that error). Without the SDK stream in hand the sync
+        guard cannot cut the connection: the caller is released on time and the framework's
+        stream is closed once its blocked read returns (the SDK's read timeout); the async
+        guard cancels the read."""
+        if self.mode == "tap":
+            return nullcontext(stream)
+        return guarded(stream, self, asynchronous=asynchronous)
 
     @property
     def started(self) -> bool:

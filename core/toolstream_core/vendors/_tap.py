@@ -498,25 +498,25 @@ def idle_timeout_of(sink: Any) -> float | None:
     return float(value)
 
 
-def guarded(stream: Any, sink: Any) -> Any:
-    """``stream`` read under the sink's idle timeout, as a context manager (sync or async,
-    the stream's kind): an ``IdleGuard`` / ``AsyncIdleGuard`` (which cuts the SDK stream's
+def guarded(stream: Any, sink: Any, *, asynchronous: bool) -> Any:
+    """``stream`` read under the sink's idle timeout, as a context manager (``with``, or
+    ``async with`` when ``asynchronous``: the caller says how it reads, since a stream may
+    serve both): an ``IdleGuard`` / ``AsyncIdleGuard`` (which cuts the SDK stream's
     connection, ``abort_transport``, and closes it when the gap is over), or the stream
     itself when the sink sets no timeout. Events still reach the sink in the caller's thread:
     only the SDK's own reads move to the sync guard's helper thread."""
     timeout = idle_timeout_of(sink)
     if timeout is None:
         return nullcontext(stream)
-    if hasattr(stream, "__aiter__"):
-        return AsyncIdleGuard(stream, timeout)
-    return IdleGuard(stream, timeout)
+    return AsyncIdleGuard(stream, timeout) if asynchronous else IdleGuard(stream, timeout)
 
 
 class _SyncStreamTap(_Passthrough):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[Any]:
-        with ending(self._sink.raw_end), guarded(self._target, self._sink) as items:
+        with ending(self._sink.raw_end), \
+                guarded(self._target, self._sink, asynchronous=False) as items:
             for item in items:
                 yield self._take(item)
 
@@ -552,7 +552,7 @@ class _AsyncStreamTap(_Passthrough):
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         with ending(self._sink.raw_end):
-            async with guarded(self._target, self._sink) as items:
+            async with guarded(self._target, self._sink, asynchronous=True) as items:
                 async for item in items:
                     yield self._take(item)
 
