@@ -15,6 +15,11 @@ with every open call cancelled and paired, and the HTTP stream is closed.
 ``on_event(event)`` has the one signature every ``on_event`` in toolstream has; the run an
 event belongs to is ``handler.run_id`` while the callback runs (a context variable, so
 concurrent runs on threads or tasks each see their own).
+
+What it cannot do is cut a stalled stream: a stream that sends nothing calls no callback, and a
+callback holds no connection. ``assemble_idle_timeout_s`` takes effect in the gate
+(``with_toolstream``, ``ToolstreamMiddleware``), whose rejections the handler then reports; an
+idle timeout given to the handler's own ``config`` is refused with a warning, not ignored.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ EventCallback = Callable[[AssemblerEvent], None]
 #: The run whose event ``on_event`` is receiving (``ToolstreamCallbackHandler.run_id``).
 _RUN: ContextVar[UUID | None] = ContextVar("toolstream_callback_run", default=None)
 
+_DEFAULT_IDLE_S = AssembleConfig().assemble_idle_timeout_s
+_CANNOT_CUT = ("toolstream: ToolstreamCallbackHandler only observes and cannot cut a stalled "
+               "stream: assemble_idle_timeout_s=%g has no effect here; set it on the gate "
+               "(with_toolstream(config=...) or ToolstreamMiddleware(config=...))")
+
 
 @dataclass
 class RunStats:
@@ -92,6 +102,9 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
     the model run the event belongs to (e.g. ``cancel(handler.run_id)`` stops that run, or a
     UI keeps concurrent runs apart by it). ``stats[run_id]`` keeps per-run counters.
     ``cancel()`` asks every gated run in flight to stop.
+    ``config``: the policy of the display-only view of ungated runs; its
+    ``assemble_idle_timeout_s`` cannot apply here (a callback cannot cut a stream) and is
+    warned about: set it on the gate.
     """
 
     run_inline = True  # events must reach the UI in stream order, also from async runs
@@ -108,6 +121,8 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self.stats: dict[UUID, RunStats] = {}
         self._tools = registry_from_tools(tools)
         self._config = AssembleConfig.coerce(config)
+        if self._config.assemble_idle_timeout_s != _DEFAULT_IDLE_S:
+            _log.warning(_CANNOT_CUT, self._config.assemble_idle_timeout_s)
         self._lock = threading.RLock()
         self._active: set[UUID] = set()
         self._cancelled: dict[UUID, str] = {}

@@ -201,19 +201,21 @@ class ToolstreamChatModel(BaseChatModel):
         error: Exception | None = None
         try:
             link = run.link
-            for chunk in source:
-                # ``_emit_sync`` inlined: a generator per chunk is measurable on 4-byte deltas.
-                out = run.observe(chunk)
-                register(out, link)
-                try:
-                    if run_manager is not None:
-                        run_manager.on_llm_new_token(out.text, chunk=out)
-                    yield out
-                finally:
-                    unregister(out)
-                if link.cancel_reason is not None:
-                    run.cancel(link.cancel_reason)
-                    break
+            # the idle timeout, where no tap has it (``GateSession.guarded``)
+            with run.session.guarded(source, asynchronous=False) as chunks:
+                for chunk in chunks:
+                    # ``_emit_sync`` inlined: a generator per chunk is measurable on 4-byte deltas.
+                    out = run.observe(chunk)
+                    register(out, link)
+                    try:
+                        if run_manager is not None:
+                            run_manager.on_llm_new_token(out.text, chunk=out)
+                        yield out
+                    finally:
+                        unregister(out)
+                    if link.cancel_reason is not None:
+                        run.cancel(link.cancel_reason)
+                        break
         except GeneratorExit:
             self._cancelled(run)
             raise
@@ -247,17 +249,18 @@ class ToolstreamChatModel(BaseChatModel):
         error: Exception | None = None
         try:
             link = run.link
-            async for chunk in source:
-                out = run.observe(chunk)
-                register(out, link)
-                try:
-                    await _anotify(out, run_manager)
-                    yield out
-                finally:
-                    unregister(out)
-                if link.cancel_reason is not None:
-                    run.cancel(link.cancel_reason)
-                    break
+            async with run.session.guarded(source, asynchronous=True) as chunks:
+                async for chunk in chunks:
+                    out = run.observe(chunk)
+                    register(out, link)
+                    try:
+                        await _anotify(out, run_manager)
+                        yield out
+                    finally:
+                        unregister(out)
+                    if link.cancel_reason is not None:
+                        run.cancel(link.cancel_reason)
+                        break
         except (GeneratorExit, asyncio.CancelledError):
             self._cancelled(run)
             raise

@@ -216,10 +216,12 @@ class ToolstreamLLM(FunctionCallingLLM):
         def wrapped() -> Generator[ChatResponse, None, None]:
             try:
                 try:
-                    for response in gen:
-                        session.absorb(response)
-                        yield response
-                        session.report()
+                    # the idle timeout, where no tap has it (``GateSession.guarded``)
+                    with session.gate.guarded(gen, asynchronous=False) as responses:
+                        for response in responses:
+                            session.absorb(response)
+                            yield response
+                            session.report()
                 except GeneratorExit:
                     session.cancel(_CANCELLED)
                     raise
@@ -238,10 +240,11 @@ class ToolstreamLLM(FunctionCallingLLM):
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
             try:
                 try:
-                    async for response in gen:
-                        session.absorb(response)
-                        yield response
-                        session.report()
+                    async with session.gate.guarded(gen, asynchronous=True) as responses:
+                        async for response in responses:
+                            session.absorb(response)
+                            yield response
+                            session.report()
                 except (GeneratorExit, asyncio.CancelledError):
                     session.cancel(_CANCELLED)
                     raise

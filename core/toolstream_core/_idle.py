@@ -22,6 +22,7 @@ the state); the two guards are short loops of the same shape around it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import queue
 import socket
 import sys
@@ -168,7 +169,11 @@ class IdleGuard(_IdleGuardBase[T], Iterator[T]):
             if self._stop.is_set():
                 return
             self._reading = True
-        self._reader = threading.Thread(target=self._read, name="toolstream-idle-guard", daemon=True)
+        # The reader runs in a copy of the caller's context: a framework's generator read there
+        # sees the context variables it would have seen in the caller's thread.
+        context = contextvars.copy_context()
+        self._reader = threading.Thread(target=context.run, args=(self._read,),
+                                        name="toolstream-idle-guard", daemon=True)
         self._reader.start()
 
     def _read(self) -> None:

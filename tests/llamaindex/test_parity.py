@@ -73,13 +73,32 @@ class Outcome:
         return [sorted(str(call.reason) for call in turn.rejected) for turn in self.turns]
 
 
+#: The row of a stream that stalls after a call's first chunks (``queue_stall``), cut by an
+#: idle timeout of ``IDLE``: not a named scenario, since a stall is no replayable stream.
+STALLED = "stalled"
+IDLE = {"assemble_idle_timeout_s": 0.5}
+#: The stalled row's wires: the classes take ``timeout=``, the bound against a hang (never a
+#: speed claim): were the idle timeout not honoured, the call would end there, cut.
+IDLE_APIS = ("openai-chat", "anthropic")
+GUARD_S = 20.0
+
+
+def _settings(scenarios: tuple[str, ...]) -> dict[str, Any]:
+    return {"timeout": GUARD_S} if scenarios[0] == STALLED else {}
+
+
 def _play(api: str, emu: VendorEmulator, scenarios: tuple[str, ...], held: bool,
           recorder: Recorder, turns: list[Turn]) -> tuple[Hold | None, Any]:
-    """Queue ``scenarios`` (the first one's end held until a tool starts, with ``held``); the
-    ``on_turn`` that keeps each turn and marks the end of its stream in the timeline."""
+    """Queue ``scenarios`` (the first one's end held until a tool starts, with ``held``; the
+    first one ``STALLED``: a stall); the ``on_turn`` that keeps each turn and marks the end of
+    its stream in the timeline."""
     emu.clear()
     hold = emu.queue_held(api, scenarios[0]) if held else None
-    emu.queue(api, *scenarios[1 if held else 0:])
+    if scenarios[0] == STALLED:
+        emu.queue_stall(api)
+    rest = scenarios[1 if held or scenarios[0] == STALLED else 0:]
+    if rest:
+        emu.queue(api, *rest)
     recorder.release = hold.release if hold is not None else None
 
     def on_turn(turn: Turn) -> None:
@@ -94,7 +113,7 @@ async def _langchain(api: str, emu: VendorEmulator, *scenarios: str,
     turns: list[Turn] = []
     hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
-    agent = create_agent(make_model(api, emu), tools=tools,
+    agent = create_agent(make_model(api, emu, **_settings(scenarios)), tools=tools,
                          middleware=[ToolstreamMiddleware(on_turn=on_turn, config=config)])
     error: BaseException | None = None
     try:
@@ -110,7 +129,8 @@ async def _llamaindex(api: str, emu: VendorEmulator, *scenarios: str,
     recorder = Recorder()
     turns: list[Turn] = []
     hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
-    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(),
+                                    llm=make_llm(api, emu.base_url, **_settings(scenarios)),
                                     on_turn=on_turn, config=config)
     outcome = await run_agent(agent, recorder)
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
@@ -325,6 +345,28 @@ async def test_both_agents_start_a_pipelined_tool_before_the_stream_ends(
     assert len(li.runs) == 2  # each call ran once
     assert lc.reasons == li.reasons == [[], []]
     assert gate_texts(api, lc.requests[1]) == gate_texts(api, li.requests[1]) == []
+
+
+@pytest.mark.parametrize("api", IDLE_APIS)
+async def test_both_agents_end_a_stalled_stream_the_same_way(api: str, emu: VendorEmulator) -> None:
+    """The idle timeout's row: a stream that stalls after a call's first chunks is cut in both
+    agents, the call answered ``idle_timeout`` (the fault policy's "pair", as for a dropped
+    connection), nothing runs, both connections closed, and the same legal next request."""
+    lc = await _langchain(api, emu, STALLED, config=IDLE)
+    lc_closed = [s.closed.wait(GUARD_S) for s in emu.stalls]
+    li = await _llamaindex(api, emu, STALLED, config=IDLE)
+    li_closed = [s.closed.wait(GUARD_S) for s in emu.stalls]
+
+    assert (lc.error, li.error) == (None, None)
+    assert lc.runs == li.runs == []
+    assert lc.reasons == li.reasons == [["idle_timeout"], []]
+    assert lc_closed == li_closed == [True]  # each agent really cut its connection
+    assert len(lc.requests) == len(li.requests) == 2
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1 and "idle_timeout" in li_texts[0]
+    for outcome in (lc, li):
+        assert_legal(api, outcome.requests[1])
+        assert outcome.statuses[1:] == [200]
 
 
 def test_the_legality_check_can_fail() -> None:

@@ -414,3 +414,51 @@ def test_queue_body_status_headers_and_drop(emu: VendorEmulator) -> None:
     assert emu.statuses == [529, 200]  # the dropped body's status line went out
     with pytest.raises(ValueError, match="unknown API"):
         emu.queue_body("nope", b"")
+
+
+# -- a stalled stream --------------------------------------------------------------------------
+
+#: The longest a stall test waits for anything: a bound against a hang, never a speed claim.
+GUARD_S = 20.0
+
+
+_STALL_REQUESTS = {
+    "openai-chat": ("/v1/chat/completions", {"model": "m", "stream": True, "messages": []}),
+    "anthropic": ("/v1/messages", {"model": "m", "stream": True, "max_tokens": 100, "messages": []}),
+}
+
+
+@pytest.mark.parametrize("api", sorted(_STALL_REQUESTS))
+def test_a_stalled_stream_sends_a_call_start_then_waits_for_the_client_to_close(api: str) -> None:
+    """``queue_stall``: the call's first frames arrive, then nothing (a read gives up), and
+    only the client's own close sets the stall's ``closed``."""
+    path, payload = _STALL_REQUESTS[api]
+    with VendorEmulator() as emu:
+        stall = emu.queue_stall(api)
+        timeout = httpx.Timeout(GUARD_S, read=0.3)
+        with httpx.Client(base_url=emu.base_url, timeout=timeout) as client, \
+                client.stream("POST", path, json=payload) as response:
+            chunks = response.iter_raw()
+            received = next(chunks)
+            assert not stall.closed.is_set()  # the client holds the connection
+            with pytest.raises(httpx.ReadTimeout):  # the frames come, then nothing, ever
+                for chunk in chunks:  # (the timeout closes the connection)
+                    received += chunk
+            assert b"write_file" in received  # the call had started
+        assert stall.closed.wait(GUARD_S)
+        assert emu.stalls == [stall]
+        assert [r.api for r in emu.requests] == [api]
+        # the stall was played once: the next request gets a scenario again
+        assert b"data" in httpx.post(emu.base_url + path, json=payload, timeout=GUARD_S).content
+
+
+def test_a_stall_not_closed_by_the_client_is_not_reported_closed() -> None:
+    with VendorEmulator() as emu:
+        stall = emu.queue_stall("openai-chat")
+        path, payload = _STALL_REQUESTS["openai-chat"]
+        with httpx.Client(base_url=emu.base_url, timeout=GUARD_S) as client, \
+                client.stream("POST", path, json=payload) as response:
+            chunks = response.iter_raw()  # held: a dropped generator would close the response
+            next(chunks)
+            emu.stop()  # the server ends the connection, not the client
+        assert not stall.closed.is_set()

@@ -12,6 +12,8 @@ Emulator::
         emu.base_url                               # "http://127.0.0.1:PORT"
         emu.queue("openai-chat", "truncated_length")  # next request on that API
         emu.requests                               # [(api, path, json_body), ...]
+        stall = emu.queue_stall("anthropic")       # next request: a call's start, then silence
+        stall.closed.wait(10)                      # set once the client cut the connection
 
 Point the real SDKs at it:
 
@@ -108,7 +110,7 @@ if TYPE_CHECKING:
         use_cassette,
     )
     from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
-    from ._server import DROPPED_HEADER, Received, VendorEmulator
+    from ._server import DROPPED_HEADER, STALL_SCENARIO, Received, Stall, VendorEmulator
     from ._sources import (
         SourceError,
         StreamSource,
@@ -128,6 +130,7 @@ __all__ = [
     "DROPPED_HEADER",
     "PROFILES",
     "SCENARIOS",
+    "STALL_SCENARIO",
     "TOOLS",
     "Expectation",
     "FuzzReport",
@@ -136,6 +139,7 @@ __all__ = [
     "Received",
     "Scenario",
     "SourceError",
+    "Stall",
     "StreamResult",
     "StreamSource",
     "VendorEmulator",
@@ -172,7 +176,8 @@ _HOME = {
     **dict.fromkeys(("default_cassette_dir", "is_dropped_connection", "recording_vcr", "replay_vcr",
                      "replaying_drops", "use_cassette"), "_recording"),
     **dict.fromkeys(("API_NAMES", "SCENARIOS", "TOOLS", "Expectation", "Scenario"), "_scenarios"),
-    **dict.fromkeys(("DROPPED_HEADER", "Received", "VendorEmulator"), "_server"),
+    **dict.fromkeys(("DROPPED_HEADER", "STALL_SCENARIO", "Received", "Stall", "VendorEmulator"),
+                    "_server"),
     **dict.fromkeys(("SourceError", "StreamSource", "api_from_uri", "decode_body", "expand_paths",
                      "load_sources", "read_cassette", "request_model", "response_body"), "_sources"),
     **dict.fromkeys(("FuzzReport", "Violation", "run_fuzz"), "fuzz"),

@@ -9,7 +9,9 @@ for thousands too (the kernel caps it at ``net.core.somaxconn``).
 The application is a plain function from a request to a :class:`Response`; it
 runs on the loop thread, so it must be quick (the emulator's answers are
 scripted). A response can end by resetting the connection after its bytes
-(``abort``), which is how a dropped vendor stream looks to a client.
+(``abort``), which is how a dropped vendor stream looks to a client, or by holding the
+connection open with nothing more to send until the client closes it (``held``), which is how
+a stalled vendor stream looks.
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ class Response(NamedTuple):
 
     ``abort`` resets the connection after ``body`` (no clean end); ``chunked``
     means ``body`` is already chunk-encoded and carries its own terminator (or,
-    with ``abort``, deliberately does not). Status 0 sends nothing at all: the
-    connection is reset before any response.
+    with ``abort`` or ``held``, deliberately does not). Status 0 sends nothing at all: the
+    connection is reset before any response. ``held``: after ``body`` the connection stays
+    open and silent until the client closes (or shuts down) its end; ``held`` is then called
+    (not when the server itself stops).
     """
 
     status: int
@@ -67,6 +71,7 @@ class Response(NamedTuple):
     body: bytes
     chunked: bool = False
     abort: bool = False
+    held: Callable[[], None] | None = None
     pause: Pause | None = None
     """Send ``body[:pause.at]``, wait for ``pause`` (bounded), then the rest."""
 
@@ -149,6 +154,9 @@ class AsyncHTTPServer:
                 if response.abort:
                     _reset(writer)
                     return
+                if response.held is not None:
+                    await _hold(reader, response.held)
+                    return
                 if request.headers.get("connection", "").lower() == "close":
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError,
@@ -213,6 +221,18 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
         length = int(headers.get("content-length") or 0)
         body = await reader.readexactly(length) if length else b""
     return Request(method, target, headers, body)
+
+
+async def _hold(reader: asyncio.StreamReader, closed: Callable[[], None]) -> None:
+    """Send nothing more; call ``closed`` once the client closes or shuts down its end.
+
+    Whatever the client sends meanwhile is read and ignored: an HTTP/1.1 client sends no new
+    request while a response is unfinished, so only its end of the connection ends the wait.
+    """
+    with contextlib.suppress(ConnectionError, OSError):
+        while await reader.read(4096):
+            pass
+    closed()
 
 
 def _reset(writer: asyncio.StreamWriter) -> None:

@@ -37,7 +37,8 @@ from ._profiles import PROFILES, profiled_complete, render_profiled
 from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
 from ._wire_common import Rendered, Reply, dumps
 
-__all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "Hold", "Received", "VendorEmulator"]
+__all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "STALL_SCENARIO", "Hold", "Received",
+           "Stall", "VendorEmulator"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,22 @@ class Received(NamedTuple):
     api: str
     path: str
     body: dict[str, Any]
+
+
+#: What a stalled answer sends before it goes silent: this scenario's stream without its end
+#: (a call whose arguments parse, and no terminal event).
+STALL_SCENARIO = "dropped_connection"
+
+
+@dataclass(frozen=True)
+class Stall:
+    """One stalled answer (:meth:`VendorEmulator.queue_stall`): the API it answered, and
+    ``closed``, set once the client closed or shut down its end of the connection. A test
+    waits on it (with a bound, against a hang) to see that a reader really cut the transport
+    rather than leaving it to the SDK's read timeout; the server stopping does not set it."""
+
+    api: str
+    closed: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass
@@ -183,6 +200,8 @@ class VendorEmulator:
         self._lock = threading.Lock()
         self._queues: dict[str, deque[str]] = {api: deque() for api in API_NAMES}
         self._bodies: defaultdict[str, deque[_Body]] = defaultdict(deque)
+        self._stalls: defaultdict[str, deque[Stall]] = defaultdict(deque)
+        self._served_stalls: list[Stall] = []
         self._holds: defaultdict[str, deque[Hold]] = defaultdict(deque)
         self._requests: list[Received] = []
         self._headers: list[dict[str, str]] = []
@@ -261,6 +280,8 @@ class VendorEmulator:
             for q in self._queues.values():
                 q.clear()
             self._bodies.clear()
+            self._stalls.clear()
+            self._served_stalls.clear()
             self._holds.clear()
 
     def queue_body(self, api: str, body: bytes, *, status: int = 200,
@@ -278,6 +299,29 @@ class VendorEmulator:
         sent = dict(headers) if headers is not None else {"Content-Type": "text/event-stream; charset=utf-8"}
         with self._lock:
             self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
+
+    def queue_stall(self, api: str) -> Stall:
+        """Answer the next request to ``api`` with a stream that stalls: the frames of
+        ``STALL_SCENARIO`` (a tool call whose arguments parse), then no more data, no end and
+        no reset, until the client closes the connection. What a vendor or a proxy does when
+        it hangs mid-stream; a reader must give up on it (``assemble_idle_timeout_s``).
+
+        Returns the stall's record (also in :attr:`stalls` once served); its ``closed`` event
+        is set when the client closes its end. Queued stalls are played before queued bodies
+        and scenarios, to requests the vendor would accept.
+        """
+        if api not in _WIRES:
+            raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
+        stall = Stall(api)
+        with self._lock:
+            self._stalls[api].append(stall)
+        return stall
+
+    @property
+    def stalls(self) -> list[Stall]:
+        """Every stalled answer served so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._served_stalls)
 
     @property
     def statuses(self) -> list[int]:
@@ -367,6 +411,9 @@ class VendorEmulator:
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
             return _reply(rejected)
+        stalled = self._next_stall(route, body)
+        if stalled is not None:
+            return stalled
         queued = self._next_body(route.api)
         if queued is not None:
             return queued
@@ -396,6 +443,34 @@ class VendorEmulator:
         if reply.body is None:  # a dropped connection: no response at all
             return Response(0, "", [], b"", abort=True)
         return _reply(reply)
+
+    def _next_stall(self, route: _Route, body: dict[str, Any]) -> Response | None:
+        """The stalled answer queued for ``route.api`` (None: none queued): a stream's
+        ``STALL_SCENARIO`` frames (in the ``profile``'s way on OpenAI chat), or for a
+        whole-answer request only the head, then held."""
+        with self._lock:
+            queued = self._stalls.get(route.api)
+            stall = queued.popleft() if queued else None
+            if stall is not None:
+                self._served_stalls.append(stall)
+        if stall is None:
+            return None
+        frames: list[bytes] = []
+        content_type = "application/json"
+        if route.stream:
+            script = build_script(STALL_SCENARIO, scenario_rng(self.seed, route.api, STALL_SCENARIO))
+            rng = scenario_rng(self.seed, route.api, STALL_SCENARIO + "/wire")
+            wire = route.wire or _WIRES[route.api]
+            model = route.model or "emulated-model"
+            profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None
+            rendered: Rendered = (render_profiled(profile, script, rng, model, body)
+                                  if profile is not None
+                                  else wire.render_stream(script, rng, model, body))
+            frames, content_type = rendered.frames, rendered.content_type
+        headers = [("Content-Type", content_type), ("Cache-Control", "no-cache"),
+                   ("Transfer-Encoding", "chunked")]
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)
+        return Response(200, "OK", headers, framed, chunked=True, held=stall.closed.set)
 
     def _ollama_info(self, request: Request, path: str) -> Response:
         """``/api/show``, ``/api/tags``, ``/api/version``: details of the one emulated model."""

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from typing import Any, Literal
 
 from .._assembler import Assembler, fail_unfinished
 from .._config import AssembleConfig
 from .._decision import DecisionRecord, RecordMode, turn_record
+from .._idle import StreamIdleTimeout
 from .._models import (
     AssemblerEvent,
     CallCommitted,
@@ -40,6 +42,7 @@ from .._models import (
 from .._tracing import active as tracing_active
 from .._tracing import trace_parent
 from ._limits import request_limit
+from ._tap import guarded
 
 __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
@@ -139,6 +142,25 @@ class GateSession:
         return self._config
 
     @property
+    def idle_timeout_s(self) -> float:
+        """``assemble_idle_timeout_s``: the tap reads the SDK stream under this idle guard
+        (``RawSink``), so a stalled stream is cut and its calls fail ``idle_timeout``."""
+        return float(self._config.assemble_idle_timeout_s)
+
+    def guarded(self, stream: Any, *, asynchronous: bool) -> Any:
+        """The framework's ``stream`` as a context manager (``async with`` when
+        ``asynchronous``) to iterate under the idle timeout where the tap does not guard it
+        (a class read through its framework's chunks or ``raw``); ``stream`` itself in tap
+        mode, whose SDK stream the tap guards. A stall then raises ``StreamIdleTimeout`` in
+        the shim's loop (`end` it with that error). Without the SDK stream in hand the sync
+        guard cannot cut the connection: the caller is released on time and the framework's
+        stream is closed once its blocked read returns (the SDK's read timeout); the async
+        guard cancels the read."""
+        if self.mode == "tap":
+            return nullcontext(stream)
+        return guarded(stream, self, asynchronous=asynchronous)
+
+    @property
     def started(self) -> bool:
         """Whether anything has been observed (after which provider and limit are fixed)."""
         return self._assembler is not None
@@ -218,7 +240,8 @@ class GateSession:
 
         Where the tap saw the SDK raise, that exception is the evidence (DESIGN 4.4 reads a
         vendor error by the SDK's class): a framework may wrap it in its own class
-        (``ChatGoogleGenerativeAIError``) or swallow it."""
+        (``ChatGoogleGenerativeAIError``) or swallow it. A ``StreamIdleTimeout`` (the tap's
+        idle guard cut the stream) fails every open call ``idle_timeout``."""
         if self._turn is not None:
             return self._turn
         complete = transport_complete and self.transport_complete(error)
@@ -226,6 +249,8 @@ class GateSession:
         self._ending = True  # what commits from here on commits at the end of the stream
         self.error = error
         assembler = self.assembler
+        if isinstance(error, StreamIdleTimeout):
+            fail_unfinished(assembler, Reason.idle_timeout, str(error))
         if self._parent is not None and tracing_active():
             with trace_parent(self._parent()):
                 turn = assembler.finish(transport_complete=complete, error=error)
@@ -244,11 +269,10 @@ class GateSession:
         return self.end(transport_complete=False)
 
     def idle_timeout(self, seconds: float) -> Turn:
-        """The stream stalled for ``seconds``: the open calls fail ``idle_timeout`` and the
-        turn ends on a ``TimeoutError`` (which `raises` judges like any stream error)."""
-        if self._turn is None:
-            fail_unfinished(self.assembler, Reason.idle_timeout, f"no data for {seconds:g} s")
-        return self.end(TimeoutError(f"idle for {seconds:g} s"))
+        """The stream stalled for ``seconds`` (a shim that guards a stream itself): the open
+        calls fail ``idle_timeout`` and the turn ends on a ``StreamIdleTimeout``, which
+        `raises` judges like any stream error."""
+        return self.end(StreamIdleTimeout(seconds))
 
     # -- the verdict ---------------------------------------------------------------------------
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Protocol
 
+from .._idle import AsyncIdleGuard, IdleGuard
 from .._results import is_gate_error
 from .._string_arguments import with_string_arguments
 from ._convert import events_for_response
 
-__all__ = ["RawSink", "Reshape", "sdk_of", "tap_client"]
+__all__ = ["RawSink", "Reshape", "guarded", "idle_timeout_of", "sdk_of", "tap_client"]
 
 _log = logging.getLogger(__name__)
 
@@ -45,7 +46,13 @@ _NAMESPACE_MODULES = (
 
 
 class RawSink(Protocol):
-    """Receives the vendor events of one model call, in wire order."""
+    """Receives the vendor events of one model call, in wire order.
+
+    A sink may also have an ``idle_timeout_s`` attribute (seconds, ``GateSession`` has it):
+    the tap then reads the SDK's stream through an idle guard (`guarded`), so a stream that
+    sends nothing for that long is cut, its connection closed, and ``StreamIdleTimeout``
+    raised to the framework, which ends it like any broken stream (``raw_end`` gets it).
+    """
 
     def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
         """A streaming request is sent; ``request`` holds its keyword arguments."""
@@ -215,6 +222,10 @@ class _FormedSink:
 
     def raw_end(self, error: BaseException | None) -> None:
         self._sink.raw_end(error)
+
+    @property
+    def idle_timeout_s(self) -> float | None:
+        return idle_timeout_of(self._sink)
 
 # The SDK a client object belongs to, by the module of its class (longest prefix first).
 _SDK_MODULES = (
@@ -479,12 +490,34 @@ def _event_of(item: Any) -> Any:
     return item
 
 
+def idle_timeout_of(sink: Any) -> float | None:
+    """The sink's ``idle_timeout_s`` if it has a positive one, else ``None`` (no guard)."""
+    value = getattr(sink, "idle_timeout_s", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+def guarded(stream: Any, sink: Any, *, asynchronous: bool) -> Any:
+    """``stream`` read under the sink's idle timeout, as a context manager (``with``, or
+    ``async with`` when ``asynchronous``: the caller says how it reads, since a stream may
+    serve both): an ``IdleGuard`` / ``AsyncIdleGuard`` (which cuts the SDK stream's
+    connection, ``abort_transport``, and closes it when the gap is over), or the stream
+    itself when the sink sets no timeout. Events still reach the sink in the caller's thread:
+    only the SDK's own reads move to the sync guard's helper thread."""
+    timeout = idle_timeout_of(sink)
+    if timeout is None:
+        return nullcontext(stream)
+    return AsyncIdleGuard(stream, timeout) if asynchronous else IdleGuard(stream, timeout)
+
+
 class _SyncStreamTap(_Passthrough):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[Any]:
-        with ending(self._sink.raw_end):
-            for item in self._target:
+        with ending(self._sink.raw_end), \
+                guarded(self._target, self._sink, asynchronous=False) as items:
+            for item in items:
                 yield self._take(item)
 
     def __enter__(self) -> _SyncStreamTap:
@@ -519,8 +552,9 @@ class _AsyncStreamTap(_Passthrough):
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         with ending(self._sink.raw_end):
-            async for item in self._target:
-                yield self._take(item)
+            async with guarded(self._target, self._sink, asynchronous=True) as items:
+                async for item in items:
+                    yield self._take(item)
 
     async def __aenter__(self) -> _AsyncStreamTap:
         enter = getattr(self._target, "__aenter__", None)
