@@ -16,6 +16,7 @@ each a call to the upstream method and one line after it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -32,6 +33,14 @@ from ._history import HistoryPolicy
 from ._llm import agent_llm
 from ._messages import read_record
 from ._tools import ConfigArg
+
+_log = logging.getLogger(__name__)
+
+#: Settings that act on committed tool calls, which a ReAct agent does not make: its actions
+#: are text. Given to this agent, each is named in a warning rather than ignored.
+_NOT_HERE = ("toolstream: ToolstreamReActAgent's actions are text, not tool calls the gate "
+             "commits: %s has no effect on them (the gate still refuses an action from a cut "
+             "turn); use ToolstreamFunctionAgent for a model with native tool calling")
 
 __all__ = ["ToolstreamReActAgent", "ToolstreamReActOutputParser"]
 
@@ -72,6 +81,17 @@ class ToolstreamReActOutputParser(ReActOutputParser):
         return step
 
 
+def _warn_call_settings(llm: Any) -> None:
+    """Name the run budget and pipelining when they are set: they count and start committed
+    tool calls, and a ReAct action is parsed from text (DESIGN §6)."""
+    config = llm.config
+    unused = [name for name, on in (
+        ("max_tool_calls_per_run", config.max_tool_calls_per_run is not None),
+        ("execute_before_stream_end", config.execute_before_stream_end)) if on]
+    if unused:
+        _log.warning(_NOT_HERE, " and ".join(unused))
+
+
 class ToolstreamReActAgent(ReActAgent):
     """A drop-in ``ReActAgent`` whose actions come only from turns the vendor finished."""
 
@@ -86,6 +106,7 @@ class ToolstreamReActAgent(ReActAgent):
                              history=history, on_stream_error=on_stream_error)
         if not isinstance(self.output_parser, ToolstreamReActOutputParser):
             self.output_parser = ToolstreamReActOutputParser(self.output_parser)
+        _warn_call_settings(self.llm)
 
     async def _get_response(self, current_llm_input: list[ChatMessage]) -> ChatResponse:
         response = await super()._get_response(current_llm_input)

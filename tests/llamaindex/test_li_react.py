@@ -101,3 +101,19 @@ def test_the_agent_is_a_react_agent_with_its_arguments() -> None:
         assert ToolstreamReActAgent(tools=[], llm=gated).llm is gated
         with pytest.raises(ValueError, match="already gated"):
             ToolstreamReActAgent(tools=[], llm=gated, config={"mode": "strict"})
+
+
+@pytest.mark.parametrize("setting", [{"max_tool_calls_per_run": 2},
+                                     {"execute_before_stream_end": True}])
+def test_a_setting_for_committed_calls_is_named_not_ignored(
+        setting: dict[str, object], caplog: pytest.LogCaptureFixture) -> None:
+    """The run budget and pipelining act on committed tool calls; a ReAct action is text.
+    Given to this agent, the setting is named in a warning (the gate cannot apply it here)."""
+    with VendorEmulator() as emu:
+        llm = make_llm("openai-chat", emu.base_url)
+        with caplog.at_level("WARNING", logger="llamaindex_toolstream._react"):
+            ToolstreamReActAgent(tools=[], llm=llm, config=setting)
+            ToolstreamReActAgent(tools=[], llm=llm)  # nothing set: nothing said
+    [record] = caplog.records
+    assert next(iter(setting)) in record.getMessage()
+    assert "ToolstreamFunctionAgent" in record.getMessage()
