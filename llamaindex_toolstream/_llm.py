@@ -38,6 +38,7 @@ from toolstream_core.integration import (
     OnStreamError,
     events_for_response,
     refuse_gate_options,
+    rewrites_requests,
 )
 
 from . import _structured as structured
@@ -170,6 +171,15 @@ class ToolstreamLLM(FunctionCallingLLM):
         session.read_from_tap()
         return tapped
 
+    def _whole(self, session: ResponseStream) -> Any:
+        """The LLM to send a whole (non-streamed) call through: the tapped copy where the tap
+        changes what the request says (Anthropic's ``is_error`` on the gate's error results,
+        for which the class has no field), else the wrapped LLM. The answer is read from
+        ``ChatResponse.raw`` either way."""
+        if not rewrites_requests(self.provider):
+            return self.llm
+        return tap_llm(self.llm, self.provider, session.gate) or self.llm
+
     def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
         events = events_for_response(session.provider, response.raw)
@@ -269,10 +279,14 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- chat --------------------------------------------------------------------------------
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(self.llm.chat(self._outgoing(messages), **kwargs), self._session(None, kwargs))
+        session = self._session(None, kwargs)
+        return self._decide_whole(self._whole(session).chat(self._outgoing(messages), **kwargs),
+                                  session)
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        return self._decide_whole(await self.llm.achat(self._outgoing(messages), **kwargs), self._session(None, kwargs))
+        session = self._session(None, kwargs)
+        response = await self._whole(session).achat(self._outgoing(messages), **kwargs)
+        return self._decide_whole(response, session)
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
         session = self._session(None, kwargs)
@@ -292,22 +306,24 @@ class ToolstreamLLM(FunctionCallingLLM):
                         chat_history: list[ChatMessage] | None = None, verbose: bool = False,
                         allow_parallel_tool_calls: bool = False, tool_required: bool = False,
                         **kwargs: Any) -> ChatResponse:
-        response = self.llm.chat_with_tools(  # type: ignore[attr-defined]
+        session = self._session(tools, kwargs)
+        response = self._whole(session).chat_with_tools(
             tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
-        return self._decide_whole(response, self._session(tools, kwargs))
+        return self._decide_whole(response, session)
 
     async def achat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,
                                chat_history: list[ChatMessage] | None = None,
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponse:
-        response = await self.llm.achat_with_tools(  # type: ignore[attr-defined]
+        session = self._session(tools, kwargs)
+        response = await self._whole(session).achat_with_tools(
             tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
             allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
             **kwargs)
-        return self._decide_whole(response, self._session(tools, kwargs))
+        return self._decide_whole(response, session)
 
     def stream_chat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,

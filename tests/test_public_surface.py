@@ -38,8 +38,9 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "not_committed_text", "ollama_tap_kwargs", "over_budget", "plan_history",
         "plan_request", "private_copy", "rebuilt", "record_refused_execution",
         "refuse_gate_options", "rejected_arguments", "rejected_ids", "rejection_detail",
-        "run_budget_left", "settings_limit", "tap_client", "tap_unavailable",
-        "thinking_enabled", "trace_parent", "turn_record", "ungated_error_text", "untraced",
+        "rewrites_requests", "run_budget_left", "settings_limit", "tap_client",
+        "tap_unavailable", "thinking_enabled", "trace_parent", "turn_record",
+        "ungated_error_text", "untraced",
     ]),
     "toolstream_core.testing": ("core/toolstream_core/testing/__init__.py", [
         "API_NAMES", "DEFAULT_PROMPT", "DROPPED_HEADER", "PROFILES", "SCENARIOS",

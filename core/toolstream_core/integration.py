@@ -17,6 +17,8 @@ One model call through the gate:
   :func:`call_observer` calls a user's ``on_event`` / ``on_turn``, logging a failure.
 - :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
   events of its streaming calls reach a sink before the framework reads them.
+  :func:`rewrites_requests`: whether the tap also changes what a provider's request says
+  (Anthropic's ``is_error``), so a shim sends a whole request through its tapped copy too.
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
@@ -130,7 +132,7 @@ from .vendors._session import (
     OnStreamError,
     call_observer,
 )
-from .vendors._tap import RawSink, tap_client
+from .vendors._tap import RawSink, rewrites_requests, tap_client
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -180,6 +182,7 @@ __all__ = [
     "rejected_arguments",
     "rejected_ids",
     "rejection_detail",
+    "rewrites_requests",
     "run_budget_left",
     "settings_limit",
     "tap_client",

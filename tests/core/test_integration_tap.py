@@ -178,7 +178,9 @@ async def test_ollama_lines_keep_the_ids_the_client_drops(
     assert [c.name for c in by_objects.finish().committed] == ["get_weather", "get_weather"]
 
 
-def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmulator) -> None:
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmulator,
+                                                                stream: bool) -> None:
     """A ``tool_result`` holding the gate's error for its very call goes with ``is_error:
     true`` (LlamaIndex's ``Anthropic`` builds these blocks with no field for it); another
     result, or one that quotes another call's id, goes as it was."""
@@ -197,7 +199,9 @@ def test_an_anthropic_request_flags_the_gates_own_error_results(emu: VendorEmula
     sink = Sink()
     client = tap_client(anthropic.Anthropic(api_key="test", base_url=emu.base_url, max_retries=0),
                         sink, "anthropic")
-    for _ in client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=history, stream=True):
+    answer = client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=history,
+                                    stream=stream)
+    for _ in answer if stream else ():  # a whole answer is not read by the tap, but sent flagged
         pass
     [request] = emu.requests
     results = request.body["messages"][-1]["content"]

@@ -234,3 +234,23 @@ def test_anthropic_tap_leaves_the_users_llm_untouched(emu: VendorEmulator) -> No
     # and the user's LLM still works on its own
     response = inner.chat([ChatMessage(role="user", content="hi")])
     assert "no tool ran" in (response.message.content or "")
+
+
+async def test_a_whole_anthropic_request_flags_the_gates_error_results(
+        emu: VendorEmulator) -> None:
+    """The follow-up of a cut call, sent whole (``achat_with_tools``, no stream), carries the
+    gate's error result with Anthropic's ``is_error: true``, as a streamed request does:
+    LlamaIndex's ``Anthropic`` has no field for it, so the whole call goes through the tapped
+    copy too (``rewrites_requests``); the caller's LLM is not touched."""
+    emu.queue("anthropic", "truncated_length", "text")
+    plain = make_llm("anthropic", emu.base_url)
+    llm = ToolstreamLLM(plain)
+    tools = Recorder().tools()
+    last, _ = await _stream(llm, tools)
+    history = [ChatMessage(role="user", content="go"), message_with_rejected_calls(last),
+               *error_tool_messages(last)]
+    await llm.achat_with_tools(tools, chat_history=history)
+    [result] = [b for b in emu.requests[-1].body["messages"][-1]["content"]
+                if b.get("type") == "tool_result"]
+    assert result["is_error"] is True and "[stream_truncated]" in str(result["content"])
+    assert llm.llm is plain

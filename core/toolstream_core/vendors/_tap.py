@@ -28,7 +28,8 @@ from .._results import is_gate_error
 from .._string_arguments import with_string_arguments
 from ._convert import events_for_response
 
-__all__ = ["RawSink", "Reshape", "guarded", "idle_timeout_of", "sdk_of", "tap_client"]
+__all__ = ["RawSink", "Reshape", "guarded", "idle_timeout_of", "rewrites_requests", "sdk_of",
+           "tap_client"]
 
 _log = logging.getLogger(__name__)
 
@@ -194,7 +195,15 @@ def _anthropic_request(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 #: provider -> how an intercepted request is sent: what the framework could not say itself.
+#: Applied to a whole (non-streamed) request as well, which the tap does not read; the SDK that
+#: sends each of these providers bears its name.
 _REQUESTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"anthropic": _anthropic_request}
+
+
+def rewrites_requests(provider: str) -> bool:
+    """Whether the tap changes what a ``provider`` request says (Anthropic: ``is_error`` on the
+    gate's error results), so a shim sends even a whole request through its tapped copy."""
+    return provider in _REQUESTS
 
 #: (SDK, method) whose result serves both ``for`` and ``async for`` but is read synchronously
 #: (litellm's ``CustomStreamWrapper`` from ``completion``).
@@ -288,8 +297,9 @@ class _NamespaceTap:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             kind = classify(owner, path, kwargs)
-            if kind is None:
-                return method(*args, **kwargs)
+            if kind is None:  # not read here (a whole answer), but sent as the gate says
+                request = _REQUESTS.get(self._sdk) if name == "create" else None
+                return method(*args, **(request(kwargs) if request is not None else kwargs))
             provider, whole = kind
             request = _REQUESTS.get(provider)
             if request is not None:
