@@ -296,6 +296,10 @@ def _large_content(rng: random.Random, size: int = 200_000) -> str:
     return " ".join(parts)
 
 
+#: The scenarios whose one call is followed by no finish at all: how the stream ends instead.
+_UNFINISHED: dict[str, Ending] = {"dropped_connection": "drop", "no_finish": "no_finish"}
+
+
 def build_script(name: str, rng: random.Random) -> Script:
     """The neutral plan of scenario ``name`` (see SCENARIOS for the list)."""
     if name not in SCENARIOS:
@@ -328,10 +332,8 @@ def build_script(name: str, rng: random.Random) -> Script:
         return Script(name, None, (call,), "length", cut_at=len('{"path":"/tmp/a'))
     if name.startswith("structured_"):
         return _structured(name)
-    if name == "dropped_connection":
-        return Script(name, None, (single,), "drop")
-    if name == "no_finish":
-        return Script(name, None, (single,), "no_finish")
+    if name in _UNFINISHED:  # one write_file call, and the stream ends without a finish
+        return Script(name, None, (single,), _UNFINISHED[name])
     if name == "error_event":
         return Script(name, None, (single,), "error", cut_at=len(single.args_text) // 2)
     raise AssertionError(name)  # pragma: no cover - SCENARIOS and this function agree
