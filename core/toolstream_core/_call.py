@@ -26,8 +26,12 @@ from ._strict_json import dump_structured
 
 __all__ = ["BLOCK", "MOVE_TO", "TRANSITIONS", "Call", "IllegalTransition", "Move", "move"]
 
-# Fragments wait in ``Call.parts``; every BLOCK of them are joined into one string.
+# Fragments wait in ``Call.parts`` and are joined into one string in blocks of about BLOCK
+# fragments, counted in bytes so that ``CallTable.append`` makes one test per fragment: the
+# next block's size is BLOCK times the last block's mean fragment, from BLOCK_BYTES (the first
+# block; 256 fragments of 4 bytes, the common cut) to 64 * BLOCK_BYTES.
 BLOCK = 256
+BLOCK_BYTES = 1024
 
 
 class Move(enum.Enum):
@@ -82,15 +86,18 @@ class Call:
                    id is synthesized in strict mode too.
       ``state``    a ``CallState``, written only by ``move``.
     Arguments (exactly one of the three forms, or none):
-      ``parts``, ``blocks``  streamed text fragments; ``parts`` collects up to ``BLOCK``
-                   fragments, then they are joined into one string in ``blocks``.
-      ``nfrag``    how many fragments arrived (empty ones too).
+      ``parts``, ``blocks``  streamed text fragments; ``parts`` collects about ``BLOCK``
+                   of them, then they are joined into one string in ``blocks``.
+      ``seal_at``  the ``nbytes`` at which ``parts`` is joined next.
+      ``streamed`` a text fragment arrived (an empty one too): the text is the arguments.
       ``done_text`` the vendor's own final copy (Responses done events) when no deltas came.
       ``value``    structured arguments (``NO_VALUE`` when none; a ``Deferred`` while Gemini
                    ``partialArgs`` build it), ``value_text`` its compact JSON once known.
     Bounds (rule 8):
       ``nbytes``   UTF-8 bytes received for this call.
       ``twin_bytes`` bytes of its re-sent copies, a budget of the same size as the call's.
+      ``mark``     the ``nbytes`` past which ``CallTable.append`` looks again (the cap, the
+                   next seal, or every fragment for a reader of deltas): its one test.
     Re-sent copies (rule 7):
       ``primary``  the call this one copies (None for a first copy).
       ``twins``    the copies of this call.
@@ -114,15 +121,17 @@ class Call:
         "index",
         "key",
         "kind",
+        "mark",
         "name",
         "nbytes",
-        "nfrag",
         "opened_at",
         "order",
         "parts",
         "primary",
+        "seal_at",
         "seq",
         "state",
+        "streamed",
         "taint",
         "twin_bytes",
         "twins",
@@ -145,10 +154,12 @@ class Call:
         self.parts: list[str] = []
         self.blocks: list[str] = []
         self.nbytes = 0
+        self.seal_at = BLOCK_BYTES
+        self.mark = -1  # set by the table when the call becomes hot
         # A proxy's re-send cannot push a legal call over the cap (rule 8), and memory per call
         # stays within twice the cap.
         self.twin_bytes = 0
-        self.nfrag = 0
+        self.streamed = False
         self.value: Any = NO_VALUE
         self.value_text: str | None = None
         self.done_text: str | None = None
@@ -161,19 +172,23 @@ class Call:
         self.closed_at: float | None = None
 
     def push(self, fragment: str) -> None:
-        """Keep one text fragment (``CallTable.append`` inlines this for the common case)."""
+        """Keep one text fragment, already counted in ``nbytes`` (``CallTable.append`` inlines
+        this for the common case)."""
         self.parts.append(fragment)
-        if len(self.parts) >= BLOCK:
+        if self.nbytes >= self.seal_at:
             self.seal()
 
     def seal(self) -> None:
-        """Join the waiting fragments into one block."""
-        self.blocks.append("".join(self.parts))
+        """Join the waiting fragments into one block; the next one holds about ``BLOCK`` more."""
+        block = "".join(self.parts)
+        self.blocks.append(block)
+        window = len(block) * BLOCK // len(self.parts) if self.parts else BLOCK_BYTES
+        self.seal_at = self.nbytes + min(max(window, BLOCK_BYTES), 64 * BLOCK_BYTES)
         self.parts.clear()
 
     def text(self) -> str | None:
         """The exact argument text received; joined once and cached, so finalize stays linear."""
-        if self.nfrag:
+        if self.streamed:
             if self.blocks or len(self.parts) > 1:
                 self.blocks.append("".join(self.parts))
                 self.parts = ["".join(self.blocks)]
@@ -189,7 +204,7 @@ class Call:
 
     def raw(self) -> str | None:
         text = self.text()
-        if self.value is NO_VALUE or (text and self.nfrag):
+        if self.value is NO_VALUE or (text and self.streamed):
             return text
         if self.value_text is not None:
             return self.value_text

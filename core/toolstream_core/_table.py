@@ -28,7 +28,6 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from . import _results
-from ._call import BLOCK as _BLOCK
 from ._call import MOVE_TO, Call, Move, move
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
@@ -57,6 +56,9 @@ _log = logging.getLogger(__name__)
 _MAX_ANOMALIES = 64
 _LIVE = (CallState.open, CallState.args_complete)
 _OPEN = CallState.open
+# ``CallTable._hot`` when no call is hot: its key is no adapter's, so ``append``'s short branch
+# needs no ``None`` test.
+_COLD = Call(object(), -1, None, None, "function")
 _NO_SIGNAL = "the stream ended without a finish signal"
 _ARGS_COMPLETE = CallState.args_complete
 
@@ -101,7 +103,9 @@ class CallTable:
         # ArgumentsDelta, one per fragment, only for a reader: a callback, or ``deltas=True``
         # (DESIGN §3, issue 30: built for no one, it was a third of a chunk's cost)
         self._deltas = deltas or on_event is not None
-        self._hot: Call | None = None  # the call ``append`` wrote to last (saves a key lookup)
+        # The open first copy ``append`` wrote to last (a cache of the key lookup), or ``_COLD``:
+        # ``_move`` and ``_link_twin`` cool it, so ``append`` need not look at state or copies.
+        self._hot = _COLD
         self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
         self.run_budget: int | None = None  # calls the run may still commit (set by the Assembler)
         self._commits = 0
@@ -206,7 +210,7 @@ class CallTable:
         if kind == "server":
             self._server_count += 1
             if self._server_count > limit:
-                move(call, Move.fail)
+                self._move(call, Move.fail)
             return
         if call.id is not None and self._link_twin(call):
             return
@@ -235,30 +239,41 @@ class CallTable:
         """Rule 3: concatenate in arrival order, never look inside. Rule 8: count UTF-8 bytes.
 
         The first branch is the streaming common case, kept short: a text fragment for the
-        call appended to last (``_hot``, a cache of the key lookup), still open and a first
-        copy. Everything else is ``_append_other``'s.
+        hot call (``_hot``: the open first copy appended to last; it stops being hot when it
+        moves or becomes a copy), with one test of its byte count against ``Call.mark``.
+        Everything else is ``_append_other``'s, and what lies past the mark ``_past_mark``'s.
         """
         call = self._hot
-        if (call is not None and call.key is key and fragment.__class__ is str
-                and call.state is _OPEN and call.primary is None):
-            call.nfrag += 1
+        if call.key is key and fragment.__class__ is str:
+            call.parts.append(fragment)
             nbytes = call.nbytes = call.nbytes + (
                 len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass")))
-            if nbytes > self._max_bytes:
-                self._overflow(call)
-                return
-            parts = call.parts  # Call.push, inline: this runs once per fragment
-            parts.append(fragment)
-            if len(parts) >= _BLOCK:
-                call.seal()
-            if self._deltas and fragment:
-                delta = ArgumentsDelta(key, fragment if self._forward else None, nbytes + call.twin_bytes)
-                if self._plain:  # ``_emit``, inline: nothing to mask and no callback
-                    self.events.append(delta)
-                else:
-                    self._emit(delta)
+            if nbytes > call.mark:
+                self._past_mark(call, fragment)
             return
         self._append_other(key, fragment)
+
+    def _past_mark(self, call: Call, fragment: str) -> None:
+        """``append`` for a fragment that took the hot call past its mark: over the cap (rule
+        8), a block to join, or a reader who wants an ``ArgumentsDelta`` for every fragment."""
+        nbytes = call.nbytes
+        if nbytes > self._max_bytes:
+            self._overflow(call)
+            return
+        if nbytes >= call.seal_at:
+            call.seal()
+        if self._deltas and fragment:
+            delta = ArgumentsDelta(call.key, fragment if self._forward else None, nbytes + call.twin_bytes)
+            if self._plain:  # ``_emit``, inline: nothing to mask and no callback
+                self.events.append(delta)
+            else:
+                self._emit(delta)
+        self._set_mark(call)
+
+    def _set_mark(self, call: Call) -> None:
+        """Where ``append`` looks next for the hot call: at each fragment for a reader of
+        deltas, else past the cap or at the next seal, whichever comes first."""
+        call.mark = -1 if self._deltas else min(self._max_bytes, call.seal_at - 1)
 
     def _append_other(self, key: Hashable, fragment: Any) -> None:
         """``append`` for a call not hot, a structured fragment, a closed or decided call, or a
@@ -270,7 +285,9 @@ class CallTable:
         if isinstance(fragment, str) and fragment.__class__ is not str:
             fragment = str(fragment)  # a str subclass is kept as the plain text it holds
         if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
+            call.streamed = True
             self._hot = call
+            self._set_mark(call)
             self.append(call.key, fragment)  # the key the hot branch compares by identity
             return
         if not isinstance(fragment, str):
@@ -289,7 +306,7 @@ class CallTable:
         assert owner is not None  # the common branch took every first copy
         if owner.state is not _OPEN and owner.state is not _ARGS_COMPLETE:
             return
-        call.nfrag += 1
+        call.streamed = True
         if not fragment:
             return
         size = len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
@@ -365,7 +382,7 @@ class CallTable:
         if not isinstance(text, str):
             self.taint(key, Reason.upstream_error, f"the done event's arguments are a {type(text).__name__}")
             return
-        if call.nfrag == 0:
+        if not call.streamed:
             if call.done_text is None:
                 size = len(text.encode("utf-8", "surrogatepass"))
                 if size > self._max_bytes:
@@ -381,13 +398,13 @@ class CallTable:
 
     def has_fragments(self, key: Hashable) -> bool:
         call = self.calls.get(key)
-        return call is not None and call.nfrag > 0
+        return call is not None and call.streamed
 
     def close_arguments(self, key: Hashable) -> None:
         """The vendor closed this call's arguments (block stop, done event, end of call)."""
         call = self.calls.get(key)
         if call is not None and call.state is _OPEN:
-            move(call, Move.close)
+            self._move(call, Move.close)
             call.closed_at = time.monotonic()
 
     def settle(self, key: Hashable) -> None:
@@ -452,6 +469,12 @@ class CallTable:
     def _client_calls(self) -> list[Call]:
         return [c for c in self.calls.values() if c.kind != "server" and c.primary is None]
 
+    def _move(self, call: Call, what: Move) -> CallState:
+        """``move``, and no call is hot after it: ``append``'s short branch trusts that the
+        hot call is open and a first copy, without looking."""
+        self._hot = _COLD
+        return move(call, what)
+
     def _link_twin(self, call: Call) -> bool:
         """Rule 7: a second call with an id already seen is a copy of the first, not a new call."""
         assert call.id is not None
@@ -462,6 +485,7 @@ class CallTable:
         if first is call:
             return False
         call.primary = first
+        self._hot = _COLD  # a copy is never hot
         first.twins.append(call)
         first.twin_bytes += call.nbytes
         return True
@@ -496,7 +520,7 @@ class CallTable:
             return
         text = call.text()
         if call.value is not NO_VALUE:
-            if text and call.nfrag:
+            if text and call.streamed:
                 self._terminate(call, Move.fail, Reason.upstream_error,
                                 "the call's arguments arrived both as text and as a structured value")
                 return
@@ -564,7 +588,7 @@ class CallTable:
         call.value = NO_VALUE
         call.dropped = self.config.on_args_overflow == "drop_with_protocol_repair"
         if call.kind == "server":
-            move(call, Move.fail)
+            self._move(call, Move.fail)
             return
         self._terminate(
             call, Move.fail, Reason.arguments_exceed_max_bytes,
@@ -581,13 +605,13 @@ class CallTable:
     ) -> None:
         """A client call's end: one move through the table, its copies mirrored, the
         ``ToolCall`` built and announced."""
-        state = move(call, what)
+        state = self._move(call, what)
         if call.id is None:
             call.id = self._synthesized_id(call)
         raw = None if reason is Reason.arguments_exceed_max_bytes else call.raw()
         for twin in call.twins:
             if not twin.state.terminal:  # a copy that overflowed on its own stays failed
-                move(twin, MOVE_TO[state])
+                self._move(twin, MOVE_TO[state])
             twin_raw = twin.raw()
             if raw is not None and twin_raw is not None:
                 raw += twin_raw
