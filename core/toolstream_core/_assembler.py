@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _tracing
-from ._adapters import Adapter, detect_provider, make_adapter, unwrap
+from ._adapters import Adapter, detect_provider, fast_path, make_adapter, unwrap
 from ._adapters._access import Malformed, is_record
 from ._config import AssembleConfig
 from ._models import (
@@ -64,7 +64,7 @@ class Assembler:
     they were a third of the per-chunk cost.
     """
 
-    __slots__ = ("_adapter", "_cancelled", "_config", "_feeding", "_record_class", "_table", "_turn")
+    __slots__ = ("_adapter", "_cancelled", "_config", "_fast", "_feeding", "_record_class", "_table", "_turn")
 
     def __init__(
         self,
@@ -85,6 +85,7 @@ class Assembler:
                                 deltas)
         self._table.run_budget = _run_budget(run_budget, self._config.max_tool_calls_per_run)
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
+        self._fast = fast_path(self._adapter)  # bound once: ``feed`` calls it for every chunk
         self._cancelled = False
         self._feeding = True  # neither finished nor cancelled: one read on the per-chunk path
         self._turn: Turn | None = None
@@ -103,24 +104,31 @@ class Assembler:
             return []  # cancelled: absorbed
         events: list[AssemblerEvent] = []
         self._table.events = events
+        fast = self._fast  # an attribute read, then a call (a method-call read of it is slower)
         try:
-            if chunk.__class__ is dict:
-                if len(chunk) > 2:  # the common case: no envelope is this big
-                    self._adapter.feed(chunk)
-                    return events
-                chunk = unwrap(chunk)
-                if chunk is None:
-                    return events
-                if chunk.__class__ is not dict and not is_record(chunk):
-                    raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
-            elif chunk.__class__ is not self._record_class:  # SDK objects: one class per stream, mostly
-                if not is_record(chunk):  # None, a list, text, bytes, a number: not an event
-                    raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
-                self._record_class = chunk.__class__
-            self._adapter.feed(chunk)
+            if not fast(chunk):  # the common event goes no further (DESIGN §9)
+                self._feed_event(chunk)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
             self._table.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")
         return events
+
+    def _feed_event(self, chunk: Any) -> None:
+        """``feed`` past the fast path: an envelope unwrapped, what is not an event refused,
+        then the adapter's full path (its fast path first, for an envelope's contents)."""
+        if chunk.__class__ is dict:
+            if len(chunk) <= 2:  # an envelope, a marker, or a small event: no envelope is bigger
+                chunk = unwrap(chunk)
+                if chunk is None:
+                    return
+                if chunk.__class__ is not dict and not is_record(chunk):
+                    raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+                if self._fast(chunk):
+                    return
+        elif chunk.__class__ is not self._record_class:  # SDK objects: one class per stream, mostly
+            if not is_record(chunk):  # None, a list, text, bytes, a number: not an event
+                raise Malformed(f"a {type(chunk).__name__} is not a vendor event")
+            self._record_class = chunk.__class__
+        self._adapter.feed(chunk)
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel every call not yet terminal; later ``feed`` calls are absorbed."""
@@ -185,6 +193,7 @@ class _Detect:
             return
         table.provider = provider
         adapter = self._assembler._adapter = make_adapter(provider, table)
+        self._assembler._fast = fast_path(adapter)
         adapter.feed(event)
 
 

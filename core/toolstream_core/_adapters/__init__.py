@@ -39,11 +39,25 @@ if TYPE_CHECKING:
     from .._completion import Verdict
     from .._models import CallKind, Provider, Reason
 
-__all__ = ["Adapter", "Sink", "detect_provider", "make_adapter", "unwrap"]
+__all__ = ["Adapter", "Sink", "detect_provider", "fast_path", "make_adapter", "unwrap"]
 
 
 class Adapter(Protocol):
+    """``feed`` reads one vendor event (unwrapped, a record) the full way. An adapter may also
+    have ``fast(chunk) -> bool``, its fast path (DESIGN §9): given the chunk as fed, it takes
+    the common event whole and says so, or touches nothing and says no."""
+
     def feed(self, event: Any) -> None: ...
+
+
+def fast_path(adapter: Adapter) -> Callable[[Any], bool]:
+    """The adapter's ``fast``, or a fast path that takes nothing."""
+    fast: Callable[[Any], bool] | None = getattr(adapter, "fast", None)
+    return fast if fast is not None else _takes_nothing
+
+
+def _takes_nothing(chunk: Any) -> bool:
+    return False
 
 
 class Sink(Protocol):

@@ -46,11 +46,36 @@ class AnthropicAdapter:
         self._blocks: dict[Any, Hashable] = {}  # block index -> key, tool blocks only
         self._copies = 0  # blocks re-sent at an index already used
 
+    def fast(self, event: Any) -> bool:
+        """The fast path (DESIGN §9): an ``input_json_delta`` text fragment of a known tool
+        block, read straight from the wire dict or the SDK object's public attributes (the SDK
+        sets every declared field), is appended; anything else touches nothing and is
+        ``feed``'s."""
+        try:
+            if event.__class__ is dict:
+                if event["type"] != "content_block_delta":
+                    return False
+                delta = event["delta"]
+                if delta["type"] != "input_json_delta":
+                    return False
+                index, fragment = event["index"], delta["partial_json"]
+            else:
+                if event.type != "content_block_delta":
+                    return False
+                delta = event.delta
+                if delta.type != "input_json_delta":
+                    return False
+                index, fragment = event.index, delta.partial_json
+        except _NOT_HOT:
+            return False
+        key = self._blocks.get(index) if index.__class__ is int else None
+        if key is None or fragment.__class__ is not str:
+            return False
+        self._sink.append(key, fragment)
+        return True
+
     def feed(self, event: Any) -> None:
-        key, fragment = self._hot(event)
-        if key is not None and fragment.__class__ is str:
-            self._sink.append(key, fragment)
-            return
+        """The full path: every event kind, every check."""
         get = accessor(event)
         kind = get(event, "type")
         if kind == "content_block_delta":
@@ -61,26 +86,6 @@ class AnthropicAdapter:
         handler = _HANDLERS.get(kind)  # other kinds (ping, ...) are not about tool calls
         if handler is not None:
             handler(self, event)
-
-    def _hot(self, event: Any) -> tuple[Hashable, Any]:
-        """The fast path (DESIGN §9): an ``input_json_delta`` fragment and the key of its known
-        tool block, read straight from the wire dict or the SDK object's public attributes (the
-        SDK sets every declared field); ``(None, None)`` for anything else, which touches
-        nothing and goes the full way."""
-        try:
-            if event.__class__ is dict:
-                delta = event["delta"] if event["type"] == "content_block_delta" else None
-                if delta is None or delta["type"] != "input_json_delta":
-                    return None, None
-                index, fragment = event["index"], delta["partial_json"]
-            else:
-                delta = event.delta if event.type == "content_block_delta" else None
-                if delta is None or delta.type != "input_json_delta":
-                    return None, None
-                index, fragment = event.index, delta.partial_json
-        except _NOT_HOT:
-            return None, None
-        return (self._blocks.get(index) if index.__class__ is int else None), fragment
 
     # -- one handler per event kind ---------------------------------------------------------
 

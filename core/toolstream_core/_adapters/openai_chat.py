@@ -107,41 +107,44 @@ class OpenAIChatAdapter:
         # continuation-chunk path pays nothing for it.
         sink.structured_fragments = True
 
-    def feed(self, chunk: Any) -> None:
-        """The continuation fast path first (DESIGN §9), then ``_full``.
+    def fast(self, chunk: Any) -> bool:
+        """The continuation fast path (DESIGN §9): take the common chunk, or say no.
 
-        The fast path takes the common chunk's fragment: a string fragment for the call this
-        adapter last attributed (the "hot" slot: same choice, same tool-call index), with no
-        id, no name, no legacy function_call (a delta's text and role are not ours), one
-        choice, no finish_reason, no error. Indexes are compared by identity with the hot
-        slot's, so a bool, a float or a large int never matches. Anything else falls to
-        ``_full`` before any state is touched, so every DESIGN §5 check still runs; data of
-        another shape raises inside the ``try`` and is ``_full``'s to judge. Wire dicts prove
-        the shape by key counts (a tool call of exactly {index, function}, a function of
-        exactly {arguments}); SDK objects go through ``_hot_sdk``. The dict branch is inline
-        because it runs once per chunk.
+        It takes a string fragment for the call this adapter last attributed (the "hot" slot:
+        same choice, same tool-call index), with no id, no name, no legacy function_call (a
+        delta's text and role are not ours), one choice, no finish_reason, no error. Indexes
+        are compared by identity with the hot slot's, so a bool, a float or a large int never
+        matches. Anything else is left, untouched, to ``feed``, so every DESIGN §5 check still
+        runs; data of another shape raises inside the ``try`` and is ``feed``'s to judge. Wire
+        dicts prove the shape by key counts (a tool call of exactly {index, function}, a
+        function of exactly {arguments}); SDK objects go through ``_hot_sdk``. The dict branch
+        is inline because it runs once per chunk.
         """
         try:
             if chunk.__class__ is dict:
                 [choice] = chunk["choices"]
-                fragment = None
-                if ("error" not in chunk and choice["finish_reason"] is None and "error" not in choice
-                        and choice["index"] is self._hot_choice):
-                    delta = choice["delta"]
-                    [tc] = delta["tool_calls"]
-                    if "function_call" not in delta and len(tc) == 2 and tc["index"] is self._hot_index:
-                        function = tc["function"]
-                        fragment = function["arguments"] if len(function) == 1 else None
+                if ("error" in chunk or choice["finish_reason"] is not None or "error" in choice
+                        or choice["index"] is not self._hot_choice):
+                    return False
+                delta = choice["delta"]
+                [tc] = delta["tool_calls"]
+                if "function_call" in delta or len(tc) != 2 or tc["index"] is not self._hot_index:
+                    return False
+                function = tc["function"]
+                if len(function) != 1:
+                    return False
+                fragment = function["arguments"]
             else:
                 fragment = self._hot_sdk(chunk)
         except _NOT_HOT:
-            fragment = None
+            return False
         if fragment.__class__ is str:
             self._sink.append(self._hot_key, fragment)
-            return
-        self._full(chunk)
+            return True
+        return False
 
-    def _full(self, chunk: Any) -> None:
+    def feed(self, chunk: Any) -> None:
+        """The full path: every part of the chunk, every check."""
         get = accessor(chunk)
         error = get(chunk, "error")
         if error:
