@@ -159,10 +159,10 @@ class OpenAIChatAdapter:
     # -- the continuation fast path (DESIGN §9) ---------------------------------------------
 
     def _hot_sdk(self, chunk: Any) -> Any:
-        """The fast path of ``feed`` for SDK objects (pydantic): the SDK sets every declared
-        field (None when absent) and keeps undeclared ones in ``model_extra``, so attribute
-        reads plus a look at the extras see what the accessor would. An object that is not
-        such a model raises AttributeError."""
+        """``fast`` for SDK objects (pydantic): the SDK sets every declared field (None when
+        absent) and keeps undeclared ones in ``model_extra``, so attribute reads plus a look at
+        the extras see what the accessor would. An object that is not such a model raises
+        AttributeError."""
         [choice] = chunk.choices
         if _has_error(chunk) or choice.finish_reason is not None or choice.index is not self._hot_choice:
             return None
