@@ -179,10 +179,11 @@ class Call:
             self.seal()
 
     def seal(self) -> None:
-        """Join the waiting fragments into one block; the next one holds about ``BLOCK`` more."""
+        """Join the waiting fragments into one block; the next one holds about ``BLOCK`` more.
+        Called only just after a fragment was kept, so ``parts`` is never empty here."""
         block = "".join(self.parts)
         self.blocks.append(block)
-        window = len(block) * BLOCK // len(self.parts) if self.parts else BLOCK_BYTES
+        window = len(block) * BLOCK // len(self.parts)
         self.seal_at = self.nbytes + min(max(window, BLOCK_BYTES), 64 * BLOCK_BYTES)
         self.parts.clear()
 
