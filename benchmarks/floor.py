@@ -8,7 +8,11 @@ checks, nothing a safe assembler must do. It is the floor the core is measured a
 Two floors, side by side (issue 30): :func:`minimal_loop`, the loop exactly as a consumer
 writes it (one function over the whole list of chunk dicts, against a ``for`` loop feeding the
 same list to an ``Assembler``), which decides target 1; and ``MINIMAL``, the same loop as a
-contender of the batch harness, beside the peers.
+contender of the batch harness, beside the peers. Beside target 1, the floor of a *safe*
+loop, paired with the minimal loop the same way: :func:`checks_loop` (the minimal loop plus
+exactly the checks the core's chat fast path makes, inline) and :func:`one_call_loop` (those
+checks in one function called per chunk, as any ``feed(chunk)`` must be). They say how much of
+target 1's gap is the contract's checks and the one call a chunk, which no layering removes.
 Target 2 compares the core fed SDK objects with ``json.loads`` of every chunk's wire text
 (<= 0.5x at every size) and the core on real Gemini streams with the same (<= 1x).
 
@@ -82,6 +86,72 @@ def minimal_loop(chunks: list[dict[str, Any]]) -> Any:
     return json.loads("".join(parts))
 
 
+_NOT_HOT = (LookupError, TypeError, ValueError, AttributeError)
+
+
+def safe_fragment(chunk: Any, hot_choice: object, hot_index: object) -> Any:
+    """The fragment of a chat chunk dict that continues the call in slot (``hot_choice``,
+    ``hot_index``), or None: exactly the checks of the core's chat fast path (DESIGN §9), no
+    more (``tests/benchmarks/test_floor.py`` holds it to the core's answers on every stream)."""
+    try:
+        [choice] = chunk["choices"]
+        if ("error" in chunk or choice["finish_reason"] is not None or "error" in choice
+                or choice["index"] is not hot_choice):
+            return None
+        delta = choice["delta"]
+        [tc] = delta["tool_calls"]
+        if "function_call" in delta or len(tc) != 2 or tc["index"] is not hot_index:
+            return None
+        function = tc["function"]
+        if len(function) != 1:
+            return None
+        fragment = function["arguments"]
+    except _NOT_HOT:
+        return None
+    return fragment if fragment.__class__ is str else None
+
+
+def checks_loop(chunks: list[dict[str, Any]]) -> Any:
+    """The minimal loop with :func:`safe_fragment`'s checks written into its body: what the
+    checks that prove a fragment continues the call cost, with no function call a chunk.
+    (The body is a copy on purpose: a call is what this loop leaves out.)"""
+    parts: list[str] = []
+    append = parts.append
+    hot_choice = hot_index = 0
+    for chunk in chunks:
+        try:
+            [choice] = chunk["choices"]
+            if ("error" in chunk or choice["finish_reason"] is not None or "error" in choice
+                    or choice["index"] is not hot_choice):
+                continue
+            delta = choice["delta"]
+            [tc] = delta["tool_calls"]
+            if "function_call" in delta or len(tc) != 2 or tc["index"] is not hot_index:
+                continue
+            function = tc["function"]
+            if len(function) != 1:
+                continue
+            fragment = function["arguments"]
+        except _NOT_HOT:
+            continue
+        if fragment.__class__ is str:
+            append(fragment)
+    return json.loads("".join(parts))
+
+
+def one_call_loop(chunks: list[dict[str, Any]]) -> Any:
+    """One function call a chunk, making :func:`safe_fragment`'s checks and nothing else: the
+    floor of any ``feed(chunk)`` that checks what the core's fast path checks (no byte count,
+    no events, no layers)."""
+    parts: list[str] = []
+    append = parts.append
+    for chunk in chunks:
+        fragment = safe_fragment(chunk, 0, 0)
+        if fragment is not None:
+            append(fragment)
+    return json.loads("".join(parts))
+
+
 def core_loop(chunks: list[dict[str, Any]]) -> Any:
     """The same list fed to the core the way the README does (no listener), decided at the end."""
     from toolstream_core import Assembler
@@ -95,34 +165,43 @@ def core_loop(chunks: list[dict[str, Any]]) -> Any:
     return assembler.finish()
 
 
-def list_pairs(workload: Workload, n: int) -> dict[str, Any]:
-    """``n`` interleaved rounds of :func:`core_loop` and :func:`minimal_loop` over one list of
-    the workload's chunk dicts, built once off the clock; gc off on the clock, as ``timeit``.
+# The loops paired with the minimal loop over one list, and what each row is called.
+LIST_LOOPS: dict[str, Any] = {"core": core_loop, "one_call": one_call_loop, "checks": checks_loop}
+
+
+def _reassembled(result: Any) -> list[Any]:
+    committed = getattr(result, "committed", None)
+    return [call.arguments for call in committed] if committed is not None else [result]
+
+
+def list_pairs(workload: Workload, n: int, key: str = "core") -> dict[str, Any]:
+    """``n`` interleaved rounds of ``LIST_LOOPS[key]`` and :func:`minimal_loop` over one list
+    of the workload's chunk dicts, built once off the clock; gc off on the clock, as ``timeit``.
     The median of the per-round ratios and its quartiles, as :func:`pairs`."""
     chunks = list(workload.iter_events("dict"))
     want = workload.calls[0].args
-    turn = core_loop(chunks)
-    if [call.arguments for call in turn.committed] != [want] or minimal_loop(chunks) != want:
+    loop = LIST_LOOPS[key]
+    if _reassembled(loop(chunks)) != [want] or minimal_loop(chunks) != want:
         return {"status": "wrong", "detail": "a loop did not reassemble the call that was sent"}
-    times: dict[str, list[float]] = {"core": [], "minimal": []}
+    times: dict[str, list[float]] = {key: [], "minimal": []}
     ratios: list[float] = []
     for i in range(n):
-        for key, loop in (("core", core_loop), ("minimal", minimal_loop))[:: 1 if i % 2 == 0 else -1]:
+        for side, run in ((key, loop), ("minimal", minimal_loop))[:: 1 if i % 2 == 0 else -1]:
             gc.collect()
             gc.disable()
             try:
                 start = time.perf_counter()
-                loop(chunks)
-                times[key].append(time.perf_counter() - start)
+                run(chunks)
+                times[side].append(time.perf_counter() - start)
             finally:
                 gc.enable()
-        ratios.append(times["core"][-1] / times["minimal"][-1])
+        ratios.append(times[key][-1] / times["minimal"][-1])
     q1, q3 = quartiles(ratios)
-    out = {"status": "ok", "pairs": n, "a": "core", "b": "minimal_loop", "streams": 1, "chunks": len(chunks),
+    out = {"status": "ok", "pairs": n, "a": key, "b": "minimal_loop", "streams": 1, "chunks": len(chunks),
            "median": statistics.median(ratios), "q1": q1, "q3": q3,
-           "a_median_s": statistics.median(times["core"]), "b_median_s": statistics.median(times["minimal"])}
-    log.info("  core / minimal_loop on one list of %s: median %.2fx (IQR %.2f-%.2f, %d pairs)", workload.label,
-             out["median"], q1, q3, n)
+           "a_median_s": statistics.median(times[key]), "b_median_s": statistics.median(times["minimal"])}
+    log.info("  %s / minimal_loop on one list of %s: median %.2fx (IQR %.2f-%.2f, %d pairs)", key,
+             workload.label, out["median"], q1, q3, n)
     return out
 
 
@@ -187,6 +266,7 @@ def run(budget: Budget, sizes: list[int] | None = None, *, smoke: bool = False) 
     head["workload"] = chat.label
     head["chunks"] = chat.n_chunks
     head["target_1"] = list_pairs(chat, n)
+    head["safe_floors"] = {key: list_pairs(chat, n, key) for key in ("one_call", "checks")}
     head["harness"] = pairs(BY_KEY["core_dict"], MINIMAL, [chat], budget, n)
     head["minimal"] = _seconds(MINIMAL, chat, budget)
     for key in ("core_dict", "floor", "lc_merge_only"):
@@ -256,6 +336,11 @@ def render(data: dict[str, Any]) -> str:
             f"{_spread(t1)} the minimal loop (one list of chunk dicts, each side one `for` loop over it; "
             f"median of {t1['pairs']} interleaved pairs, interquartile range)."
         )
+    floors = head.get("safe_floors") or {}
+    shown = [f"{_FLOOR_NAMES[key]} {_spread(row)}" for key, row in floors.items() if row.get("status") == "ok"]
+    if shown:
+        lines.append("The floor of a safe loop, each paired with the minimal loop the same way: "
+                     + "; ".join(shown) + ".")
     harness = head.get("harness") or {}
     if harness.get("status") == "ok":
         lines.append(f"In the batch harness beside the peers, the same loop: core {_spread(harness)} of it.")
@@ -289,6 +374,12 @@ def render(data: dict[str, Any]) -> str:
         f" ({size_label(MiB)} is the largest).",
     ]
     return "\n".join(lines)
+
+
+_FLOOR_NAMES = {
+    "one_call": "one function call a chunk making only the fast path's checks (`one_call_loop`)",
+    "checks": "the same checks written into the minimal loop, no call (`checks_loop`)",
+}
 
 
 def verdict(row: dict[str, Any], target: float) -> str:
