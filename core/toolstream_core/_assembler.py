@@ -114,7 +114,9 @@ class Assembler:
 
     def _feed_event(self, chunk: Any) -> None:
         """``feed`` past the fast path: an envelope unwrapped, what is not an event refused,
-        then the adapter's full path (its fast path first, for an envelope's contents)."""
+        then the adapter's full path (its fast path first, for an envelope's contents). The
+        table is flushed first: the full path decides with every byte counted."""
+        self._table.flush()
         if chunk.__class__ is dict:
             if len(chunk) <= 2:  # an envelope, a marker, or a small event: no envelope is bigger
                 chunk = unwrap(chunk)
@@ -144,6 +146,7 @@ class Assembler:
         if self._turn is not None:
             return self._turn
         self._table.events = []  # not the list the last feed returned: its caller holds it
+        self._table.flush()  # the adapter's end of stream decides with every byte counted
         if not self._cancelled:
             end_of_stream = getattr(self._adapter, "end_of_stream", None)
             if end_of_stream is not None:

@@ -24,7 +24,7 @@ from ._finalize import NO_VALUE, Deferred
 from ._models import CallKind, CallState, Reason, ToolCall
 from ._strict_json import dump_structured
 
-__all__ = ["BLOCK", "MOVE_TO", "TRANSITIONS", "Call", "IllegalTransition", "Move", "move"]
+__all__ = ["BLOCK", "MOVE_TO", "ROOM", "TRANSITIONS", "Call", "IllegalTransition", "Move", "move"]
 
 # Fragments wait in ``Call.parts`` and are joined into one string in blocks of about BLOCK
 # fragments, counted in bytes so that ``CallTable.append`` makes one test per fragment: the
@@ -32,6 +32,10 @@ __all__ = ["BLOCK", "MOVE_TO", "TRANSITIONS", "Call", "IllegalTransition", "Move
 # block; 256 fragments of 4 bytes, the common cut) to 64 * BLOCK_BYTES.
 BLOCK = 256
 BLOCK_BYTES = 1024
+# How many fragments the hot call keeps between two looks of ``CallTable.append``, which
+# counts their bytes then: reading each fragment's size as it comes cost a fifth of the
+# per-chunk time (DESIGN §4.8 says what waits, and for how long).
+ROOM = 32
 
 
 class Move(enum.Enum):
@@ -96,8 +100,11 @@ class Call:
     Bounds (rule 8):
       ``nbytes``   UTF-8 bytes received for this call.
       ``twin_bytes`` bytes of its re-sent copies, a budget of the same size as the call's.
-      ``mark``     the ``nbytes`` past which ``CallTable.append`` looks again (the cap, the
-                   next seal, or every fragment for a reader of deltas): its one test.
+      ``room``     how many more fragments ``CallTable.append`` keeps for the hot call before
+                   it looks (counts their bytes, checks the cap, seals, makes a delta): its one
+                   test. ``ROOM`` fragments, or 0 for a reader of deltas (a look each).
+      ``counted``  how many of ``parts`` ``nbytes`` counts: the hot call's fragments are
+                   counted at a look, or when the table flushes it (``count``).
     Re-sent copies (rule 7):
       ``primary``  the call this one copies (None for a first copy).
       ``twins``    the copies of this call.
@@ -114,6 +121,7 @@ class Call:
         "anonymous",
         "blocks",
         "closed_at",
+        "counted",
         "done_text",
         "dropped",
         "final",
@@ -121,13 +129,13 @@ class Call:
         "index",
         "key",
         "kind",
-        "mark",
         "name",
         "nbytes",
         "opened_at",
         "order",
         "parts",
         "primary",
+        "room",
         "seal_at",
         "seq",
         "state",
@@ -155,7 +163,8 @@ class Call:
         self.blocks: list[str] = []
         self.nbytes = 0
         self.seal_at = BLOCK_BYTES
-        self.mark = -1  # set by the table when the call becomes hot
+        self.room = 0  # set by the table when the call becomes hot
+        self.counted = 0
         # A proxy's re-send cannot push a legal call over the cap (rule 8), and memory per call
         # stays within twice the cap.
         self.twin_bytes = 0
@@ -171,29 +180,42 @@ class Call:
         self.opened_at = time.monotonic()
         self.closed_at: float | None = None
 
+    def count(self) -> None:
+        """Add the UTF-8 bytes of the fragments kept since the last count to ``nbytes``."""
+        parts = self.parts
+        n = len(parts)
+        if self.counted < n:
+            text = "".join(parts[self.counted:])
+            self.nbytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            self.counted = n
+
     def push(self, fragment: str) -> None:
-        """Keep one text fragment, already counted in ``nbytes`` (``CallTable.append`` inlines
-        this for the common case)."""
+        """Keep one text fragment, already counted in ``nbytes`` (a re-sent copy's)."""
         self.parts.append(fragment)
+        self.counted = len(self.parts)
         if self.nbytes >= self.seal_at:
             self.seal()
 
     def seal(self) -> None:
         """Join the waiting fragments into one block; the next one holds about ``BLOCK`` more.
-        Called only just after a fragment was kept, so ``parts`` is never empty here."""
+        Called only just after a fragment was kept and counted, so ``parts`` is never empty
+        here."""
         block = "".join(self.parts)
         self.blocks.append(block)
         window = len(block) * BLOCK // len(self.parts)
         self.seal_at = self.nbytes + min(max(window, BLOCK_BYTES), 64 * BLOCK_BYTES)
         self.parts.clear()
+        self.counted = 0
 
     def text(self) -> str | None:
         """The exact argument text received; joined once and cached, so finalize stays linear."""
         if self.streamed:
+            self.count()
             if self.blocks or len(self.parts) > 1:
                 self.blocks.append("".join(self.parts))
                 self.parts = ["".join(self.blocks)]
                 self.blocks = []
+                self.counted = 1
             return self.parts[0] if self.parts else ""
         return self.done_text
 

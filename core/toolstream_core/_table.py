@@ -15,6 +15,10 @@ its words:
     upstream_error / taint / fail_live / anomaly   DESIGN §5: what cannot be proven fails
     has_fragments / call_id   the two questions adapters ask back
 
+and ``flush``, which the ``Assembler`` calls before an event's full path and at ``finish``:
+the hot call's fragments are counted in runs (rule 8, ``append``), and every decision sees
+every byte that came before it.
+
 and the ``Assembler`` uses the rest: ``finish`` (rules 4, 5, 7, 9 with ``_completion``,
 ``_finalize``, ``_results``), ``cancel`` and ``fail_unfinished`` (drivers' ``idle_timeout``).
 Every state change goes through ``_call.move`` and its one transition table.
@@ -28,7 +32,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from . import _results
-from ._call import MOVE_TO, Call, Move, move
+from ._call import MOVE_TO, ROOM, Call, Move, move
 from ._completion import Verdict, is_vendor_error
 from ._config import AssembleConfig
 from ._finalize import NO_VALUE, Deferred, decide, same_copy
@@ -114,6 +118,7 @@ class CallTable:
 
     def cancel(self, reason: str) -> None:
         """Cancel every client call not yet terminal."""
+        self.flush()
         self._ending = self._ending or (Reason.cancelled, reason)
         for call in self._client_calls():
             if call.state in _LIVE:
@@ -145,6 +150,7 @@ class CallTable:
 
     def fail_unfinished(self, reason: Reason, detail: str) -> None:
         """Fail every client call not yet decided with ``reason`` now (drivers: ``idle_timeout``)."""
+        self.flush()
         self._ending = self._ending or (reason, detail)
         for call in self._client_calls():
             if call.state in _LIVE:
@@ -158,6 +164,7 @@ class CallTable:
         one (a malformed event, an orphan fragment, a lost event) fails every live call it
         could have touched (``where`` narrows them by key), with ``upstream_error`` and ``why``
         as the call's detail. Counted once."""
+        self.flush()
         self.anomaly(detail)
         for call in self.calls.values():
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
@@ -240,22 +247,34 @@ class CallTable:
 
         The first branch is the streaming common case, kept short: a text fragment for the
         hot call (``_hot``: the open first copy appended to last; it stops being hot when it
-        moves or becomes a copy), with one test of its byte count against ``Call.mark``.
-        Everything else is ``_append_other``'s, and what lies past the mark ``_past_mark``'s.
+        moves or becomes a copy) is kept, and ``Call.room`` counted down: the one test. Its
+        bytes are counted at the look when the room is gone (``_look``), or before anything
+        else the table does (``flush``); everything else is ``_append_other``'s.
         """
         call = self._hot
         if call.key is key and fragment.__class__ is str:
             call.parts.append(fragment)
-            nbytes = call.nbytes = call.nbytes + (
-                len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass")))
-            if nbytes > call.mark:
-                self._past_mark(call, fragment)
+            room = call.room = call.room - 1
+            if room < 0:
+                self._look(call, fragment)
             return
         self._append_other(key, fragment)
 
-    def _past_mark(self, call: Call, fragment: str) -> None:
-        """``append`` for a fragment that took the hot call past its mark: over the cap (rule
-        8), a block to join, or a reader who wants an ``ArgumentsDelta`` for every fragment."""
+    def flush(self) -> None:
+        """Count the hot call's waiting fragments, and fail it if they took it past the cap
+        (rule 8). Every way into the table but the hot branch of ``append`` comes through
+        here first, so each decision sees every byte that arrived before it."""
+        call = self._hot
+        if call.counted < len(call.parts):
+            call.count()
+            if call.nbytes > self._max_bytes:
+                self._overflow(call)
+
+    def _look(self, call: Call, fragment: str) -> None:
+        """``append`` when the hot call's room is gone: its bytes counted, then over the cap
+        (rule 8), a block to join, or a reader who wants an ``ArgumentsDelta`` for every
+        fragment (whose room is 0, so ``fragment`` is the only one waiting)."""
+        call.count()
         nbytes = call.nbytes
         if nbytes > self._max_bytes:
             self._overflow(call)
@@ -268,16 +287,12 @@ class CallTable:
                 self.events.append(delta)
             else:
                 self._emit(delta)
-        self._set_mark(call)
-
-    def _set_mark(self, call: Call) -> None:
-        """Where ``append`` looks next for the hot call: at each fragment for a reader of
-        deltas, else past the cap or at the next seal, whichever comes first."""
-        call.mark = -1 if self._deltas else min(self._max_bytes, call.seal_at - 1)
+        call.room = 0 if self._deltas else ROOM
 
     def _append_other(self, key: Hashable, fragment: Any) -> None:
         """``append`` for a call not hot, a structured fragment, a closed or decided call, or a
         re-sent copy."""
+        self.flush()
         call = self.calls.get(key)
         if call is None:
             self.anomaly(f"argument fragment for unknown call {key!r} dropped")
@@ -287,7 +302,7 @@ class CallTable:
         if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
             call.streamed = True
             self._hot = call
-            self._set_mark(call)
+            call.room = 0 if self._deltas else ROOM
             self.append(call.key, fragment)  # the key the hot branch compares by identity
             return
         if not isinstance(fragment, str):
@@ -583,6 +598,7 @@ class CallTable:
     def _overflow(self, call: Call) -> None:
         self._metric("overflow", 1, call)
         call.parts = []  # rule 8: release the buffer now, not at the end of the stream
+        call.counted = 0
         call.blocks = []
         call.done_text = None
         call.value = NO_VALUE

@@ -120,7 +120,7 @@ def test_safe_fragment_takes_exactly_what_the_core_fast_path_takes() -> None:
     answers as the core's fast path does, and its fragment is the text the core counted."""
     taken = 0
     for chunks in _chat_chunk_dicts():
-        assembler = Assembler(provider="openai-chat")
+        assembler = Assembler(provider="openai-chat", deltas=True)  # each fragment counted as it comes
         adapter: Any = assembler._adapter
         for chunk in chunks:
             fragment = floor.safe_fragment(chunk, adapter._hot_choice, adapter._hot_index)

@@ -10,8 +10,19 @@ import json
 
 import builders as b
 import pytest
-from builders import ADD, PROVIDERS, TEXT_VENDORS, make, record_events, run, states
-from toolstream_core import ArgumentsDelta, AssembleConfig, CallCommitted, CallRejected, CallState, Reason
+from builders import ADD, PROVIDERS, TEXT_VENDORS, make, record_events, run, snapshot, states
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from toolstream_core import (
+    ArgumentsDelta,
+    AssembleConfig,
+    Assembler,
+    CallCommitted,
+    CallRejected,
+    CallState,
+    Reason,
+)
+from toolstream_core._call import ROOM
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -229,3 +240,74 @@ def test_rule8_pipelined_commits_count_against_the_budget_first(provider: str) -
 def test_rule8_run_budget_must_be_a_count(value: object) -> None:
     with pytest.raises(ValueError, match="run_budget"):
         run([], provider="openai-chat", run_budget=value)
+
+
+# -- with no reader of deltas, the hot call's bytes are counted in runs of ROOM fragments -------
+
+
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_rule8_without_a_reader_overflow_fails_within_room_fragments_of_the_cap(provider: str) -> None:
+    """No ``on_event``: the bytes are counted at the look every ``ROOM`` fragments, so the call
+    fails, while it streams, at most ``ROOM`` events after the one where a reader of deltas
+    (counted per fragment) saw it fail; its buffer goes with it."""
+    text = json.dumps({"blob": "y" * 2000})
+    config = AssembleConfig(max_tool_argument_bytes=100)
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=range(10, 2000, 10))],
+                  ending="none")
+
+    def failed_at(assembler: Assembler) -> int:
+        return next(i for i, event in enumerate(events)
+                    if any(isinstance(e, CallRejected) for e in assembler.feed(event)))
+
+    exact = failed_at(Assembler(provider=provider, config=config, deltas=True))  # type: ignore[arg-type]
+    in_runs = Assembler(provider=provider, config=config)  # type: ignore[arg-type]
+    assert exact <= failed_at(in_runs) <= exact + ROOM < len(events) - 100
+    [call] = in_runs.finish().calls
+    assert (call.reason, call.raw_arguments) == (Reason.arguments_exceed_max_bytes, None)
+
+
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+@pytest.mark.parametrize("ending", ["normal", "none"])
+def test_rule8_bytes_still_waiting_are_counted_before_any_decision(provider: str, ending: str) -> None:
+    """Fewer than ``ROOM`` fragments, one byte past the cap, then the end of the call and of
+    the stream: no look came, and the call still fails the cap instead of committing."""
+    config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=ADD, cuts=(3, 6, 9))], ending=ending)
+    assert len(events) < ROOM
+    turn = run(events, provider=provider, config=config, transport_complete=ending == "normal")
+    assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
+
+
+@pytest.mark.parametrize("provider", TEXT_VENDORS)
+def test_rule8_a_cancel_counts_the_waiting_bytes_first(provider: str) -> None:
+    config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=ADD, cuts=(3, 6, 9))], ending="none")
+    assembler = Assembler(provider=provider, config=config)  # type: ignore[arg-type]
+    for event in events:
+        assembler.feed(event)
+    assembler.cancel()
+    assert states(assembler.finish()) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
+
+
+_CUT_TEXT = st.text(st.sampled_from(list('ab"\\\u00e9\u4e2d\U0001f600')), min_size=1, max_size=120)
+
+
+@given(data=st.data())
+@settings(max_examples=150, derandomize=True, deadline=None)
+def test_rule8_counting_in_runs_decides_as_counting_each_fragment(data: st.DataObject) -> None:
+    """Property: with no reader (counted in runs) and with one (counted per fragment), every
+    stream, cut and cap gives the same Turn."""
+    provider = data.draw(st.sampled_from(TEXT_VENDORS))
+    text = json.dumps({"s": data.draw(_CUT_TEXT)}, ensure_ascii=False)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=len(text) - 1)))
+    cap = data.draw(st.integers(1, 2 * len(text.encode("utf-8"))))
+    ending = data.draw(st.sampled_from(["normal", "none"]))
+    events = make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=tuple(cuts))], ending=ending)
+    config = AssembleConfig(max_tool_argument_bytes=cap)
+    in_runs = run(events, provider=provider, config=config, transport_complete=ending == "normal")
+    each = Assembler(provider=provider, config=config, on_event=lambda event: None)  # type: ignore[arg-type]
+    for event in events:
+        each.feed(event)
+    assert snapshot(in_runs) == snapshot(each.finish(transport_complete=ending == "normal"))
+    overflowed = len(text.encode("utf-8")) > cap
+    assert (in_runs.calls[0].reason is Reason.arguments_exceed_max_bytes) == overflowed
