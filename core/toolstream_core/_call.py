@@ -213,7 +213,8 @@ class Call:
             self.count()
             if self.blocks or len(self.parts) > 1:
                 self.blocks.append("".join(self.parts))
-                self.parts = ["".join(self.blocks)]
+                self.parts.clear()  # the tail's fragment objects go before the whole is joined
+                self.parts.append("".join(self.blocks))
                 self.blocks = []
                 self.counted = 1
             return self.parts[0] if self.parts else ""
