@@ -164,7 +164,6 @@ class CallTable:
         one (a malformed event, an orphan fragment, a lost event) fails every live call it
         could have touched (``where`` narrows them by key), with ``upstream_error`` and ``why``
         as the call's detail. Counted once."""
-        self.flush()
         self.anomaly(detail)
         for call in self.calls.values():
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):

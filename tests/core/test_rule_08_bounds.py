@@ -7,6 +7,7 @@ number of calls is capped per stream, and ``drop_with_protocol_repair`` moves ba
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import builders as b
 import pytest
@@ -267,14 +268,14 @@ def test_rule8_without_a_reader_overflow_fails_within_room_fragments_of_the_cap(
 
 
 @pytest.mark.parametrize("provider", TEXT_VENDORS)
-@pytest.mark.parametrize("ending", ["normal", "none"])
+@pytest.mark.parametrize("ending", ["finish", "none"])
 def test_rule8_bytes_still_waiting_are_counted_before_any_decision(provider: str, ending: str) -> None:
     """Fewer than ``ROOM`` fragments, one byte past the cap, then the end of the call and of
     the stream: no look came, and the call still fails the cap instead of committing."""
     config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
     events = make(provider, [b.Call(id="call_1", name="f", arguments=ADD, cuts=(3, 6, 9))], ending=ending)
     assert len(events) < ROOM
-    turn = run(events, provider=provider, config=config, transport_complete=ending == "normal")
+    turn = run(events, provider=provider, config=config, transport_complete=ending == "finish")
     assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
 
 
@@ -301,13 +302,61 @@ def test_rule8_counting_in_runs_decides_as_counting_each_fragment(data: st.DataO
     text = json.dumps({"s": data.draw(_CUT_TEXT)}, ensure_ascii=False)
     cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=len(text) - 1)))
     cap = data.draw(st.integers(1, 2 * len(text.encode("utf-8"))))
-    ending = data.draw(st.sampled_from(["normal", "none"]))
+    ending = data.draw(st.sampled_from(["finish", "none"]))
     events = make(provider, [b.Call(id="call_1", name="f", arguments=text, cuts=tuple(cuts))], ending=ending)
     config = AssembleConfig(max_tool_argument_bytes=cap)
-    in_runs = run(events, provider=provider, config=config, transport_complete=ending == "normal")
+    in_runs = run(events, provider=provider, config=config, transport_complete=ending == "finish")
     each = Assembler(provider=provider, config=config, on_event=lambda event: None)  # type: ignore[arg-type]
     for event in events:
         each.feed(event)
-    assert snapshot(in_runs) == snapshot(each.finish(transport_complete=ending == "normal"))
+    assert snapshot(in_runs) == snapshot(each.finish(transport_complete=ending == "finish"))
     overflowed = len(text.encode("utf-8")) > cap
     assert (in_runs.calls[0].reason is Reason.arguments_exceed_max_bytes) == overflowed
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic"])
+def test_rule8_a_fragment_for_another_call_counts_the_waiting_bytes_first(provider: str) -> None:
+    """Two calls interleaved: the first goes one byte past the cap in fewer than ``ROOM``
+    fragments, then the second takes the fast path's hot slot. The first still fails the cap."""
+    config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
+    calls = [b.Call(id="call_1", name="f", arguments=ADD + " ", cuts=(3, 6, 9)),
+             b.Call(id="call_2", name="g", arguments=ADD[:-1] + "}", cuts=(3, 6, 9))]
+    events = make(provider, calls, schedule=b.round_robin([5, 5]))
+    turn = run(events, provider=provider, config=config)
+    assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes),
+                            ("call_2", CallState.failed, Reason.arguments_exceed_max_bytes)]
+    calls[1] = b.Call(id="call_2", name="g", arguments='{"a":2}', cuts=(3,))
+    turn = run(make(provider, calls, schedule=b.round_robin([5, 3])), provider=provider, config=config)
+    assert states(turn) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes),
+                            ("call_2", CallState.committed, None)]
+
+
+def test_rule8_an_idle_timeout_counts_the_waiting_bytes_first() -> None:
+    """The drivers' idle timeout decides the live calls: past the cap is what fails them."""
+    from toolstream_core._assembler import fail_unfinished
+
+    config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
+    assembler = Assembler(provider="openai-chat", config=config)
+    for event in make("openai-chat", [b.Call(id="call_1", name="f", arguments=ADD, cuts=(3, 6, 9))],
+                      ending="none"):
+        assembler.feed(event)
+    fail_unfinished(assembler, Reason.idle_timeout, "no event for 1 s")
+    assert states(assembler.finish()) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
+
+
+def test_rule8_an_unreadable_event_counts_the_waiting_bytes_first() -> None:
+    """An event that raises on the fast path itself goes to ``fail_live``: the call it would
+    have tainted had already passed the cap, and that is what it fails with."""
+
+    class Unreadable:
+        @property
+        def choices(self) -> Any:
+            raise RuntimeError("not readable")
+
+    config = AssembleConfig(max_tool_argument_bytes=len(ADD) - 1)
+    assembler = Assembler(provider="openai-chat", config=config)
+    for event in make("openai-chat", [b.Call(id="call_1", name="f", arguments=ADD, cuts=(3, 6, 9))],
+                      ending="none"):
+        assembler.feed(event)
+    assembler.feed(Unreadable())
+    assert states(assembler.finish()) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
