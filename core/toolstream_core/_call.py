@@ -100,9 +100,10 @@ class Call:
     Bounds (rule 8):
       ``nbytes``   UTF-8 bytes received for this call.
       ``twin_bytes`` bytes of its re-sent copies, a budget of the same size as the call's.
-      ``room``     how many more fragments ``CallTable.append`` keeps for the hot call before
-                   it looks (counts their bytes, checks the cap, seals, makes a delta): its one
-                   test. ``ROOM`` fragments, or 0 for a reader of deltas (a look each).
+      ``room``     how many more fragments ``CallTable.append`` keeps for the hot call until
+                   it looks (counts their bytes, checks the cap, seals, makes a delta), the
+                   last one included: its one test. ``ROOM``, or 0 for a reader of deltas (a
+                   look at each).
       ``counted``  how many of ``parts`` ``nbytes`` counts: the hot call's fragments are
                    counted at a look, or when the table flushes it (``count``).
     Re-sent copies (rule 7):
@@ -185,7 +186,7 @@ class Call:
         parts = self.parts
         n = len(parts)
         if self.counted < n:
-            text = "".join(parts[self.counted:])
+            text = parts[-1] if n - self.counted == 1 else "".join(parts[self.counted:])
             self.nbytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
             self.counted = n
 

@@ -107,6 +107,7 @@ class CallTable:
         # ArgumentsDelta, one per fragment, only for a reader: a callback, or ``deltas=True``
         # (DESIGN §3, issue 30: built for no one, it was a third of a chunk's cost)
         self._deltas = deltas or on_event is not None
+        self._room = 0 if self._deltas else ROOM  # a reader of deltas gets a look at each fragment
         # The open first copy ``append`` wrote to last (a cache of the key lookup), or ``_COLD``:
         # ``_move`` and ``_link_twin`` cool it, so ``append`` need not look at state or copies.
         self._hot = _COLD
@@ -254,7 +255,7 @@ class CallTable:
         if call.key is key and fragment.__class__ is str:
             call.parts.append(fragment)
             room = call.room = call.room - 1
-            if room < 0:
+            if room <= 0:
                 self._look(call, fragment)
             return
         self._append_other(key, fragment)
@@ -286,7 +287,7 @@ class CallTable:
                 self.events.append(delta)
             else:
                 self._emit(delta)
-        call.room = 0 if self._deltas else ROOM
+        call.room = self._room
 
     def _append_other(self, key: Hashable, fragment: Any) -> None:
         """``append`` for a call not hot, a structured fragment, a closed or decided call, or a
@@ -301,7 +302,7 @@ class CallTable:
         if fragment.__class__ is str and call.state is _OPEN and call.primary is None:
             call.streamed = True
             self._hot = call
-            call.room = 0 if self._deltas else ROOM
+            call.room = self._room
             self.append(call.key, fragment)  # the key the hot branch compares by identity
             return
         if not isinstance(fragment, str):

@@ -360,3 +360,19 @@ def test_rule8_an_unreadable_event_counts_the_waiting_bytes_first() -> None:
         assembler.feed(event)
     assembler.feed(Unreadable())
     assert states(assembler.finish()) == [("call_1", CallState.failed, Reason.arguments_exceed_max_bytes)]
+
+
+def test_rule8_a_run_is_room_fragments_long() -> None:
+    """The hot call looks at its ``ROOM``-th fragment, the one that made it hot included: a
+    call past the cap from its second fragment fails on exactly that fragment, not one later."""
+    def chunk(tool_call: dict[str, Any]) -> dict[str, Any]:
+        return {"id": "c", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"tool_calls": [tool_call]}, "finish_reason": None}]}
+
+    assembler = Assembler(provider="openai-chat", config=AssembleConfig(max_tool_argument_bytes=100))
+    assembler.feed(chunk({"index": 0, "id": "call_1", "type": "function",
+                          "function": {"name": "f", "arguments": ""}}))  # fragment 1
+    rejected = [i for i in range(2, ROOM + 3)
+                if any(isinstance(e, CallRejected)
+                       for e in assembler.feed(chunk({"index": 0, "function": {"arguments": "y" * 200}})))]
+    assert rejected == [ROOM]
