@@ -26,7 +26,7 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "ErrorResult", "Provider", "Reason", "ToolCall", "ToolSpec", "Turn", "aassemble",
         "assemble",
     ]),
-    "toolstream_core.integration": ("core/toolstream_core/integration.py", [
+    "toolstream_core.integration": ("core/toolstream_core/integration/__init__.py", [
         "DEFAULT_HISTORY", "DEFAULT_ON_STREAM_ERROR", "PRIVATE_CONTACTS", "RECORD_KEY",
         "RUN_CALLS_KEY", "AsyncIdleGuard", "DecisionRecord", "GateSession", "HistoryCall",
         "HistoryEdit", "HistoryEntry", "HistoryError", "HistoryPlan", "HistoryPolicy",

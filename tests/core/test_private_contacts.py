@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What is scanned: everything that stands between toolstream and another library. The core's
 # sans-I/O internals import no other library and are left out.
 SCANNED = ("langchain_toolstream", "llamaindex_toolstream", "core/toolstream_core/vendors",
-           "core/toolstream_core/integration.py", "core/toolstream_core/app",
+           "core/toolstream_core/integration", "core/toolstream_core/app",
            "core/toolstream_core/testing", "benchmarks")
 OUR_PACKAGES = ("toolstream_core", "langchain_toolstream", "llamaindex_toolstream", "benchmarks")
 # Names with a leading underscore that are documented public API of the standard library.

@@ -89,9 +89,9 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
-from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
-from ._decision import (
+from .._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
+from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
+from .._decision import (
     RECORD_KEY,
     DecisionRecord,
     as_record,
@@ -101,7 +101,7 @@ from ._decision import (
     rejected_ids,
     turn_record,
 )
-from ._history import (
+from .._history import (
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
@@ -111,28 +111,28 @@ from ._history import (
     check_entries,
     plan_history,
 )
-from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
-from ._metrics import record_refused_execution
-from ._progress import ProgressEncoder, rejection_detail
-from ._results import not_committed_text, ungated_error_text
-from ._sensitive import masked_arguments
-from ._structured import (
+from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from .._metrics import record_refused_execution
+from .._progress import ProgressEncoder, rejection_detail
+from .._results import not_committed_text, ungated_error_text
+from .._sensitive import masked_arguments
+from .._structured import (
     StructuredOutputError,
     judge_call,
     judge_finished,
     judge_text,
     rejected_arguments,
 )
-from ._tracing import trace_parent, untraced
-from .vendors._convert import events_for_response
-from .vendors._limits import settings_limit
-from .vendors._session import (
+from .._tracing import trace_parent, untraced
+from ..vendors._convert import events_for_response
+from ..vendors._limits import settings_limit
+from ..vendors._tap import RawSink, rewrites_requests, tap_client
+from ._session import (
     DEFAULT_ON_STREAM_ERROR,
     GateSession,
     OnStreamError,
     call_observer,
 )
-from .vendors._tap import RawSink, rewrites_requests, tap_client
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -225,7 +225,7 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so a call
     the server re-sends would read as a second call. Imports httpx when called.
     """
-    from .vendors._ollama_tap import ollama_tap_kwargs as build
+    from ..vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
 

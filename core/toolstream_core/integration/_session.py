@@ -41,8 +41,8 @@ from .._models import (
 )
 from .._tracing import active as tracing_active
 from .._tracing import trace_parent
-from ._limits import request_limit
-from ._tap import guarded
+from ..vendors._limits import request_limit
+from ..vendors._tap import guarded
 
 __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
