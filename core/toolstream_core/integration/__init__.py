@@ -110,6 +110,7 @@ from .._history import (
     HistoryProblem,
     check_entries,
     plan_history,
+    rewrites_requests,
 )
 from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
 from .._metrics import record_refused_execution
@@ -126,7 +127,7 @@ from .._structured import (
 from .._tracing import trace_parent, untraced
 from ..vendors._convert import events_for_response
 from ..vendors._limits import settings_limit
-from ..vendors._tap import RawSink, rewrites_requests, tap_client
+from ..vendors._tap import RawSink, tap_client
 from ._session import (
     DEFAULT_ON_STREAM_ERROR,
     GateSession,
