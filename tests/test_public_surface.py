@@ -55,7 +55,7 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
     "toolstream_core.testing.fuzz": ("core/toolstream_core/testing/fuzz.py", [
         "DEFAULT_CASES", "FuzzReport", "SourceError", "Violation", "run_fuzz",
     ]),
-    "toolstream_core.sse": ("core/toolstream_core/sse.py", [
+    "toolstream_core.sse": ("core/toolstream_core/sse/__init__.py", [
         "UNPARSABLE_KEY", "AWSEventStreamDecoder", "EventDecoder", "JSONArrayStreamDecoder",
         "NDJSONDecoder", "SSEDecoder", "SSEMessage", "StreamFormat", "aiter_events",
         "format_for", "iter_events",
