@@ -26,6 +26,7 @@ says which, per class.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -34,7 +35,7 @@ import httpx
 import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from lc_util import Recorder, assert_history_paired, make_model, recording_tools
 from profile_util import sorted_calls
 from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing, sent_calls
@@ -318,6 +319,19 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
     assert_calls_sent(emu, first.invalid_tool_calls)
     assert_sent_paired(emu)
+    assert_reasons_told(emu, messages, first, scenario)
+
+
+def assert_reasons_told(emu: VendorEmulator, messages: list[Any], first: AIMessage,
+                        scenario: str) -> None:
+    """Each rejected call is answered with its reason, and that answer is what the class
+    really sent the vendor next."""
+    answers = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    sent = json.dumps(emu.requests[-1].body, ensure_ascii=False)
+    for call in first.invalid_tool_calls:
+        tags = [f"[{reason}]" for reason in SCENARIOS[scenario].expect.reasons]
+        assert any(tag in answers[call["id"]] for tag in tags), answers[call["id"]]
+        assert any(tag in sent for tag in tags), sent
 
 
 @pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
