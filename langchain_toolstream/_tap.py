@@ -15,13 +15,17 @@ the table of private contact points (``toolstream_core.integration.PRIVATE_CONTA
 
 A class in the table below that cannot be tapped (an integration release that moved where it
 keeps its client) raises ``TapUnavailableError`` before the request is sent (DESIGN §6):
-judging its LangChain chunks instead would lose the proof the tap is there for.
+judging its LangChain chunks instead would lose the proof the tap is there for. A class the
+table reads through LangChain's chunks on purpose (``ChatBedrock`` over InvokeModel,
+``ChatLiteLLMRouter``) says so with ``CHUNKS``, a value of its own: "no client found" and
+"read the chunks" are opposite answers, and one ``None`` for both once refused those classes.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from toolstream_core.integration import (
@@ -33,9 +37,18 @@ from toolstream_core.integration import (
     tap_unavailable,
 )
 
-__all__ = ["RawSink", "tap_model", "tappable"]
+__all__ = ["CHUNKS", "RawSink", "tap_model", "tappable"]
 
 _HERE = ("langchain_toolstream/_tap.py",)  # where the private contacts of a tap are listed
+
+
+class _Chunks(enum.Enum):
+    CHUNKS = "chunks"
+
+
+CHUNKS: Literal[_Chunks.CHUNKS] = _Chunks.CHUNKS
+"""A tap function's answer for a model of its class that the gate reads through LangChain's
+chunks on purpose (no SDK client of its own to wrap), as opposed to a client it cannot find."""
 
 
 # -- which integrations can be tapped, and how -------------------------------------------------
@@ -109,26 +122,32 @@ def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     }
 
 
-def _bedrock_converse_switch_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _bedrock_converse_switch_fields(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
     # ``ChatBedrock(beta_use_converse_api=True)`` builds a ``ChatBedrockConverse`` around its
     # own boto3 ``client`` for every call: the copy's tapped client is the one it hands over.
-    # Over InvokeModel (the switch off) it is read through LangChain's chunks.
+    # Over InvokeModel (the switch off) it is read through LangChain's chunks: its boto3
+    # events are Anthropic's, base64 inside ``chunk.bytes``, which no tap of ours reads.
     if not getattr(model, "beta_use_converse_api", False):
-        return None
+        return CHUNKS
     return _bedrock_fields(model, sink)
 
 
-def _litellm_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _litellm_fields(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
     # ``ChatLiteLLM.client`` is the ``litellm`` module; ``completion_with_retry`` calls its
-    # ``completion`` / ``acompletion``. ``ChatLiteLLMRouter`` calls its router instead.
-    if getattr(model, "router", None) is not None or model.client is None:
+    # ``completion`` / ``acompletion``. ``ChatLiteLLMRouter`` calls its router instead, which
+    # calls the module's functions from inside: it is read through LangChain's chunks.
+    if getattr(model, "router", None) is not None:
+        return CHUNKS
+    if model.client is None:
         return None
     return {"client": tap_client(model.client, sink, "litellm")}
 
 
-_Fields = Callable[[Any, RawSink], "Mapping[str, Any] | BaseChatModel | None"]
+_Fields = Callable[[Any, RawSink], "Mapping[str, Any] | BaseChatModel | _Chunks | None"]
 """How a class is tapped: its public client fields to replace (``model_copy(update=...)``), or
-the tapped copy itself when it takes the class's constructor or a listed private name."""
+the tapped copy itself when it takes the class's constructor or a listed private name;
+``CHUNKS`` for a model of the class read through LangChain's chunks; ``None`` or nothing when
+the client is not where the class kept it (``TapUnavailableError``)."""
 
 # (package, class in its MRO, family, how its clients are tapped, provider if the class decides)
 _CLASSES: tuple[tuple[str, str, str, _Fields, str | None], ...] = (
@@ -165,10 +184,11 @@ def static_provider(model: BaseChatModel) -> str | None:
 
 
 def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
-    """A copy of ``model`` whose SDK client feeds ``sink``; ``None`` for a class the gate reads
-    through LangChain's chunks. The user's model keeps its own clients.
+    """A copy of ``model`` whose SDK client feeds ``sink``; ``None`` for a model the gate reads
+    through LangChain's chunks (a class outside the table, or one its row answers ``CHUNKS``
+    for). The user's model keeps its own clients.
 
-    Raises ``TapUnavailableError`` for a class in the table that cannot be tapped.
+    Raises ``TapUnavailableError`` for a class in the table whose client cannot be tapped.
     """
     entry = _entry(model)
     if entry is None:
@@ -177,6 +197,8 @@ def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
         tapped = entry[3](model, sink)
     except Exception as exc:  # an integration release that keeps its client elsewhere
         raise tap_unavailable(type(model), exc, files=_HERE) from exc
+    if tapped is CHUNKS:
+        return None
     if isinstance(tapped, BaseChatModel):
         return tapped
     if not tapped:

@@ -3,8 +3,8 @@
 Read off the request body the partner class really sent: Anthropic ``tool_result.is_error``
 (``ChatAnthropic``), Bedrock Converse ``toolResult.status: "error"`` (``ChatBedrockConverse``,
 and ``ChatBedrock`` with the Converse switch), Gemini's ``functionResponse.response.error``
-(``ChatGoogleGenerativeAI``). ``ChatBedrock`` over InvokeModel has no route in the emulator:
-its own converter (``_format_anthropic_messages``) is run on what the gate hands it.
+(``ChatGoogleGenerativeAI``), and Anthropic's ``is_error`` again from ``ChatBedrock`` over
+InvokeModel, whose converter sends none of its own (the emulator's InvokeModel route).
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from lc_util import Recorder, make_model, recording_tools
 from toolstream_core.testing import VendorEmulator
 
 from langchain_toolstream import error_tool_messages, with_toolstream
-from langchain_toolstream._outgoing import outgoing_for
 
 
 def _flags(api: str, body: dict[str, Any]) -> list[bool]:
@@ -43,7 +42,18 @@ def _switch(emu: VendorEmulator) -> Any:
                        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
 
 
+def _invoke_model(emu: VendorEmulator) -> Any:
+    from botocore.config import Config
+    from langchain_aws import ChatBedrock
+
+    return ChatBedrock(model_id="anthropic.claude-3-5-sonnet-20240620-v1:0", region_name="us-east-1",
+                       endpoint_url=emu.base_url, aws_access_key_id="toolstream-test",
+                       aws_secret_access_key="test",
+                       config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+
+
 MODELS = {"anthropic": ("anthropic", lambda emu: make_model("anthropic", emu)),
+          "bedrock-invoke-model": ("anthropic", _invoke_model),
           "bedrock-converse": ("bedrock-converse", lambda emu: make_model("bedrock-converse", emu)),
           "bedrock-switch": ("bedrock-converse", _switch),
           "gemini": ("gemini", lambda emu: make_model("gemini", emu))}
@@ -59,22 +69,3 @@ def test_an_error_result_carries_the_vendors_flag(name: str, emu: VendorEmulator
     assert len(answers) == 1
     gated.invoke([HumanMessage("go"), message, *answers])
     assert _flags(api, emu.requests[-1].body) == [True]
-
-
-def test_chat_bedrock_over_invoke_model_sends_is_error() -> None:
-    aws = pytest.importorskip("langchain_aws")
-    from langchain_aws.chat_models.bedrock import _format_anthropic_messages
-
-    model = aws.ChatBedrock(model_id="anthropic.claude-3-5-sonnet-20240620-v1:0",
-                            region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
-    history = [HumanMessage("go"),
-               AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "toolu_1"},
-                                         {"name": "get_time", "args": {}, "id": "toolu_2"}]),
-               ToolMessage("boom", tool_call_id="toolu_1", status="error"),
-               ToolMessage("12:00", tool_call_id="toolu_2")]
-    _, sent = _format_anthropic_messages(outgoing_for(model, history))
-    results = [b for b in sent[-1]["content"] if b.get("type") == "tool_result"]
-    assert [(b["tool_use_id"], b.get("is_error", False)) for b in results] == [
-        ("toolu_1", True), ("toolu_2", False)]
-    _, plain = _format_anthropic_messages(history)  # what the class sends on its own
-    assert not any(b.get("is_error") for b in plain[-1]["content"] if isinstance(b, dict))

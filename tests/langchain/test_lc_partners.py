@@ -16,14 +16,17 @@ with the Converse switch (its ``ChatBedrockConverse`` inside), ``ChatOllama``,
 ``ChatCohere`` are tapped on their own SDKs
 against the emulator's native wires; classes built on ``langchain-openai`` (``AzureChatOpenAI``,
 ``ChatDeepSeek``, ``ChatXAI``, ``ChatTogether``) on the OpenAI SDK; ``ChatMistralAI`` (its own
-httpx client), ``ChatGroq`` (the ``groq`` SDK), ``ChatFireworks`` (``fireworks-ai``) and
-``ChatNVIDIA`` (``requests``; NIM's whole calls without ``index``) are
-gated on LangChain's own chunks, through the finish signals their packages put in
-``response_metadata``. The record's ``mode`` says which, per class.
+httpx client), ``ChatGroq`` (the ``groq`` SDK), ``ChatFireworks`` (``fireworks-ai``),
+``ChatNVIDIA`` (``requests``; NIM's whole calls without ``index``), ``ChatBedrock`` over
+InvokeModel (boto3's ``invoke_model_with_response_stream``: Anthropic's events in Bedrock's
+chunks) and ``ChatLiteLLMRouter`` (a ``litellm.Router``) are gated on LangChain's own chunks,
+through the finish signals their packages put in ``response_metadata``. The record's ``mode``
+says which, per class.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,7 +35,7 @@ import httpx
 import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from lc_util import Recorder, assert_history_paired, make_model, recording_tools
 from profile_util import sorted_calls
 from toolstream_core.testing import SCENARIOS, VendorEmulator, history_pairing, sent_calls
@@ -162,6 +165,30 @@ def _bedrock_switch(base: str) -> BaseChatModel:
         config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
 
 
+def _bedrock_invoke(base: str) -> BaseChatModel:
+    """``ChatBedrock`` over InvokeModel (the switch off): Anthropic's events inside boto3's
+    ``invoke_model_with_response_stream`` chunks, read through LangChain's chunks."""
+    aws = pytest.importorskip("langchain_aws")
+    from botocore.config import Config
+
+    return aws.ChatBedrock(  # type: ignore[no-any-return]
+        model_id="anthropic.claude-3-5-sonnet-20240620-v1:0", region_name="us-east-1",
+        endpoint_url=base, aws_access_key_id="toolstream-test", aws_secret_access_key="test",
+        beta_use_converse_api=False, model_kwargs={"max_tokens": LIMIT},
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+
+
+def _litellm_router(base: str) -> BaseChatModel:
+    """``ChatLiteLLMRouter``: a ``litellm.Router`` whose one deployment is the emulator."""
+    litellm = pytest.importorskip("langchain_litellm")
+    from litellm import Router
+
+    router = Router(model_list=[{"model_name": "gpt", "litellm_params": {
+        "model": "openai/gpt-4.1-mini", "api_base": base + "/v1", "api_key": "test"}}],
+        num_retries=0)
+    return litellm.ChatLiteLLMRouter(router=router, max_tokens=LIMIT, max_retries=0)  # type: ignore[no-any-return]
+
+
 Factory = Callable[[str], BaseChatModel]
 
 
@@ -199,6 +226,8 @@ CLASSES: dict[str, tuple[str, str | None, Factory]] = {
     "ChatLiteLLM": ("openai-chat", None, _litellm),
     "ChatNVIDIA": ("openai-chat", "nvidia", _nvidia),
     "ChatBedrock-converse-switch": ("bedrock-converse", None, _bedrock_switch),
+    "ChatBedrock-invoke-model": ("anthropic", None, _bedrock_invoke),
+    "ChatLiteLLMRouter": ("openai-chat", None, _litellm_router),
 }
 
 
@@ -250,7 +279,14 @@ WHOLE = frozenset({"ChatBedrockConverse-converse"})
 
 #: How the gate reads each class: the vendor SDK's own events, or LangChain's chunks.
 MODES = {name: "tap" for name in CLASSES} | {
-    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks", "ChatNVIDIA")}
+    name: "chunks" for name in ("ChatMistralAI", "ChatGroq", "ChatFireworks", "ChatNVIDIA",
+                                "ChatBedrock-invoke-model", "ChatLiteLLMRouter")}
+
+
+def judged_as(name: str, api: str) -> str:
+    """The wire the record says the turn was judged on: the vendor's own where tapped;
+    LangChain's chunks are converted to Chat Completions events."""
+    return "openai-chat" if MODES[name] == "chunks" else api
 
 
 def expected_rejected(name: str, scenario: str) -> list[str]:
@@ -283,6 +319,19 @@ def test_agent_runs_complete_calls_once_and_answers_the_rest(
     assert len(emu.requests) == 1 + bool(first.tool_calls or first.invalid_tool_calls)
     assert_calls_sent(emu, first.invalid_tool_calls)
     assert_sent_paired(emu)
+    assert_reasons_told(emu, messages, first, scenario)
+
+
+def assert_reasons_told(emu: VendorEmulator, messages: list[Any], first: AIMessage,
+                        scenario: str) -> None:
+    """Each rejected call is answered with its reason, and that answer is what the class
+    really sent the vendor next."""
+    answers = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    sent = json.dumps(emu.requests[-1].body, ensure_ascii=False)
+    for call in first.invalid_tool_calls:
+        tags = [f"[{reason}]" for reason in SCENARIOS[scenario].expect.reasons]
+        assert any(tag in answers[call["id"]] for tag in tags), answers[call["id"]]
+        assert any(tag in sent for tag in tags), sent
 
 
 @pytest.mark.parametrize(("name", "scenario"), CASES, ids=IDS)
@@ -293,7 +342,7 @@ def test_with_toolstream_hands_out_only_complete_calls(
     message = gated.invoke([HumanMessage("go")])
     record = read_record(message)
     assert record is not None and record["mode"] == MODES[name], record
-    assert record["provider"] == api  # judged on the vendor's own wire where tapped
+    assert record["provider"] == judged_as(name, api)
     assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
         sorted_calls(proven(api, scenario))
     assert [c["name"] for c in message.invalid_tool_calls] == expected_rejected(name, scenario)
@@ -383,7 +432,7 @@ async def test_async_streams_are_gated_the_same_way(
         message = chunk if message is None else message + chunk
     record = read_record(message)
     assert record is not None and record["mode"] == MODES[name], record
-    assert record["provider"] == api  # judged on the vendor's own wire where tapped
+    assert record["provider"] == judged_as(name, api)
     assert sorted_calls([(c["name"], c["args"]) for c in message.tool_calls]) == \
         sorted_calls(proven(api, scenario))
     assert [c["name"] for c in record["rejected"]] == expected_rejected(name, scenario)

@@ -29,7 +29,9 @@ Point the real SDKs at it:
 (`toolstream_core.vendors.make_client` builds each of them.)
 
 APIs: ``"openai-chat"`` (``POST /v1/chat/completions``), ``"openai-responses"``
-(``POST /v1/responses``), ``"anthropic"`` (``POST /v1/messages``), ``"gemini"``
+(``POST /v1/responses``), ``"anthropic"`` (``POST /v1/messages``; also Bedrock InvokeModel's
+``POST /model/{modelId}/invoke-with-response-stream`` and ``/invoke``, the same scenarios in
+Bedrock's framing: each Messages event base64 in an event-stream ``chunk``), ``"gemini"``
 (``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` and
 ``:generateContent``), ``"bedrock-converse"`` (``POST /model/{modelId}/converse-stream``
 as AWS event-stream frames, and ``/converse``), ``"ollama"`` (``POST /api/chat``, NDJSON

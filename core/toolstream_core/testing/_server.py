@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 from . import (
     _wire_anthropic,
     _wire_bedrock,
+    _wire_bedrock_invoke,
     _wire_cohere,
     _wire_cohere_v1,
     _wire_gemini,
@@ -60,6 +61,8 @@ _WIRES: dict[str, ModuleType] = {
 _OLLAMA_INFO = frozenset({"/api/show", "/api/tags", "/api/version"})
 #: Bedrock's Converse endpoints: ``/model/{modelId}/converse-stream`` and ``.../converse``.
 _BEDROCK_ACTIONS = {"converse-stream": True, "converse": False}
+#: Bedrock's InvokeModel endpoints (Anthropic models): the ``anthropic`` scenarios, its framing.
+_BEDROCK_INVOKE = {"invoke-with-response-stream": True, "invoke": False}
 
 _MODEL_PREFIX = "scenario:"
 #: Request header naming the scenario (``name`` or ``name@tag``), for clients whose
@@ -124,7 +127,7 @@ class _Route(NamedTuple):
     api: str
     stream: bool
     model: str
-    wire: ModuleType | None = None  # an older wire of ``api`` (Cohere's ``/v1/chat``)
+    wire: ModuleType | None = None  # another wire of ``api`` (Cohere v1, Bedrock InvokeModel)
 
 
 def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
@@ -150,6 +153,8 @@ def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
         target, _, action = path[len("/model/"):].rpartition("/")
         if action in _BEDROCK_ACTIONS:
             return _Route("bedrock-converse", _BEDROCK_ACTIONS[action], target)
+        if action in _BEDROCK_INVOKE:
+            return _Route("anthropic", _BEDROCK_INVOKE[action], target, _wire_bedrock_invoke)
     return _gemini_route(path)
 
 

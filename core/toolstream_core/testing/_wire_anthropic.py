@@ -100,28 +100,38 @@ def _open_block(idx: int, block: dict[str, Any], rng: random.Random) -> list[dic
     return [start, {"type": "ping"}, *deltas] if idx == 0 else [start, *deltas]
 
 
-def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
-    """The streamed answer for ``script``."""
+def stream_events(script: Script, rng: random.Random, model: str,
+                  body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The Messages events of the streamed answer for ``script``, and how the stream breaks
+    right after them: ``"error"`` (an error event follows), ``"drop"`` (the socket drops), or
+    ``None`` (it ends with them). Framed as SSE here, as AWS event-stream chunks by Bedrock's
+    InvokeModel (``_wire_bedrock_invoke``)."""
     msg_id = rand_id(rng, "msg_01", 22)
     blocks = _blocks(script, rng)
-    frames = [_frame({"type": "message_start",
-                      "message": anthropic_message(msg_id, model, _usage(body, 1))})]
+    events = [{"type": "message_start",
+               "message": anthropic_message(msg_id, model, _usage(body, 1))}]
     last = len(blocks) - 1
     for idx, block in enumerate(blocks):
         # The stop is sent below, unless an error or a dropped socket comes first.
-        frames.extend(_frame(event) for event in _open_block(idx, block, rng))
-        if idx == last and script.ending == "error":
-            frames.append(_frame(_ERROR_EVENT))
-            return Rendered(frames)
-        if idx == last and script.ending == "drop":
-            return Rendered(frames, drop=True)
-        frames.append(_frame(anthropic_block_stop(idx)))
+        events.extend(_open_block(idx, block, rng))
+        if idx == last and script.ending in ("error", "drop"):
+            return events, script.ending
+        events.append(anthropic_block_stop(idx))
     if script.ending == "no_finish":
-        return Rendered(frames)
+        return events, None
     output = _output_tokens(blocks)
-    frames.append(_frame(anthropic_message_delta(_stop_reason(script), _usage(body, output))))
-    frames.append(_frame({"type": "message_stop"}))
-    return Rendered(frames)
+    events.append(anthropic_message_delta(_stop_reason(script), _usage(body, output)))
+    events.append({"type": "message_stop"})
+    return events, None
+
+
+def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
+    """The streamed answer for ``script``."""
+    events, broken = stream_events(script, rng, model, body)
+    frames = [_frame(event) for event in events]
+    if broken == "error":
+        frames.append(_frame(_ERROR_EVENT))
+    return Rendered(frames, drop=broken == "drop")
 
 
 def render_complete(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Reply:

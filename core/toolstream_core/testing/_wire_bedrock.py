@@ -29,9 +29,9 @@ API = "bedrock-converse"
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 _B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-_STREAM_ERROR = ("modelStreamErrorException",
+STREAM_ERROR = ("modelStreamErrorException",
                  "Model stream error: the model encountered an error while streaming.")
-_SERVER_ERROR = ("InternalServerException",
+SERVER_ERROR = ("InternalServerException",
                  "The server encountered an internal error while processing the request.")
 
 
@@ -50,8 +50,9 @@ def _usage(body: dict[str, Any], output: int) -> dict[str, int]:
     return {"inputTokens": prompt, "outputTokens": output, "totalTokens": prompt + output}
 
 
-class _Events:
-    """Frames with the ``p`` padding the service adds (its length drawn from the RNG)."""
+class PaddedEvents:
+    """Event-stream frames with the ``p`` padding the service adds to each payload (its length
+    drawn from the RNG): Converse's events and InvokeModel's chunks alike."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -64,7 +65,7 @@ class _Events:
 
 def render_stream(script: Script, rng: random.Random, model: str, body: dict[str, Any]) -> Rendered:
     """The streamed answer for ``script`` (event-stream messages)."""
-    ev = _Events(rng)
+    ev = PaddedEvents(rng)
     ev.add("messageStart", {"role": "assistant"})
     index = 0
     if script.text is not None:
@@ -82,7 +83,7 @@ def render_stream(script: Script, rng: random.Random, model: str, body: dict[str
         if n == len(calls) - 1 and script.ending == "drop":
             return Rendered(ev.frames, drop=True, content_type=EVENTSTREAM)
         if n == len(calls) - 1 and script.ending == "error":
-            ev.frames.append(encode_exception(*_STREAM_ERROR))
+            ev.frames.append(encode_exception(*STREAM_ERROR))
             return Rendered(ev.frames, content_type=EVENTSTREAM)
         ev.add("contentBlockStop", {"contentBlockIndex": index})
         index += 1
@@ -98,7 +99,7 @@ def render_complete(script: Script, rng: random.Random, model: str, body: dict[s
     if script.ending == "drop":
         return Reply(200, None)
     if script.ending == "error":
-        return _error(500, *_SERVER_ERROR)
+        return error_reply(500, *SERVER_ERROR)
     content: list[dict[str, Any]] = []
     if script.text is not None:
         content.append({"text": script.text})
@@ -134,13 +135,14 @@ def check_history(body: dict[str, Any]) -> Reply | None:
         answered = set(_blocks(nxt, "toolResult", "toolUseId"))
         missing = [u for u in uses if u not in answered]
         if missing:
-            return _error(400, "ValidationException",
+            return error_reply(400, "ValidationException",
                           f"Expected toolResult blocks at messages.{i + 1}.content for the "
                           f"following Ids: {', '.join(map(str, missing))}")
     return None
 
 
-def _error(status: int, kind: str, message: str) -> Reply:
+def error_reply(status: int, kind: str, message: str) -> Reply:
+    """A Bedrock error answer: ``x-amzn-ErrorType`` names the exception."""
     return Reply(status, {"message": message}, headers={"x-amzn-ErrorType": f"{kind}:http://"
                                                         "internal.amazon.com/coral/com.amazon."
                                                         "bedrock/"})
