@@ -2,13 +2,15 @@
 
 The server brings the checkpointer and the store (its PostgreSQL); the graph brings the gate.
 ``write_file`` changes the world, so it runs at most once per call, even when a worker dies
-while it runs; ``get_weather`` only reads, so it is declared safe to repeat.
+while it runs; ``get_weather`` only reads, so it is declared safe to repeat. ``reviewed`` is
+the same agent with a human approving, editing or rejecting each ``write_file`` call first.
 """
 
 import os
 from pathlib import Path
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
@@ -34,8 +36,10 @@ def get_weather(city: str) -> str:
 
 get_weather.metadata = {"toolstream_repeatable": True}
 
-agent = create_agent(
-    ChatOpenAI(model=os.environ.get("OPENAI_MODEL", "gpt-4.1")),
+model = ChatOpenAI(model=os.environ.get("OPENAI_MODEL", "gpt-4.1"))
+agent = create_agent(model, tools=[write_file, get_weather], middleware=[ToolstreamMiddleware()])
+reviewed = create_agent(
+    model,
     tools=[write_file, get_weather],
-    middleware=[ToolstreamMiddleware()],
+    middleware=[ToolstreamMiddleware(), HumanInTheLoopMiddleware(interrupt_on={"write_file": True})],
 )
