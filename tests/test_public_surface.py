@@ -80,8 +80,8 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "CallRejectedEvent", "CallStreamEvent", "HistoryError", "ProviderMismatchError",
         "StructuredOutputError", "TapUnavailableError", "ToolstreamFunctionAgent",
         "ToolstreamLLM", "ToolstreamReActAgent", "ToolstreamStreamHandler", "check_history",
-        "error_tool_messages", "message_with_rejected_calls", "pair_orphan_calls", "read_record",
-        "stream_call_events",
+        "declare_finish_signal", "error_tool_messages", "message_with_rejected_calls",
+        "pair_orphan_calls", "read_record", "stream_call_events",
     ]),
 }
 
