@@ -33,7 +33,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
-from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, GateSession, OnStreamError, history_args
+from toolstream_core.integration import (
+    DEFAULT_ON_STREAM_ERROR,
+    RECORD_KEY,
+    GateSession,
+    OnStreamError,
+    history_args,
+    unread_finish_note,
+)
 
 from ._convert import ChunkConverter, declared_signal, message_to_events
 from ._link import GateLink
@@ -287,11 +294,8 @@ def _unread_finish(model_class: type, keys: set[str]) -> str | None:
     """
     if model_class in _READABLE or model_class.__module__.partition(".")[0] in _KNOWN_PACKAGES:
         return None
-    name = model_class.__name__
-    seen = ", ".join(sorted(keys)) or "none"
-    note = (f"{name} showed no finish signal the gate can read (response_metadata keys: {seen});"
-            " its tool calls are rejected until one is declared with"
-            " langchain_toolstream.declare_finish_signal")
+    note = unread_finish_note(model_class.__name__, "response_metadata", keys,
+                              "langchain_toolstream")
     if model_class not in _WARNED:
         _WARNED.add(model_class)
         _log.warning("toolstream: %s", note)

@@ -14,6 +14,10 @@
   :func:`error_tool_messages`, :func:`message_with_rejected_calls` and
   :func:`pair_orphan_calls` build a legal history from it. ``docs/shims.md`` maps each name
   to the LangChain shim;
+- :func:`declare_finish_signal` tells the gate where a class it reads through LlamaIndex's
+  messages (one it does not know, given no ``provider=``) puts its end of turn: the same
+  function as ``langchain_toolstream.declare_finish_signal``. LlamaIndex's own test doubles
+  (``MockLLM``, ``MockFunctionCallingLLM``) need none;
 - :class:`StructuredOutputError` is what a structured output raises when no output was
   proven finished, parsed strictly and schema-valid (``structured_predict`` and its stream /
   async twins, ``as_structured_llm``, ``FunctionCallingProgram``);
@@ -24,7 +28,12 @@
 
 from __future__ import annotations
 
-from toolstream_core.integration import HistoryError, StructuredOutputError, TapUnavailableError
+from toolstream_core.integration import (
+    HistoryError,
+    StructuredOutputError,
+    TapUnavailableError,
+    declare_finish_signal,
+)
 
 from ._agent import ToolstreamFunctionAgent
 from ._events import (
@@ -62,6 +71,7 @@ __all__ = [
     "ToolstreamReActAgent",
     "ToolstreamStreamHandler",
     "check_history",
+    "declare_finish_signal",
     "error_tool_messages",
     "message_with_rejected_calls",
     "pair_orphan_calls",

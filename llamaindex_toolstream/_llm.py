@@ -35,6 +35,7 @@ from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provide
 from toolstream_core.integration import (
     DEFAULT_HISTORY,
     DEFAULT_ON_STREAM_ERROR,
+    FinishSignal,
     OnStreamError,
     events_for_response,
     refuse_gate_options,
@@ -42,11 +43,12 @@ from toolstream_core.integration import (
 )
 
 from . import _structured as structured
+from ._convert import MessageView
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
-from ._providers import ProviderMismatchError, resolve_provider
+from ._providers import ProviderMismatchError, finish_signal_for, resolve_provider
 from ._session import ResponseStream, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
@@ -99,6 +101,8 @@ class ToolstreamLLM(FunctionCallingLLM):
     _registry: Registry | None = PrivateAttr(default=None)
     _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
     _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
+    _reads_messages: bool = PrivateAttr(default=False)
+    _finish: FinishSignal | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -118,12 +122,15 @@ class ToolstreamLLM(FunctionCallingLLM):
             # silently ignore the new options.
             raise TypeError("the LLM is already gated by toolstream; wrap the vendor LLM once "
                             "and give tools=, config= and the callbacks to that one wrapper")
-        if not isinstance(llm, FunctionCallingLLM):
-            raise TypeError(f"ToolstreamLLM needs a FunctionCallingLLM, got {type(llm).__name__}")
+        if not isinstance(llm, LLM):
+            raise TypeError(f"ToolstreamLLM wraps a LlamaIndex LLM, got {type(llm).__name__}")
         detected = resolve_provider(llm, provider)
         kwargs.setdefault("callback_manager", llm.callback_manager)
-        super().__init__(llm=llm, provider=detected, history=history,
+        # A class read through LlamaIndex's messages speaks Chat Completions to the core.
+        super().__init__(llm=llm, provider=detected or "openai-chat", history=history,
                          on_stream_error=on_stream_error, **kwargs)
+        self._reads_messages = detected is None
+        self._finish = finish_signal_for(llm) if detected is None else None
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -155,6 +162,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
             on_stream_error=self.on_stream_error,
+            view=MessageView(self.llm, self._finish) if self._reads_messages else None,
         )
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,
@@ -182,7 +190,8 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
-        events = events_for_response(session.provider, response.raw)
+        events = None if session.view is not None else events_for_response(session.provider,
+                                                                             response.raw)
         session.absorb_whole(response, events)
         try:
             self._check_read(session)
@@ -366,7 +375,10 @@ class ToolstreamLLM(FunctionCallingLLM):
     def stream_for(self, response: ChatResponse) -> ResponseStream | None:
         """The session behind ``response``; a foreign whole response gets one on demand."""
         session = stream_of(response)
-        if session is None and response.raw is not None:
+        if session is None and self._reads_messages:
+            session = self._session(None)
+            session.absorb_whole(response, None)
+        elif session is None and response.raw is not None:
             events = events_for_response(self.provider, response.raw)
             if events is not None:
                 session = self._session(None)

@@ -1,7 +1,10 @@
 """Which vendor wire a LlamaIndex LLM class speaks, and how its ``ChatResponse.raw`` looks.
 
 Detection is by class so that a stream is decoded with the right adapter from its first
-chunk on; the LLM packages are optional, so each is imported only if installed.
+chunk on; the LLM packages are optional, so each is imported only if installed. A class the
+package does not know, given no ``provider=``, is read through LlamaIndex's own messages
+(``_convert``), its end of turn declared (``declare_finish_signal``) or, for LlamaIndex's own
+test doubles (``TEST_DOUBLES``), the end of the response it was given whole.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ import importlib
 from typing import Any
 
 from toolstream_core import PROVIDERS, Provider
+from toolstream_core.integration import FinishSignal, declared_signal
 
 __all__ = [
     "PROVIDER_CLASSES",
+    "TEST_DOUBLES",
     "UNREADABLE_CLASSES",
     "ProviderMismatchError",
     "detect_llm_provider",
+    "finish_signal_for",
     "resolve_provider",
     "unreadable_reason",
 ]
@@ -51,6 +57,33 @@ UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: (module, class name): LlamaIndex's own test doubles. Each is handed its whole answer by the
+#: test that scripts it (a message, or a generator of messages) and has no transport that
+#: could cut it, so the end of its response is its finish: a call it makes commits as a
+#: vendor's would after a normal end, and every test that runs the stock agent on it runs
+#: the gated one without a line of setup. A declared signal for the class comes first.
+TEST_DOUBLES: tuple[tuple[str, str], ...] = (
+    ("llama_index.core.llms.mock", "MockLLM"),
+    ("llama_index.core.llms.mock", "MockFunctionCallingLLM"),
+)
+
+
+def _end_of_response(metadata: object) -> str:
+    """A test double's finish: every response it yields belongs to an answer given whole."""
+    return "stop"
+
+
+def finish_signal_for(llm: Any) -> FinishSignal | None:
+    """Where ``llm``'s class puts its end of turn, for a class read through LlamaIndex's
+    messages: the declared signal, else the end of the response for a test double."""
+    declared = declared_signal(type(llm))
+    if declared is not None:
+        return declared
+    if any(_instance_of(llm, module, name) for module, name in TEST_DOUBLES):
+        return _end_of_response
+    return None
+
+
 def _instance_of(llm: Any, module_name: str, class_name: str) -> bool:
     try:
         module = importlib.import_module(module_name)
@@ -81,13 +114,11 @@ class ProviderMismatchError(ValueError):
     """
 
 
-def _supported() -> str:
-    return ", ".join(f"{name} ({provider})" for _, name, provider in PROVIDER_CLASSES)
-
-
-def resolve_provider(llm: Any, given: Provider | None) -> Provider:
+def resolve_provider(llm: Any, given: Provider | None) -> Provider | None:
     """The wire to read ``llm``'s streams as: its class's, or ``given`` for a class this
-    package does not know; a ``given`` that contradicts the class is an error."""
+    package does not know; a ``given`` that contradicts the class is an error. ``None``: a
+    class this package does not know, given no wire, is read through LlamaIndex's own
+    messages (``_convert``)."""
     detected = detect_llm_provider(llm)
     name = type(llm).__name__
     why = unreadable_reason(llm)
@@ -100,11 +131,4 @@ def resolve_provider(llm: Any, given: Provider | None) -> Provider:
         raise ProviderMismatchError(
             f"{name} speaks the {detected} wire, not provider={given!r}: the gate would read "
             f"none of its tool calls; leave provider= unset for {name}")
-    resolved = given or detected
-    if resolved is None:
-        raise ValueError(
-            f"toolstream cannot read {name}'s stream: it reads {_supported()}. Pass provider= "
-            f"only for a class that sends one of those wires itself (an OpenAI-compatible "
-            f"subclass: provider='openai-chat'); a wrong one is refused when its first tool "
-            f"call cannot be read")
-    return resolved
+    return given or detected

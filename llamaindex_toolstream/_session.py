@@ -20,6 +20,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, ToolCall, ToolSpec, Turn
 from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, DecisionRecord, GateSession, OnStreamError
 
+from ._convert import MessageView
 from ._messages import rebuild_message
 
 __all__ = ["EARLY_COMMIT", "RUN_BUDGET", "WATCHER", "ResponseStream", "stream_of"]
@@ -111,9 +112,12 @@ class ResponseStream:
         on_turn: Callable[[Turn], None] | None = None,
         max_output_tokens: int | None = None,
         on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        view: MessageView | None = None,
     ) -> None:
         #: The wire the class speaks (``ToolstreamLLM.provider``).
         self.provider = provider
+        #: For a class read through LlamaIndex's messages (``_convert``), not the vendor's.
+        self.view = view
         #: The model call (``GateSession``). As the SDK tap's sink it feeds each event the
         #: moment the SDK yields it, before LlamaIndex sees it, because LlamaIndex writes into
         #: the SDK's event objects (its partial-JSON repair goes into the Anthropic
@@ -123,7 +127,7 @@ class ResponseStream:
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
                                 forward=self._queue, on_stream_error=on_stream_error,
-                                mode="raw", log=logger, run_budget=RUN_BUDGET.get(),
+                                mode="raw" if view is None else "chunks", log=logger, run_budget=RUN_BUDGET.get(),
                                 on_early_commit=EARLY_COMMIT.get())
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
@@ -183,7 +187,9 @@ class ResponseStream:
         """Take one streamed ``ChatResponse``: observe its vendor event(s), register it."""
         if self.turn is not None:
             return
-        if not self.tapped and response.raw is not None:
+        if self.view is not None:
+            self.view.take(response)
+        elif not self.tapped and response.raw is not None:
             self.gate.observe(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
@@ -192,7 +198,11 @@ class ResponseStream:
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""
-        self.gate.mode = "message"
+        if self.view is not None:
+            self.view.take(response)
+            events = []  # its calls are read when it is decided (``finish``)
+        else:
+            self.gate.mode = "message"
         if events is None:
             logger.warning("toolstream: cannot read the %s response; its tool calls are rejected",
                            self.provider)
@@ -230,7 +240,13 @@ class ResponseStream:
                 self.gate.observe({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
-        turn = self.gate.end(error, transport_complete=transport_complete)
+        note = None
+        if self.view is not None:
+            ended = transport_complete and error is None
+            for event in self.view.events(ended=ended):
+                self.gate.observe(event)
+            note = self.view.note() if ended else None
+        turn = self.gate.end(error, transport_complete=transport_complete, note=note)
         self._settle()
         return turn
 
@@ -238,6 +254,9 @@ class ResponseStream:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
         if self.turn is not None:
             return self.turn
+        if self.view is not None:  # its calls so far, so each is cancelled and answered
+            for event in self.view.events(ended=False):
+                self.gate.observe(event)
         turn = self.gate.cancel(reason)
         self._settle()
         return turn

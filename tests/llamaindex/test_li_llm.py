@@ -215,11 +215,12 @@ async def test_unknown_tool_and_schema_come_from_the_offered_tools(
     assert call.reason is Reason.unknown_tool
 
 
-def test_rejects_unknown_llm_classes() -> None:
+def test_unknown_llm_classes_are_read_through_their_messages() -> None:
+    """A class the package does not know is built (read through LlamaIndex's messages, which
+    the core reads as Chat Completions), unless ``provider=`` names the wire it sends."""
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-    with pytest.raises(ValueError, match="provider="):
-        ToolstreamLLM(MockFunctionCallingLLM())
+    assert ToolstreamLLM(MockFunctionCallingLLM()).provider == "openai-chat"
     llm = ToolstreamLLM(MockFunctionCallingLLM(), provider="openai-chat")
     assert llm.provider == "openai-chat"
     with pytest.raises(TypeError):

@@ -11,7 +11,8 @@ the history stays legal, as for any stream that failed).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -28,7 +29,13 @@ from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import ToolSelection
 from toolstream_core.testing import VendorEmulator
 
-from llamaindex_toolstream import ProviderMismatchError, ToolstreamFunctionAgent, ToolstreamLLM
+from llamaindex_toolstream import (
+    ProviderMismatchError,
+    ToolstreamFunctionAgent,
+    ToolstreamLLM,
+    declare_finish_signal,
+    read_record,
+)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -90,12 +97,66 @@ def test_provider_that_contradicts_the_class_is_refused(
     assert ToolstreamLLM(anthropic, provider="anthropic").provider == "anthropic"
 
 
-def test_unknown_class_error_names_what_is_read() -> None:
-    from llama_index.core.llms.mock import MockFunctionCallingLLM
+async def test_unknown_class_without_provider_is_never_trusted_silently(
+        emu: VendorEmulator, caplog: pytest.LogCaptureFixture) -> None:
+    """No ``provider=`` for a class the package cannot know: the agent is built, the class is
+    read through LlamaIndex's messages, and with no finish signal the gate can read (the
+    streamed ``raw`` of LlamaIndex's ``Anthropic`` keeps none at the top) its calls are
+    rejected and answered (none runs), a warning names what to declare and the record keeps
+    the same note (decision 0105)."""
 
-    with pytest.raises(ValueError, match="cannot read MockFunctionCallingLLM") as raised:
-        ToolstreamLLM(MockFunctionCallingLLM())
-    assert "Anthropic (anthropic)" in str(raised.value)
+    class Undeclared(HomeGrown):  # a class of its own: the warning is once per class
+        pass
+
+    recorder = Recorder()
+    llm = Undeclared(inner=make_llm("anthropic", emu.base_url))
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=llm, streaming=True)
+    emu.queue("anthropic", "parallel_calls")
+    emu.queue("anthropic", "text")
+    with caplog.at_level(logging.WARNING, logger="llamaindex_toolstream"):
+        outcome = await run_agent(agent, recorder, emu)
+
+    assert outcome.error is None
+    assert outcome.runs == []
+    assert unpaired(outcome.memory) == []
+    assert "Undeclared showed no finish signal" in caplog.text
+    assert "llamaindex_toolstream.declare_finish_signal" in caplog.text
+    records = [r for r in map(read_record, outcome.memory) if r is not None]
+    assert any("declare_finish_signal" in str(r.get("note")) for r in records)
+    rejected = [entry for r in records for entry in r.get("rejected") or []]
+    assert {entry["reason"] for entry in rejected} == {"stream_truncated"}
+
+
+def _anthropic_stop(metadata: Mapping[str, Any]) -> str | None:
+    """A finish signal as a user would declare it for ``HomeGrown``: Anthropic's stop reason
+    on the ``message_delta`` event LlamaIndex keeps as ``raw``."""
+    stop = getattr(metadata.get("delta"), "stop_reason", None) or metadata.get("stop_reason")
+    return {"tool_use": "tool_calls", "end_turn": "stop"}.get(stop or "")
+
+
+@pytest.mark.parametrize(("streaming", "declare"), [(True, True), (False, True), (False, False)],
+                         ids=["stream-declared", "whole-declared", "whole-known-key"])
+async def test_calls_run_after_a_finish_the_gate_reads(
+        streaming: bool, declare: bool, emu: VendorEmulator) -> None:
+    """The same class with its end of turn declared, or (whole answers) with the vendor's
+    ``stop_reason`` kept in ``raw``, a key the gate reads in either shim: its calls, read from
+    the message the class built, commit after that finish and run once each."""
+
+    class Read(HomeGrown):
+        pass
+
+    if declare:
+        declare_finish_signal(Read, _anthropic_stop)
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), streaming=streaming,
+                                    llm=Read(inner=make_llm("anthropic", emu.base_url)))
+    emu.queue("anthropic", "parallel_calls")
+    emu.queue("anthropic", "text")
+    outcome = await run_agent(agent, recorder, emu)
+
+    assert outcome.error is None
+    assert [name for name, _ in outcome.runs] == ["get_weather", "get_weather"]
+    assert unpaired(outcome.memory) == []
 
 
 @pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])

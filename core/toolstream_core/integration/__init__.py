@@ -22,6 +22,11 @@ One model call through the gate:
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
+- :func:`finish_reason_of`, :func:`chat_finish_value`: a framework's metadata (where the shim
+  reads the framework's view, not the vendor's events) as the Chat Completions finish reason;
+  :func:`declare_finish_signal` / :func:`declared_signal` (:data:`FinishSignal`): where a
+  class the gate cannot read puts its end of turn, declared once for both shims;
+  :func:`unread_finish_note`: the one text for a class that showed none.
 - :func:`settings_limit`: the output-token limit a settings object carries.
 - :class:`IdleGuard`, :class:`AsyncIdleGuard`, :class:`StreamIdleTimeout`,
   :func:`abort_transport`: ``assemble_idle_timeout_s`` for a stream the shim reads itself (an
@@ -101,6 +106,14 @@ from .._decision import (
     rejected_ids,
     turn_record,
 )
+from .._finish import (
+    FinishSignal,
+    chat_finish_value,
+    declare_finish_signal,
+    declared_signal,
+    finish_reason_of,
+    unread_finish_note,
+)
 from .._history import (
     HistoryCall,
     HistoryEdit,
@@ -143,6 +156,7 @@ __all__ = [
     "RUN_CALLS_KEY",
     "AsyncIdleGuard",
     "DecisionRecord",
+    "FinishSignal",
     "GateSession",
     "HistoryCall",
     "HistoryEdit",
@@ -162,9 +176,13 @@ __all__ = [
     "as_record",
     "budget_refusal",
     "call_observer",
+    "chat_finish_value",
     "check_entries",
     "decides_calls",
+    "declare_finish_signal",
+    "declared_signal",
     "events_for_response",
+    "finish_reason_of",
     "history_args",
     "is_paused_turn",
     "judge_call",
@@ -192,6 +210,7 @@ __all__ = [
     "trace_parent",
     "turn_record",
     "ungated_error_text",
+    "unread_finish_note",
     "untraced",
 ]
 
