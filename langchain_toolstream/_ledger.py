@@ -6,7 +6,9 @@ no result, and the worker that resumes the thread runs the task again: at least 
 ``write_file`` or a payment can happen twice. The gate cannot undo a side effect, but it can
 remember that one began.
 
-Before a committed call runs, ``ToolstreamMiddleware.wrap_tool_call`` writes "started" for it
+The rule (entry states, key, decision, the ``not_repeated`` words, repeatable tools) is
+``toolstream_core``'s, shared with the LlamaIndex agent; this module keeps it in LangGraph's
+store. Before a committed call runs, ``ToolstreamMiddleware.wrap_tool_call`` writes "started" for it
 to the agent's store (``create_agent(store=...)``: LangGraph's ``BaseStore``, a
 ``PostgresStore`` in a deployment), and "finished" when the tool returns. A call that comes
 back with an entry and no result in the state did not end cleanly last time: it is answered
@@ -23,7 +25,6 @@ thread at once are kept apart by the server (LangGraph's ``multitask_strategy``)
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -34,25 +35,18 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
+from toolstream_core import integration as rule
 
 __all__ = ["LEDGER_NAMESPACE", "REPEATABLE_KEY", "CallLedger"]
 
 _log = logging.getLogger(__name__)
 
-#: ``BaseTool(metadata={REPEATABLE_KEY: True})``: running the tool twice for one call is safe.
-REPEATABLE_KEY = "toolstream_repeatable"
-
 #: Where the entries live in the store; each value holds ``thread_id``, ``call_id``, ``name``
-#: and ``state`` (``"started"`` or ``"finished"``).
+#: and ``state`` (``"started"`` or ``"finished"``): ``toolstream_core``'s ``ledger_entry``.
 LEDGER_NAMESPACE = ("toolstream", "started")
 
-_NOT_REPEATED = (
-    "Tool call {name!r} (id {id}) was not run again: it {what} in an earlier attempt that "
-    "stopped before its result was recorded, and the tool is not declared safe to repeat. "
-    "Check its effect before you call it again. [not_repeated]"
-)
-_WHAT = {"started": "started (it may have run in part or in full)",
-         "finished": "ran to its end"}
+#: ``BaseTool(metadata={REPEATABLE_KEY: True})``: running the tool twice for one call is safe.
+REPEATABLE_KEY = rule.REPEATABLE_KEY
 
 ToolResult = ToolMessage | Command[Any]
 
@@ -76,11 +70,12 @@ class CallLedger:
         config = getattr(runtime, "config", None) or {}
         thread_id = (config.get("configurable") or {}).get("thread_id")
         call = request.tool_call
-        if thread_id is None or not call.get("id"):
+        call_id = call.get("id")
+        if thread_id is None or not call_id:
             return None
-        key = json.dumps([str(thread_id), message_id or "", call["id"]])
-        entry = {"thread_id": str(thread_id), "call_id": call["id"], "name": call.get("name")}
-        return cls(store, key, entry)
+        key = rule.ledger_key(str(thread_id), message_id, call_id)
+        return cls(store, key, {"scope": str(thread_id), "call_id": call_id,
+                                "name": call.get("name")})
 
     # -- one attempt ---------------------------------------------------------------------------
 
@@ -88,7 +83,7 @@ class CallLedger:
             handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         """Run the tool unless an earlier attempt began; record the attempt either way."""
         earlier = self.store.get(LEDGER_NAMESPACE, self.key)
-        if earlier is not None:
+        if earlier is not None and not rule.may_run(earlier.value):
             return self._not_repeated(earlier.value)
         self.store.put(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
@@ -103,7 +98,7 @@ class CallLedger:
                    handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
         """``run`` for the async agent."""
         earlier = await self.store.aget(LEDGER_NAMESPACE, self.key)
-        if earlier is not None:
+        if earlier is not None and not rule.may_run(earlier.value):
             return self._not_repeated(earlier.value)
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
@@ -114,8 +109,8 @@ class CallLedger:
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
         return result
 
-    def _value(self, state: str) -> dict[str, Any]:
-        return {**self.entry, "state": state}
+    def _value(self, state: rule.LedgerState) -> dict[str, Any]:
+        return rule.ledger_entry(self.entry["scope"], self.entry["call_id"], self.entry["name"], state)
 
     def _not_repeated(self, earlier: Mapping[str, Any]) -> ToolMessage:
         state = str(earlier.get("state") or "started")
@@ -123,7 +118,7 @@ class CallLedger:
         _log.warning("toolstream: not running %s (%s) again: an earlier attempt %s", name, call_id,
                      state)
         return ToolMessage(
-            content=_NOT_REPEATED.format(name=name, id=call_id, what=_WHAT.get(state, state)),
+            content=rule.not_repeated_text(name, call_id, earlier),
             tool_call_id=call_id,
             name=name,
             status="error",
@@ -133,4 +128,4 @@ class CallLedger:
 
 def _repeatable(request: ToolCallRequest) -> bool:
     metadata = getattr(request.tool, "metadata", None)
-    return isinstance(metadata, Mapping) and metadata.get(REPEATABLE_KEY) is True
+    return isinstance(metadata, Mapping) and rule.is_repeatable(metadata.get(REPEATABLE_KEY))

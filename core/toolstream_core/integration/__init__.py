@@ -74,6 +74,10 @@ What a UI, a trace and a metric see:
 - :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
   ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
   next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :func:`ledger_key`, :func:`ledger_entry`, :func:`may_run`, :func:`not_repeated_text`,
+  :func:`is_repeatable`, ``LEDGER_STATES``, :data:`LedgerState`, ``REPEATABLE_KEY``: the started-ledger's one rule
+  (a committed call runs at most once across a resume): the entry each agent keeps in its
+  run's state, the decision an earlier entry makes, and the ``not_repeated`` words.
 - :func:`not_committed_text`: the words of the error result for a call an agent refuses to
   run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
@@ -126,6 +130,16 @@ from .._history import (
     rewrites_requests,
 )
 from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from .._ledger import (
+    LEDGER_STATES,
+    REPEATABLE_KEY,
+    LedgerState,
+    is_repeatable,
+    ledger_entry,
+    ledger_key,
+    may_run,
+    not_repeated_text,
+)
 from .._metrics import record_refused_execution
 from .._progress import ProgressEncoder, rejection_detail
 from .._results import not_committed_text, ungated_error_text
@@ -151,8 +165,10 @@ from ._session import (
 __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_ON_STREAM_ERROR",
+    "LEDGER_STATES",
     "PRIVATE_CONTACTS",
     "RECORD_KEY",
+    "REPEATABLE_KEY",
     "RUN_CALLS_KEY",
     "AsyncIdleGuard",
     "DecisionRecord",
@@ -166,6 +182,7 @@ __all__ = [
     "HistoryPolicy",
     "HistoryProblem",
     "IdleGuard",
+    "LedgerState",
     "OnStreamError",
     "ProgressEncoder",
     "RawSink",
@@ -185,11 +202,16 @@ __all__ = [
     "finish_reason_of",
     "history_args",
     "is_paused_turn",
+    "is_repeatable",
     "judge_call",
     "judge_finished",
     "judge_text",
+    "ledger_entry",
+    "ledger_key",
     "masked_arguments",
+    "may_run",
     "not_committed_text",
+    "not_repeated_text",
     "ollama_tap_kwargs",
     "over_budget",
     "plan_history",
