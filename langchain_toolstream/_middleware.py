@@ -21,7 +21,7 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    (``toolstream_run_calls``, so a checkpoint keeps the count and a resumed run goes on from
    it); each model call may commit what is left, and a call past it is answered
    ``run_budget_exceeded`` and never runs. ``before_agent`` starts the count of each
-   invocation at zero (docs/decisions/agents-run-budget.md).
+   invocation at zero (docs/decisions/0078-run-budget.md).
 """
 
 from __future__ import annotations

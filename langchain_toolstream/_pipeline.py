@@ -10,7 +10,7 @@ turn, so ``create_agent``'s tools edge finds those ids answered and does not run
 
 A pipelined tool runs with ``BaseTool.invoke`` / ``ainvoke`` on its tool call: other
 middleware's ``wrap_tool_call`` and the agent's ``ToolRuntime`` injection do not apply to it
-(docs/decisions/agents-pipelining.md), which is why the allow-list is the user's choice.
+(docs/decisions/0079-pipelining.md), which is why the allow-list is the user's choice.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Each list below is the module's ``__all__`` exactly, in its sorted order. Adding a name to a
 module without adding it here fails, and so does dropping one: the diff of this file is the
-diff of the public surface. The decisions behind the lists are in ``docs/decisions/surface-*``.
+diff of the public surface. The decisions behind the lists are
+docs/decisions/0074-pinned-lists.md and docs/decisions/0076-shim-names.md.
 
 The lists are read from the source (the ``__all__`` literal), so the test holds in either
 environment; where the module imports (its framework is installed), the runtime list and

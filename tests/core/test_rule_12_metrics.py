@@ -40,10 +40,11 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    from toolstream_core import _call, _table
+    from toolstream_core import _call, _table, _table_decide
 
     fake = Clock()
     monkeypatch.setattr(_table, "time", fake)
+    monkeypatch.setattr(_table_decide, "time", fake)
     monkeypatch.setattr(_call, "time", fake)
     return fake
 
