@@ -73,6 +73,10 @@ What a UI, a trace and a metric see:
   run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
+- :func:`binding_refusal`, :func:`arguments_digest`, :class:`Unbound`: a committed call runs
+  only with the arguments the vendor finished or a recorded human edit (the record's
+  ``digest``); :func:`with_reviews` records a reviewer's edits and rejections in a record;
+  :func:`edit_problem` judges an edit as strictly as the vendor's arguments.
 
 Another library's private names:
 
@@ -89,6 +93,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
 from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from ._decision import (
@@ -157,12 +162,16 @@ __all__ = [
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
+    "Unbound",
     "abort_transport",
+    "arguments_digest",
     "as_record",
+    "binding_refusal",
     "budget_refusal",
     "call_observer",
     "check_entries",
     "decides_calls",
+    "edit_problem",
     "events_for_response",
     "history_args",
     "is_paused_turn",
@@ -192,6 +201,7 @@ __all__ = [
     "turn_record",
     "ungated_error_text",
     "untraced",
+    "with_reviews",
 ]
 
 
