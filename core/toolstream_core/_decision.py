@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
+from ._binding import Review, bound_fields
 from ._models import Reason, Turn
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "RECORD_KEY",
     "RECORD_VERSION",
     "CallEntry",
+    "CommittedEntry",
     "DecisionRecord",
     "DroppedEntry",
     "RecordMode",
@@ -48,6 +50,21 @@ class CallEntry(TypedDict):
 
     id: str | None
     name: str | None
+
+
+class _Bound(TypedDict, total=False):
+    digest: str
+    """The digest of the name and arguments the vendor finished (``_binding``): what the call
+    may run with. Absent from records written before it existed (checked by id alone)."""
+    masked: bool | list[str]
+    """A sensitive tool's masked argument paths (``True``: all of them), left out of ``digest``."""
+    review: Review
+    """A human reviewer's decision on the call: ``edit`` (with the edit's digest) or
+    ``reject``; absent when nobody reviewed it, or approved it as sent."""
+
+
+class CommittedEntry(CallEntry, _Bound):
+    """A committed call: what it may run with, and any human decision on it."""
 
 
 class DroppedEntry(CallEntry):
@@ -100,7 +117,7 @@ class DecisionRecord(_Optional):
     complete: bool
     finish_reason: str | None
     error: str | None
-    committed: list[CallEntry]
+    committed: list[CommittedEntry]
     rejected: list[RejectedEntry]
     dropped: list[DroppedEntry]
     server_calls: list[CallEntry]
@@ -158,7 +175,8 @@ def turn_record(turn: Turn, *, mode: RecordMode, error: BaseException | None = N
         "complete": turn.complete,
         "finish_reason": turn.finish_reason,
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
-        "committed": [{"id": c.id, "name": c.name} for c in turn.committed],
+        "committed": [cast(CommittedEntry, {"id": c.id, "name": c.name, **bound_fields(c)})
+                      for c in turn.committed],
         "rejected": rejected,
         "dropped": [{"id": c.id, "name": c.name, "reason": str(c.reason) if c.reason else None}
                     for c in turn.dropped],

@@ -82,6 +82,10 @@ What a UI, a trace and a metric see:
   run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
+- :func:`binding_refusal`, :func:`arguments_digest`, :class:`Unbound`: a committed call runs
+  only with the arguments the vendor finished or a recorded human edit (the record's
+  ``digest``); :func:`with_reviews` records a reviewer's edits and rejections in a record;
+  :func:`edit_problem` judges an edit as strictly as the vendor's arguments.
 
 Another library's private names:
 
@@ -98,6 +102,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
 from .._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from .._decision import (
@@ -189,8 +194,11 @@ __all__ = [
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
+    "Unbound",
     "abort_transport",
+    "arguments_digest",
     "as_record",
+    "binding_refusal",
     "budget_refusal",
     "call_observer",
     "chat_finish_value",
@@ -198,6 +206,7 @@ __all__ = [
     "decides_calls",
     "declare_finish_signal",
     "declared_signal",
+    "edit_problem",
     "events_for_response",
     "finish_reason_of",
     "history_args",
@@ -234,6 +243,7 @@ __all__ = [
     "ungated_error_text",
     "unread_finish_note",
     "untraced",
+    "with_reviews",
 ]
 
 
