@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel, FakeMessagesListChatModel
+from langchain_core.language_models import BaseChatModel, FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
@@ -124,3 +124,32 @@ def test_a_double_that_shows_a_cut_is_judged_by_it(streaming: bool) -> None:
     assert message.tool_calls == []
     assert "length" in str(message.invalid_tool_calls[0]["error"]) or "truncated" in str(
         message.invalid_tool_calls[0]["error"])
+
+
+class _GenericToolFake(GenericFakeChatModel):
+    """``GenericFakeChatModel`` as LangChain's middleware tests use it: its stream carries no
+    ``tool_calls``, only its whole answer does."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+def test_invoke_reads_a_doubles_whole_answer_as_the_stock_agent_does() -> None:
+    model = _GenericToolFake(messages=iter([AIMessage("", tool_calls=[_CALL]), AIMessage("3")]))
+    assert _agent_runs(model) == [{"a": 1, "b": 2}]
+
+
+async def test_ainvoke_reads_a_doubles_whole_answer_too() -> None:
+    runs, add = _runs()
+    model = _GenericToolFake(messages=iter([AIMessage("", tool_calls=[_CALL]), AIMessage("3")]))
+    agent = create_agent(model, tools=[add], middleware=[ToolstreamMiddleware()])
+    await agent.ainvoke({"messages": [HumanMessage("add 1 and 2")]})
+    assert runs == [{"a": 1, "b": 2}]
+
+
+def test_a_doubles_stream_is_still_what_stream_reads() -> None:
+    """``stream`` gates the double's stream: the calls it does not stream are not there."""
+    model = _GenericToolFake(messages=iter([AIMessage("", tool_calls=[_CALL]), AIMessage("3")]))
+    gated = with_toolstream(model, tools=[_runs()[1]])
+    chunks = list(gated.stream([HumanMessage("go")]))
+    assert not any(c.tool_call_chunks for c in chunks)
