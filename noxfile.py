@@ -1,6 +1,6 @@
 """Every supported environment, one command: ``nox`` (``.ci/run`` runs the same).
 
-Two sessions, each in a fresh virtualenv built from the extras (``nox -r`` reuses them):
+Three sessions, each in a fresh virtualenv built from the extras (``nox -r`` reuses them):
 
 - ``latest``: ``pip install -e ".[dev]"`` (the newest openai, anthropic and google-genai
   majors with LangChain), then ruff, mypy on the core and the LangChain shim (the env has no
@@ -9,6 +9,13 @@ Two sessions, each in a fresh virtualenv built from the extras (``nox -r`` reuse
   integrations pin: openai 2, anthropic 0.12x, google-genai 2), then mypy on all three
   packages and the tests that depend on those versions: tests/llamaindex, tests/testing (the
   SDK clients, cassettes and emulator), tests/core and the demo with all its columns.
+
+- ``conformance``: ``pip install -e ".[conformance]"`` (dev plus the upstream suites' test
+  tools), then ``tests/conformance/run.py``: LangChain's own agent tests (the ``langchain``
+  sdist) and ``langchain-core``'s fake chat model tests, as shipped and with the gate added;
+  any test that passes as shipped and not gated fails the session unless
+  ``tests/conformance/deliberate.py`` lists it (docs/langchain.md, "Differences from the stock
+  agent").
 
 Each step prints its time. pytest's exit 5 (no test collected) fails the session, as any
 exit but 0 does. ``nox -s latest`` or ``nox -s llamaindex`` runs one; arguments after ``--``
@@ -21,7 +28,7 @@ import time
 
 import nox
 
-nox.options.sessions = ["latest", "llamaindex"]
+nox.options.sessions = ["latest", "llamaindex", "conformance"]
 
 LLAMAINDEX_TESTS = ("tests/llamaindex", "tests/testing", "tests/core", "tests/cli/test_demo.py")
 
@@ -58,3 +65,11 @@ def llamaindex(session: nox.Session) -> None:
     _install(session, "dev-llamaindex")
     _step(session, "mypy", "mypy")
     _step(session, "pytest", "pytest", *(session.posargs or LLAMAINDEX_TESTS))
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """LangChain's own test suites, as shipped and with the gate added (tests/conformance)."""
+    _install(session, "conformance")
+    _step(session, "conformance", "python", "tests/conformance/run.py",
+          str(session.cache_dir / "conformance"), *session.posargs)

@@ -11,7 +11,8 @@
 - ``StructuredOutputError``, what ``with_structured_output`` raises (or gives as
   ``parsing_error``) when no output was proven finished, parsed strictly and schema-valid;
 - ``declare_finish_signal(model_class, key)``, for a chat model whose end of turn the gate
-  cannot read on its own.
+  cannot read on its own; ``declare_test_double(model_class)``, for a fake chat model of a
+  project's own tests (LangChain's own fakes need nothing).
 
 Works with ``ChatOpenAI`` (Chat Completions and ``use_responses_api=True``, and the classes
 built on it: ``AzureChatOpenAI``, ``ChatDeepSeek``, ``ChatXAI``...), ``ChatAnthropic``,
@@ -27,7 +28,7 @@ from toolstream_core.integration import HistoryError, StructuredOutputError, Tap
 
 from ._callbacks import ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
-from ._convert import declare_finish_signal
+from ._convert import declare_finish_signal, declare_test_double
 from ._history import check_history, pair_orphan_calls
 from ._messages import (
     error_tool_messages,
@@ -45,6 +46,7 @@ __all__ = [
     "ToolstreamMiddleware",
     "check_history",
     "declare_finish_signal",
+    "declare_test_double",
     "error_tool_messages",
     "message_with_rejected_calls",
     "pair_orphan_calls",

@@ -29,6 +29,7 @@ from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
 from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR
 
+from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
@@ -310,6 +311,8 @@ class ToolstreamChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self._whole_answer(kwargs):
+            return generate_from_stream(self._whole(messages, stop, run_manager, **kwargs))
         return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
 
     async def _agenerate(
@@ -319,7 +322,44 @@ class ToolstreamChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self._whole_answer(kwargs):
+            return await agenerate_from_stream(self._awhole(messages, stop, run_manager, **kwargs))
         return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
+
+    def _whole_answer(self, kwargs: Mapping[str, Any]) -> bool:
+        """Whether ``invoke`` gates the wrapped model's whole answer instead of its stream.
+
+        For a test double (decision 0099), where LangChain chose not to stream and the double
+        would not stream on its own: a fake's stream need not carry its whole answer
+        (``GenericFakeChatModel`` streams no ``tool_calls``), so the gate reads what the stock
+        agent reads. A real model's ``invoke`` streams (decision 0100).
+        """
+        model = self.chat_model
+        if not is_test_double(type(model)) or kwargs.get("stream"):
+            return False
+        return not ("streaming" in model.model_fields_set and getattr(model, "streaming", None) is True)
+
+    def _whole(self, messages: list[BaseMessage], stop: list[str] | None = None,
+               run_manager: CallbackManagerForLLMRun | None = None,
+               **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        """The wrapped model's whole answer, gated (the chunks ``generate_from_stream`` joins)."""
+        run = self._new_run(kwargs, run_manager)
+        result = run.model._generate(self._outgoing(messages), stop=stop, **kwargs)
+        for out in self._gate_result(run, result):
+            yield from _emit_sync(out, run, None)
+
+    async def _awhole(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                      run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                      **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        """``_whole`` for ``ainvoke``."""
+        run = self._new_run(kwargs, run_manager)
+        result = await run.model._agenerate(self._outgoing(messages), stop=stop, **kwargs)
+        for out in self._gate_result(run, result):
+            register(out, run.link)
+            try:
+                yield out
+            finally:
+                unregister(out)
 
     # Every invoke path (plain, v1 streaming callbacks, v2 protocol events) ends here; the
     # rejected calls go into ``invalid_tool_calls`` now, where aggregation cannot undo it.

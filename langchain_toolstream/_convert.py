@@ -33,10 +33,37 @@ __all__ = [
     "ChunkConverter",
     "FinishSignal",
     "declare_finish_signal",
+    "declare_test_double",
     "declared_signal",
     "finish_reason_of",
+    "is_test_double",
     "message_to_events",
 ]
+
+# LangChain's own fakes (``GenericFakeChatModel``, ``FakeMessagesListChatModel``,
+# ``FakeListChatModel``, ``FakeChatModel``, ``ParrotFakeChatModel``) and their subclasses: they
+# answer from memory, so no stream of theirs can be cut (docs/decisions/0099).
+_FAKES_MODULE = "langchain_core.language_models.fake_chat_models"
+_DOUBLES: set[type] = set()
+
+
+def declare_test_double(model_class: type) -> None:
+    """Tell the gate that ``model_class`` (and its subclasses) is a test double.
+
+    A fake chat model answers from memory: its turn cannot be cut, so one that ends without a
+    finish signal the gate reads is finished (``"stop"``), where a real model's silence is a
+    cut (``stream_truncated``). A finish signal the double does show still wins, so a fake that
+    plays ``max_tokens`` is judged as the vendor would be. LangChain's own fakes need no
+    declaration; this is the one conftest line for a project's own.
+    """
+    if not isinstance(model_class, type):
+        raise TypeError("declare_test_double: expected a chat model class")
+    _DOUBLES.add(model_class)
+
+
+def is_test_double(model_class: type) -> bool:
+    """Whether ``model_class`` is one of LangChain's fakes or a declared test double."""
+    return any(cls in _DOUBLES or cls.__module__ == _FAKES_MODULE for cls in model_class.__mro__)
 
 
 def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -49,8 +76,9 @@ def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, A
 class ChunkConverter:
     """Per-stream state: one converter per model run."""
 
-    def __init__(self, declared: FinishSignal | None = None) -> None:
+    def __init__(self, declared: FinishSignal | None = None, *, double: bool = False) -> None:
         self.finish_reason: str | None = None
+        self.double = double  # a test double: its stream ends finished (``declare_test_double``)
         self.keys_seen: set[str] = set()  # every ``response_metadata`` key, for the warning
         self._declared = declared
         self._opened: set[Any] = set()
@@ -83,9 +111,16 @@ class ChunkConverter:
             out.append(_chat_chunk({}, finish))
         return out
 
+    def end_events(self) -> list[dict[str, Any]]:
+        """At a clean end of stream: a test double's ``"stop"``, where it showed no finish."""
+        if not self.double or self.finish_reason is not None:
+            return []
+        self.finish_reason = "stop"
+        return [_chat_chunk({}, "stop")]
 
-def message_to_events(message: AIMessage,
-                      declared: FinishSignal | None = None) -> list[dict[str, Any]]:
+
+def message_to_events(message: AIMessage, declared: FinishSignal | None = None,
+                      *, double: bool = False) -> list[dict[str, Any]]:
     """A complete (non-streamed) AIMessage as one chat chunk plus its finish reason.
 
     Arguments come from the vendor's raw text where LangChain kept it (``invalid_tool_calls``
@@ -118,6 +153,8 @@ def message_to_events(message: AIMessage,
         })
     events = [_chat_chunk({"role": "assistant", "tool_calls": calls} if calls else {})]
     finish = finish_reason_of(message.response_metadata or {}, declared)
+    if not finish and double:
+        finish = "stop"  # a test double's answer is whole (``declare_test_double``)
     if finish:
         events.append(_chat_chunk({}, finish))
     return events

@@ -42,7 +42,7 @@ from toolstream_core.integration import (
     unread_finish_note,
 )
 
-from ._convert import ChunkConverter, declared_signal, message_to_events
+from ._convert import ChunkConverter, declared_signal, is_test_double, message_to_events
 from ._link import GateLink
 from ._observability import graph_progress, run_span
 from ._tap import static_provider, tap_model
@@ -119,7 +119,8 @@ class ChunkStream:
             run_budget=run_budget, on_early_commit=on_early_commit)
         self._model_class: type = type(model)
         self._declared = declared_signal(self._model_class)
-        self._converter = ChunkConverter(self._declared)
+        self._double = is_test_double(self._model_class)
+        self._converter = ChunkConverter(self._declared, double=self._double)
         self._shadow: list[dict[str, Any]] = []  # converted chunks, used only if the tap saw nothing
         self._withheld: list[dict[str, Any]] = []
         self._signatures: dict[str, Any] = {}
@@ -169,7 +170,7 @@ class ChunkStream:
         if session.mode != "tap" or session.state == "none":
             session.mode = "message"
             session.begin("openai-chat")
-            for event in message_to_events(message, self._declared):
+            for event in message_to_events(message, self._declared, double=self._double):
                 session.observe(event)
         calls = [*message.tool_calls, *message.invalid_tool_calls]
         chunk = AIMessageChunk(
@@ -235,6 +236,9 @@ class ChunkStream:
             for event in self._shadow:
                 session.observe(event)
         note = None
+        if session.mode == "chunks" and error is None:
+            for event in self._converter.end_events():
+                session.observe(event)
         if session.mode == "chunks" and self._converter.finish_reason is not None:
             note_readable(self._model_class)
         elif session.mode == "chunks" and error is None:

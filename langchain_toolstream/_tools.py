@@ -81,8 +81,30 @@ def registry_from_tools(tools: ToolsArg | None) -> Registry | None:
             continue
         found = _schema_of_dict(formatted)
         if found is not None:
-            registry[found[0]] = _marked(tool, *found)
+            schema = _without_injected(found[1]) if isinstance(tool, BaseTool) else found[1]
+            registry[found[0]] = _marked(tool, found[0], schema)
     return registry
+
+
+# Parameters the agent's ``ToolNode`` fills in by name, whatever their annotation (LangGraph's
+# tool node: a parameter named ``runtime`` gets the ``ToolRuntime``). Those injected by
+# annotation (``InjectedToolArg`` and its subclasses) are already out of ``tool_call_schema``.
+_INJECTED_BY_NAME = ("runtime",)
+
+
+def _without_injected(schema: Any) -> Any:
+    """The schema a tool's arguments are checked against: the one the model is shown, minus the
+    parameters the agent injects, so a call that leaves them out is valid (issue 36)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), Mapping):
+        return schema
+    injected = [name for name in _INJECTED_BY_NAME if name in schema["properties"]]
+    if not injected:
+        return schema
+    out = dict(schema)
+    out["properties"] = {k: v for k, v in schema["properties"].items() if k not in injected}
+    if isinstance(schema.get("required"), list):
+        out["required"] = [name for name in schema["required"] if name not in injected]
+    return out
 
 
 def _marked(tool: Any, name: str, schema: Any) -> Any:

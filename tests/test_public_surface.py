@@ -71,8 +71,8 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
     "langchain_toolstream": ("langchain_toolstream/__init__.py", [
         "HistoryError", "StructuredOutputError", "TapUnavailableError", "ToolstreamCallbackHandler",
         "ToolstreamChatModel", "ToolstreamMiddleware", "check_history", "declare_finish_signal",
-        "error_tool_messages", "message_with_rejected_calls", "pair_orphan_calls", "read_record",
-        "with_toolstream",
+        "declare_test_double", "error_tool_messages", "message_with_rejected_calls",
+        "pair_orphan_calls", "read_record", "with_toolstream",
     ]),
     "llamaindex_toolstream": ("llamaindex_toolstream/__init__.py", [
         "REJECTED_TOOL_NAME", "CallCommittedEvent", "CallOpenedEvent", "CallProgressEvent",
