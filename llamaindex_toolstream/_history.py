@@ -20,17 +20,19 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
 from toolstream_core.integration import (
     HistoryCall,
+    HistoryEdit,
     HistoryEntry,
-    HistoryPlan,
     HistoryPolicy,
     HistoryProblem,
+    MessageKit,
+    apply_plan,
     check_entries,
-    decides_calls,
+    pair_orphans,
     plan_request,
     thinking_enabled,
 )
 
-from ._messages import error_ids, error_tool_messages, is_paused, paused_message, read_record
+from ._messages import errors_by_id, is_paused, paused_message, record_view, ungated_error_ids
 
 __all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
@@ -69,10 +71,11 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
         for i, block in enumerate(message.blocks) if isinstance(block, ToolCallBlock))
     reasoning = (any(isinstance(b, ThinkingBlock) for b in message.blocks)
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
-    record = read_record(message)
+    view = record_view(message)  # read once for this message
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(message), paused=is_paused(message),
-                        gated=decides_calls(record), errors=error_ids(message))
+                        reasoning_first=_reasoning_first(message), paused=is_paused(message, view),
+                        gated=view is not None and view.gated,
+                        errors=view.error_ids if view is not None else ungated_error_ids(message))
 
 
 def history_entries(messages: Sequence[ChatMessage]) -> list[HistoryEntry]:
@@ -126,7 +129,7 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
                         reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
                         stored=getattr(llm, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS, appended=appended)
-    return apply_plan(plan, history)
+    return apply_plan(plan, history, _KIT)
 
 
 def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
@@ -140,27 +143,20 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     gated LLM does this itself before every request; this is for a history you send some
     other way.
     """
-    history = list(messages)
-    return apply_plan(plan_request(history_entries(history), None, "repair", log=_log), history)
+    return pair_orphans(messages, _KIT)
 
 
-def apply_plan(plan: HistoryPlan, messages: list[ChatMessage]) -> list[ChatMessage]:
-    """The planned history built from ``messages`` with LlamaIndex's messages (a new list).
-    Every call of a ``ChatMessage`` is on the wire (its blocks), so nothing needs showing."""
-    errors: dict[int, dict[str, ChatMessage]] = {}
-    out: list[ChatMessage] = []
-    for edit in plan.edits:
-        message = messages[edit.index]
-        if edit.op in ("keep", "show"):
-            out.append(message)
-        elif edit.op == "paused":
-            out.append(paused_message(message))
-        elif edit.op == "error":
-            if edit.index not in errors:
-                errors[edit.index] = {str(m.additional_kwargs.get("tool_call_id")): m
-                                      for m in error_tool_messages(message)}
-            out.append(errors[edit.index][edit.call_id or ""])
-        else:
-            out.append(ChatMessage(role="tool", content=edit.content or "",
-                                   additional_kwargs={"tool_call_id": edit.call_id}))
-    return out
+def _no_result(edit: HistoryEdit) -> ChatMessage:
+    return ChatMessage(role="tool", content=edit.content or "",
+                       additional_kwargs={"tool_call_id": edit.call_id})
+
+
+def _as_is(message: ChatMessage, shown: tuple[str, ...]) -> ChatMessage:
+    """Every call of a ``ChatMessage`` is on the wire (its blocks): nothing needs showing."""
+    return message
+
+
+#: LlamaIndex's constructors for the core's history plan (``apply_plan``, ``pair_orphans``).
+_KIT: MessageKit[ChatMessage] = MessageKit(
+    entries=history_entries, paused=paused_message, show=_as_is, errors=errors_by_id,
+    no_result=_no_result)

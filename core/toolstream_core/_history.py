@@ -13,9 +13,9 @@ shims raise ``HistoryError`` for them instead of sending a request the vendor re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ._results import is_gate_error, unanswered_text
 
@@ -27,8 +27,11 @@ __all__ = [
     "HistoryOp",
     "HistoryPlan",
     "HistoryProblem",
+    "MessageKit",
     "ProblemKind",
+    "apply_plan",
     "check_entries",
+    "pair_orphans",
     "plan_history",
     "rewrites_requests",
 ]
@@ -325,6 +328,60 @@ def _planned_entry(entries: Sequence[HistoryEntry], edit: HistoryEdit) -> Histor
         return replace(entry, calls=tuple(replace(c, shown=True) if c.id in shown else c
                                           for c in entry.calls))
     return entry
+
+
+# -- applying the plan: each framework's messages, one dispatch -----------------------------------
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True, slots=True)
+class MessageKit(Generic[M]):
+    """How one framework builds the messages a plan asks for; the plan and its dispatch are
+    the core's, so both shims lay out the same history.
+
+    ``entries``: the messages in neutral form (one entry per message). ``paused``: a paused
+    turn without its client calls. ``show``: an assistant message with the given call ids sent
+    as calls. ``errors``: a message's own error results by the id each answers. ``no_result``:
+    the result of a call that has none (``HistoryEdit.content``).
+    """
+
+    entries: Callable[[Sequence[M]], Sequence[HistoryEntry]]
+    paused: Callable[[M], M]
+    show: Callable[[M, tuple[str, ...]], M]
+    errors: Callable[[M], Mapping[str, M]]
+    no_result: Callable[[HistoryEdit], M]
+
+
+def apply_plan(plan: HistoryPlan, messages: list[M], kit: MessageKit[M]) -> list[M]:
+    """The planned history built from ``messages`` with ``kit``'s constructors; ``messages``
+    itself when the plan changes nothing."""
+    if not plan.changed:
+        return messages
+    errors: dict[int, Mapping[str, M]] = {}
+    out: list[M] = []
+    for edit in plan.edits:
+        message = messages[edit.index]
+        if edit.op == "keep":
+            out.append(message)
+        elif edit.op == "paused":
+            out.append(kit.paused(message))
+        elif edit.op == "show":
+            out.append(kit.show(message, edit.shown))
+        elif edit.op == "error":
+            if edit.index not in errors:
+                errors[edit.index] = kit.errors(message)
+            out.append(errors[edit.index][edit.call_id or ""])
+        else:
+            out.append(kit.no_result(edit))
+    return out
+
+
+def pair_orphans(messages: Sequence[M], kit: MessageKit[M]) -> list[M]:
+    """``messages`` with every unanswered call answered (``plan_history`` with ``repair``, no
+    vendor check): the one path behind both shims' ``pair_orphan_calls``."""
+    history = list(messages)
+    return apply_plan(plan_history(kit.entries(history), None), history, kit)
 
 
 def _result_text(content: Any) -> str:

@@ -37,10 +37,10 @@ One model call through the gate:
 The decision record a shim keeps on its message:
 
 - :data:`RECORD_KEY`, :class:`DecisionRecord`, :func:`turn_record`: where, in what shape, and
-  built from a ``Turn``; :func:`as_record`, :func:`is_paused_turn`, :func:`decides_calls`,
-  :func:`rejected_ids` read it the same way in every shim (the record; whether its turn was
-  paused, Anthropic ``pause_turn``; whether the gate decided its calls; the ids its errors
-  answer). :func:`history_args`: a call's arguments as the history may carry them.
+  built from a ``Turn``; :func:`view_record` reads it once into a :class:`RecordView` (calls
+  by id, order, paused and gated flags), the same way in every shim; :func:`is_paused_turn`
+  reads a paused turn off a message without a record. :func:`history_args`: a call's
+  arguments as the history may carry them.
 - :func:`ungated_error_text`: the words of the error result for a call an ungated framework
   could not parse, so both shims say the same thing.
 
@@ -49,8 +49,9 @@ The outgoing history:
 - :func:`plan_request`, :func:`plan_history`, :class:`HistoryPlan`, :class:`HistoryEdit`:
   the history under a ``history=`` policy (:data:`HistoryPolicy`, default
   :data:`DEFAULT_HISTORY`), planned over neutral :class:`HistoryEntry` / :class:`HistoryCall`
-  values; each shim applies the edits to its own messages. :func:`check_entries` lists
-  what the vendor would refuse (:class:`HistoryProblem`); under ``"check"`` the plan raises
+  values; :func:`apply_plan` applies the edits with a shim's :class:`MessageKit` (its message
+  constructors), and :func:`pair_orphans` is the one repair path behind ``pair_orphan_calls``.
+  :func:`check_entries` lists what the vendor would refuse (:class:`HistoryProblem`); under ``"check"`` the plan raises
   :class:`HistoryError` for it. :func:`thinking_enabled`: how a model's thinking setting reads.
 
 Structured output:
@@ -108,12 +109,11 @@ from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, reb
 from .._decision import (
     RECORD_KEY,
     DecisionRecord,
-    as_record,
-    decides_calls,
+    RecordView,
     history_args,
     is_paused_turn,
-    rejected_ids,
     turn_record,
+    view_record,
 )
 from .._finish import (
     FinishSignal,
@@ -130,7 +130,10 @@ from .._history import (
     HistoryError,
     HistoryPlan,
     HistoryProblem,
+    MessageKit,
+    apply_plan,
     check_entries,
+    pair_orphans,
     plan_history,
     rewrites_requests,
 )
@@ -188,22 +191,23 @@ __all__ = [
     "HistoryProblem",
     "IdleGuard",
     "LedgerState",
+    "MessageKit",
     "OnStreamError",
     "ProgressEncoder",
     "RawSink",
+    "RecordView",
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
     "Unbound",
     "abort_transport",
+    "apply_plan",
     "arguments_digest",
-    "as_record",
     "binding_refusal",
     "budget_refusal",
     "call_observer",
     "chat_finish_value",
     "check_entries",
-    "decides_calls",
     "declare_finish_signal",
     "declared_signal",
     "edit_problem",
@@ -223,6 +227,7 @@ __all__ = [
     "not_repeated_text",
     "ollama_tap_kwargs",
     "over_budget",
+    "pair_orphans",
     "plan_history",
     "plan_request",
     "private_copy",
@@ -230,7 +235,6 @@ __all__ = [
     "record_refused_execution",
     "refuse_gate_options",
     "rejected_arguments",
-    "rejected_ids",
     "rejection_detail",
     "rewrites_requests",
     "run_budget_left",
@@ -243,6 +247,7 @@ __all__ = [
     "ungated_error_text",
     "unread_finish_note",
     "untraced",
+    "view_record",
     "with_reviews",
 ]
 
