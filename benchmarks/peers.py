@@ -5,7 +5,7 @@ text, dicts, SDK objects) and ``finish()``es into ``[(tool name, parsed argument
 the harness can check that every contender really reassembled the call it was timed on.
 
 What a framework does with the chunks is not written here: it is the reader in
-`toolstream_core.app.peers` (``LangChainMerge``, ``LlamaIndexRead``, ``OpenAIChatState``,
+`toolstream_core.app._peers` (``LangChainMerge``, ``LlamaIndexRead``, ``OpenAIChatState``,
 ``AnthropicAccumulate``, ``ToolstreamAssemble``), the same code ``toolstream demo`` runs on
 replayed streams. This module prepares the input, hands it over batch by batch and keeps the
 roster. The peers run their real code paths, with only the socket taken away:
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-import toolstream_core.app.peers as readers
+import toolstream_core.app._peers as readers
 
 from benchmarks.workloads import Workload
 
@@ -173,7 +173,7 @@ class _Floor:
 
 # --- the readers, timed -------------------------------------------------------------------
 #
-# What each framework does with the chunks is `toolstream_core.app.peers`'s reader for it, the
+# What each framework does with the chunks is `toolstream_core.app._peers`'s reader for it, the
 # code ``toolstream demo`` runs on replayed streams; a session hands it the prepared batches.
 
 

@@ -256,7 +256,7 @@ PRIVATE_CONTACTS: tuple[PrivateContact, ...] = (
                    ("core/toolstream_core/vendors/_tap.py",),
                    "the same, for the anthropic SDK"),
     PrivateContact("anthropic", "anthropic.lib.streaming._messages", "accumulate_event", "function",
-                   "call", ("core/toolstream_core/app/peers/_readers.py",),
+                   "call", ("core/toolstream_core/app/_peers/_readers.py",),
                    "the function the SDK's MessageStream runs per event, not exported: `toolstream "
                    "demo` and the benchmarks show what the SDK itself makes of a stream",
                    ("event",)),

@@ -1,4 +1,4 @@
-"""The benchmarks time the demo's readers (``toolstream_core.app.peers``), not copies of them.
+"""The benchmarks time the demo's readers (``toolstream_core.app._peers``), not copies of them.
 
 Each peer and core contender's session wraps the reader ``toolstream demo`` runs for that
 framework; fed a tiny synthetic stream, it hands the runner exactly the call that was sent.
@@ -8,7 +8,7 @@ No timing assertions.
 from __future__ import annotations
 
 import pytest
-from toolstream_core.app import peers
+from toolstream_core.app import _peers as peers
 
 from benchmarks.peers import BY_KEY
 from benchmarks.timing import Budget, check, run_once

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolstream_core import PROVIDERS
-from toolstream_core.app.peers import (
+from toolstream_core.app._peers import (
     COMMIT,
     DROP,
     ENGINE_TITLES,

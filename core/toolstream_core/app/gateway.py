@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from toolstream_core.app import peers
+from toolstream_core.app import _peers as peers
 from toolstream_core.app.demo import Style, clip, compact
 
 __all__ = ["DEFAULT_SCENARIO", "render_gateway", "run_gateway"]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolstream_core.app.peers._readers import (
+from toolstream_core.app._peers._readers import (
     RUN,
     AnthropicAccumulate,
     CallView,
@@ -28,7 +28,7 @@ from toolstream_core.app.peers._readers import (
     need,
     turn_calls,
 )
-from toolstream_core.app.peers._targets import Target
+from toolstream_core.app._peers._targets import Target
 from toolstream_core.vendors import SDK_EXTRA, make_client, open_stream
 
 logger = logging.getLogger(__name__)

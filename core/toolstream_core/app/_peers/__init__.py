@@ -30,7 +30,7 @@ Frameworks are optional extras: a missing one is reported as unavailable, never
 faked. Nothing here prints; `_demo` turns outcomes into a table.
 """
 
-from toolstream_core.app.peers._engines import (
+from toolstream_core.app._peers._engines import (
     ENGINE_TITLES,
     ENGINES,
     Outcome,
@@ -40,7 +40,7 @@ from toolstream_core.app.peers._engines import (
     run_engine,
     sdk_chunks,
 )
-from toolstream_core.app.peers._readers import (
+from toolstream_core.app._peers._readers import (
     COMMIT,
     DROP,
     INVALID,
@@ -59,7 +59,7 @@ from toolstream_core.app.peers._readers import (
     runnable,
     turn_calls,
 )
-from toolstream_core.app.peers._targets import Target, make_target, tools_from_request
+from toolstream_core.app._peers._targets import Target, make_target, tools_from_request
 
 __all__ = [
     "COMMIT",
