@@ -41,13 +41,14 @@ The decision record a shim keeps on its message:
 
 The outgoing history:
 
-- :func:`plan_request`, :func:`plan_history`, :class:`HistoryPlan`, :class:`HistoryEdit`:
-  the history under a ``history=`` policy (:data:`HistoryPolicy`, default
-  :data:`DEFAULT_HISTORY`), planned over neutral :class:`HistoryEntry` / :class:`HistoryCall`
-  values; :func:`apply_plan` applies the edits with a shim's :class:`MessageKit` (its message
-  constructors), and :func:`pair_orphans` is the one repair path behind ``pair_orphan_calls``.
-  :func:`check_entries` lists what the vendor would refuse (:class:`HistoryProblem`); under ``"check"`` the plan raises
-  :class:`HistoryError` for it. :func:`thinking_enabled`: how a model's thinking setting reads.
+- :func:`plan_request`, :class:`HistoryEdit`: the history under a ``history=`` policy
+  (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`), planned over neutral
+  :class:`HistoryEntry` / :class:`HistoryCall` values (:func:`signed_before_calls`: whether a
+  message's signed reasoning comes first); :func:`apply_plan` applies the edits with a shim's
+  :class:`MessageKit` (its message constructors), and :func:`pair_orphans` is the one repair
+  path behind ``pair_orphan_calls``. :func:`check_entries` lists what the vendor would refuse
+  (:class:`HistoryProblem`); under ``"check"`` the plan raises :class:`HistoryError` for it.
+  :func:`thinking_enabled`: how a model's thinking setting reads.
 
 Structured output:
 
@@ -67,13 +68,15 @@ What a UI, a trace and a metric see:
 - :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for
   frameworks that keep their own spans out of the OTel context, and how a display-only
   assembler stays out of the trace.
-- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
-  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
-  next turn's ``run_budget``, the check again before a call is queued, its error result).
-- :func:`not_committed_text`: the words of the error result for a call an agent refuses to
-  run because the gate never committed it, so both shims say the same thing.
-- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
-  an agent refuses to run a call the gate did not commit.
+
+The agent run:
+
+- :class:`RunPolicy`: seed 004's gate as an agent applies it (``admit``: refuse a call the
+  gate did not commit, counted in ``tool_execute_rejected_not_committed_total``, or one past
+  the run's budget, right before it runs), the budget each model turn may commit, the
+  paused-turn cap, the consecutive-failure bound, and the :class:`Pipeline` of tools started
+  before the stream ends; over a :class:`RunState` the agent reads from and writes back to
+  where its framework keeps the run.
 
 Another library's private names:
 
@@ -90,7 +93,6 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from ._decision import (
     RECORD_KEY,
@@ -113,11 +115,12 @@ from ._history import (
     check_entries,
     pair_orphans,
     plan_history,
+    signed_before_calls,
 )
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
-from ._metrics import record_refused_execution
 from ._progress import ProgressEncoder, rejection_detail
-from ._results import not_committed_text, ungated_error_text
+from ._results import ungated_error_text
+from ._run_policy import Pipeline, RunPolicy, RunState
 from ._sensitive import masked_arguments
 from ._structured import (
     StructuredOutputError,
@@ -142,7 +145,6 @@ __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
     "PRIVATE_CONTACTS",
     "RECORD_KEY",
-    "RUN_CALLS_KEY",
     "AsyncIdleGuard",
     "DecisionRecord",
     "GateSession",
@@ -150,21 +152,22 @@ __all__ = [
     "HistoryEdit",
     "HistoryEntry",
     "HistoryError",
-    "HistoryPlan",
     "HistoryPolicy",
     "HistoryProblem",
     "IdleGuard",
     "MessageKit",
     "OnStreamError",
+    "Pipeline",
     "ProgressEncoder",
     "RawSink",
     "RecordView",
+    "RunPolicy",
+    "RunState",
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
     "abort_transport",
     "apply_plan",
-    "budget_refusal",
     "call_observer",
     "check_entries",
     "events_for_response",
@@ -174,21 +177,17 @@ __all__ = [
     "judge_finished",
     "judge_text",
     "masked_arguments",
-    "not_committed_text",
     "ollama_tap_kwargs",
-    "over_budget",
     "pair_orphans",
-    "plan_history",
     "plan_request",
     "private_copy",
     "rebuilt",
-    "record_refused_execution",
     "refuse_gate_options",
     "rejected_arguments",
     "rejection_detail",
     "rewrites_requests",
-    "run_budget_left",
     "settings_limit",
+    "signed_before_calls",
     "tap_client",
     "tap_unavailable",
     "thinking_enabled",
