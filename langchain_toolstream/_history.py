@@ -129,7 +129,8 @@ def prepare_history(messages: list[BaseMessage], family: str | None, policy: His
                     model: Any) -> list[BaseMessage]:
     """The history the request sends under ``policy`` (see ``HistoryPolicy``); the caller's
     list is returned as it is when nothing changes."""
-    plan = plan_request(history_entries(messages, family), family, policy, log=_log,
+    entries = history_entries(messages, family)
+    plan = plan_request(entries, family, policy, log=_log,
                         reasoning=thinking_enabled(getattr(model, "thinking", None)),
                         stored=getattr(model, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS)

@@ -244,7 +244,7 @@ class _ModelCall:
         """The model's messages, each AIMessage followed by the answers the gate has for it:
         the results of its pipelined calls (``ran``) and the errors of its rejected ones; the
         run's counts and where the agent goes next (``RunPolicy.after_turn``)."""
-        self.starter.close()
+        self.starter.release()
         result = _messages_of(response)
         if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
             return self._continue_paused(response, result)

@@ -60,7 +60,7 @@ class ToolStarter:
         run = contextvars.copy_context().run
         return self._executor.submit(run, _answer, tool, payload)
 
-    def close(self) -> None:
+    def release(self) -> None:
         """Let the worker threads go (the results are in)."""
         if self._executor is not None:
             self._executor.shutdown(wait=False)

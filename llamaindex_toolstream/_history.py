@@ -119,7 +119,8 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     """
     history = list(messages)
     appended = history_entries([_as_message(user_msg)]) if user_msg is not None else []
-    plan = plan_request(history_entries(history), provider, policy, log=_log,
+    entries = history_entries(history)
+    plan = plan_request(entries, provider, policy, log=_log,
                         reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
                         stored=getattr(llm, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS, appended=appended)

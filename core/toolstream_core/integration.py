@@ -89,9 +89,8 @@ Another library's private names:
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from ._decision import (
@@ -104,17 +103,18 @@ from ._decision import (
     view_record,
 )
 from ._history import (
+    DEFAULT_HISTORY,
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
     HistoryError,
-    HistoryPlan,
+    HistoryPolicy,
     HistoryProblem,
     MessageKit,
     apply_plan,
     check_entries,
     pair_orphans,
-    plan_history,
+    plan_request,
     signed_before_calls,
 )
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
@@ -208,18 +208,6 @@ def thinking_enabled(setting: Any) -> bool | None:
     return None
 
 
-def _refuse_history(problems: Iterable[HistoryProblem], provider: str | None, *,
-                   exempt: Collection[str], log: logging.Logger) -> None:
-    """Raise ``HistoryError`` for the ``problems`` whose kind is not in ``exempt`` (those the
-    framework's own class repairs on the wire), logging them first: the vendor's 400, refused
-    before the request is sent. Nothing to raise: returns."""
-    refused = [p for p in problems if p.kind not in exempt]
-    if refused:
-        log.warning("toolstream: refusing to send a history the vendor would reject: %s",
-                    "; ".join(p.detail for p in refused))
-        raise HistoryError(refused, provider)
-
-
 def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
                       asynchronous: bool = False) -> dict[str, Any]:
     """``kwargs`` for ``ollama.Client`` (``AsyncClient`` with ``asynchronous``) whose
@@ -232,32 +220,6 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     from .vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
-
-
-HistoryPolicy = Literal["repair", "check", "off"]
-"""What a gated model does with the outgoing history before each request: ``"repair"``
-answers every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what
-only the model could fix; ``"off"`` answers only the calls the gate itself rejected."""
-
-#: The one default of ``history=`` in every shim entry point (DESIGN 6).
-DEFAULT_HISTORY: HistoryPolicy = "check"
-
-
-def plan_request(entries: Sequence[HistoryEntry], provider: str | None, policy: HistoryPolicy, *,
-                 log: logging.Logger, reasoning: bool | None = None, stored: bool = True,
-                 exempt: Collection[str] = (), appended: Sequence[HistoryEntry] = ()) -> HistoryPlan:
-    """The outgoing history under ``policy``, planned (``plan_history``); under ``"check"``,
-    ``HistoryError`` for what the vendor would still refuse (``_refuse_history``: ``exempt``
-    are the problem kinds the framework's class repairs itself). ``appended``: messages the
-    request adds after the history (a ``user_msg``), checked with it but not planned."""
-    if policy not in ("repair", "check", "off"):
-        raise ValueError(f"history must be 'repair', 'check' or 'off', not {policy!r}")
-    plan = plan_history(entries, provider, repair=policy != "off")
-    if policy == "check":
-        problems = check_entries([*plan.entries, *appended], provider, reasoning=reasoning,
-                                 stored=stored)
-        _refuse_history(problems, provider, exempt=exempt, log=log)
-    return plan
 
 
 def refuse_gate_options(holder: str, **options: Any) -> None:
