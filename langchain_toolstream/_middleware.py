@@ -12,11 +12,15 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    structured response (``ToolStrategy``, ``ProviderStrategy``) gets one only from an output
    the core accepts; a cut one is answered and asked again the same way, and after the
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
-3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
-   slipped in by other code or another middleware is refused, not run, and counted in
-   ``tool_execute_rejected_not_committed_total``) and still fits the run's budget; with a
-   store, a call that began in an earlier attempt is answered instead of run again
-   (``_ledger``).
+3. ``wrap_tool_call``: the run policy's last check (``RunPolicy.admit``) that a call about to
+   run was committed by the gate (a call slipped in by other code or another middleware is
+   refused, not run, and counted in ``tool_execute_rejected_not_committed_total``) and still
+   fits the run's budget; then, with a store, a call that began in an earlier attempt is
+   answered instead of run again (``_ledger``). A paused turn is sent back to be continued at
+   most ``MAX_PAUSED_CONTINUATIONS`` times in a row.
+
+The decisions are the core's ``RunPolicy``; this module reads the run's state from the agent
+state, asks, and writes the answer back (a ``Command``).
 4. ``max_tool_calls_per_run``: the calls the run committed are counted in the agent state
    (``toolstream_run_calls``, so a checkpoint keeps the count and a resumed run goes on from
    it); each model call may commit what is left, and a call past it is answered
