@@ -29,6 +29,7 @@ from toolstream_core.integration import (
     check_entries,
     pair_orphans,
     plan_request,
+    signed_before_calls,
     thinking_enabled,
 )
 
@@ -66,17 +67,6 @@ def _signatures(message: AIMessage) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _reasoning_first(blocks: list[Mapping[str, Any]]) -> bool:
-    """A signed thinking block comes before the first tool_use (Anthropic's order)."""
-    for block in blocks:
-        kind = block.get("type")
-        if kind in _THINKING:
-            return kind == "redacted_thinking" or bool(block.get("signature"))
-        if kind in _CALL_BLOCKS:
-            return False
-    return False
-
-
 def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     blocks = _blocks(message)
     signatures = _signatures(message)
@@ -97,7 +87,11 @@ def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     errors = view.error_ids if view is not None else tuple(
         str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(blocks), paused=is_paused(message, view),
+                        reasoning_first=signed_before_calls(
+                            kind == "redacted_thinking" or bool(b.get("signature"))
+                            if kind in _THINKING else None
+                            for b in blocks if (kind := b.get("type")) in _THINKING | _CALL_BLOCKS),
+                        paused=is_paused(message, view),
                         gated=view is not None and view.gated, errors=errors)
 
 
@@ -135,7 +129,8 @@ def prepare_history(messages: list[BaseMessage], family: str | None, policy: His
                     model: Any) -> list[BaseMessage]:
     """The history the request sends under ``policy`` (see ``HistoryPolicy``); the caller's
     list is returned as it is when nothing changes."""
-    plan = plan_request(history_entries(messages, family), family, policy, log=_log,
+    entries = history_entries(messages, family)
+    plan = plan_request(entries, family, policy, log=_log,
                         reasoning=thinking_enabled(getattr(model, "thinking", None)),
                         stored=getattr(model, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS)

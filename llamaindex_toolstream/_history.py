@@ -29,6 +29,7 @@ from toolstream_core.integration import (
     check_entries,
     pair_orphans,
     plan_request,
+    signed_before_calls,
     thinking_enabled,
 )
 
@@ -52,16 +53,6 @@ def _signed(block: ThinkingBlock) -> bool:
     return bool(info.get("signature")) or info.get("type") == "redacted_thinking"
 
 
-def _reasoning_first(message: ChatMessage) -> bool:
-    """A signed thinking block comes before the first tool call (Anthropic's order)."""
-    for block in message.blocks:
-        if isinstance(block, ThinkingBlock):
-            return _signed(block)
-        if isinstance(block, ToolCallBlock):
-            return False
-    return False
-
-
 def _assistant(message: ChatMessage) -> HistoryEntry:
     raw = message.additional_kwargs.get("thought_signatures")
     signatures: list[Any] = raw if isinstance(raw, list) else []
@@ -73,7 +64,10 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
     view = record_view(message)  # read once for this message
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(message), paused=is_paused(message, view),
+                        reasoning_first=signed_before_calls(
+                            _signed(b) if isinstance(b, ThinkingBlock) else None
+                            for b in message.blocks if isinstance(b, ThinkingBlock | ToolCallBlock)),
+                        paused=is_paused(message, view),
                         gated=view is not None and view.gated,
                         errors=view.error_ids if view is not None else ungated_error_ids(message))
 
@@ -125,7 +119,8 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     """
     history = list(messages)
     appended = history_entries([_as_message(user_msg)]) if user_msg is not None else []
-    plan = plan_request(history_entries(history), provider, policy, log=_log,
+    entries = history_entries(history)
+    plan = plan_request(entries, provider, policy, log=_log,
                         reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
                         stored=getattr(llm, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS, appended=appended)
