@@ -8,7 +8,6 @@ happens to each chunk and ``_tap`` for how the vendor's own events are reached.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -33,7 +32,6 @@ from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
-from ._link import register, unregister
 from ._messages import message_with_rejected_calls
 from ._observability import current_run_manager, model_run
 from ._outgoing import outgoing_for
@@ -184,110 +182,61 @@ class ToolstreamChatModel(BaseChatModel):
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         return streaming_off(self.chat_model, kwargs)
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    # The sync and async twins below are only loops: how the stream is read, what a chunk
+    # means, when the run stops and how it ends are ``ChunkStream``'s (``reading``,
+    # ``observe``, ``interrupted``, ``close``).
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         run = self._new_run(kwargs, run_manager)
         messages = self._outgoing(messages)
+        notify = run_manager.on_llm_new_token if run_manager is not None else None
         if self._streaming_off(kwargs):
-            result = run.model._generate(messages, stop=stop, **kwargs)
-            for out in self._gate_result(run, result):
-                yield from _emit_sync(out, run, run_manager)
+            for out in self._gate_result(run, run.model._generate(messages, stop=stop, **kwargs)):
+                with run.emitting(out):
+                    _notify(notify, out)
+                    yield out
             return
-        source = run.model._stream(messages, stop=stop, **kwargs)
-        error: Exception | None = None
-        try:
-            link = run.link
-            # the idle timeout, where no tap has it (``GateSession.guarded``)
-            with run.session.guarded(source, asynchronous=False) as chunks:
-                for chunk in chunks:
-                    # ``_emit_sync`` inlined: a generator per chunk is measurable on 4-byte deltas.
-                    out = run.observe(chunk)
-                    register(out, link)
-                    try:
-                        if run_manager is not None:
-                            run_manager.on_llm_new_token(out.text, chunk=out)
-                        yield out
-                    finally:
-                        unregister(out)
-                    if link.cancel_reason is not None:
-                        run.cancel(link.cancel_reason)
-                        break
-        except GeneratorExit:
-            self._cancelled(run)
-            raise
-        except Exception as exc:
-            error = exc
-        finally:
-            _close(source)
-        self._end(run, error)
-        yield from _emit_sync(run.final_chunk(), run, run_manager)
+        with run.reading(run.model._stream(messages, stop=stop, **kwargs)) as chunks:
+            for chunk in chunks:
+                kept = run.observe(chunk)
+                if kept is not None:
+                    with run.emitting(kept):
+                        _notify(notify, kept)
+                        yield kept
+                if run.interrupted():
+                    break
+        out = run.close()
+        with run.emitting(out):
+            _notify(notify, out)
+            yield out
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
         run = self._new_run(kwargs, run_manager)
         messages = self._outgoing(messages)
         if self._streaming_off(kwargs):
             result = await run.model._agenerate(messages, stop=stop, **kwargs)
             for out in self._gate_result(run, result):
-                register(out, run.link)
-                try:
+                with run.emitting(out):
                     await _anotify(out, run_manager)
                     yield out
-                finally:
-                    unregister(out)
             return
-        source = run.model._astream(messages, stop=stop, **kwargs)
-        error: Exception | None = None
-        try:
-            link = run.link
-            async with run.session.guarded(source, asynchronous=True) as chunks:
-                async for chunk in chunks:
-                    out = run.observe(chunk)
-                    register(out, link)
-                    try:
-                        await _anotify(out, run_manager)
-                        yield out
-                    finally:
-                        unregister(out)
-                    if link.cancel_reason is not None:
-                        run.cancel(link.cancel_reason)
-                        break
-        except (GeneratorExit, asyncio.CancelledError):
-            self._cancelled(run)
-            raise
-        except Exception as exc:
-            error = exc
-        finally:
-            await _aclose(source)
-        self._end(run, error)
-        out = run.final_chunk()
-        register(out, run.link)
-        try:
+        async with run.reading(run.model._astream(messages, stop=stop, **kwargs)) as chunks:
+            async for chunk in chunks:
+                kept = run.observe(chunk)
+                if kept is not None:
+                    with run.emitting(kept):
+                        await _anotify(kept, run_manager)
+                        yield kept
+                if run.interrupted():
+                    break
+        out = run.close()
+        with run.emitting(out):
             await _anotify(out, run_manager)
             yield out
-        finally:
-            unregister(out)
-
-    def _cancelled(self, run: ChunkStream) -> None:
-        """The consumer stopped reading (or cancelled the task): no open call may commit."""
-        run.cancel("the model call was cancelled mid-stream")
-
-    def _end(self, run: ChunkStream, error: Exception | None) -> None:
-        """Decide the turn once the stream is over; re-raise ``error`` unless the turn's calls
-        can be answered instead (the session's fault policy, ``on_stream_error``)."""
-        run.finish(error)
-        if error is not None and run.session.raises(error):
-            raise error
 
     def _gate_result(self, run: ChunkStream, result: ChatResult) -> Iterator[ChatGenerationChunk]:
         """The wrapped model does not stream: gate its complete answer (one event set)."""
@@ -398,17 +347,9 @@ def _finalize(result: ChatResult) -> ChatResult:
     return result
 
 
-def _emit_sync(
-    chunk: ChatGenerationChunk, run: ChunkStream, run_manager: CallbackManagerForLLMRun | None
-) -> Iterator[ChatGenerationChunk]:
-    """Yield ``chunk`` registered with the run's link, so observers can bind to the run."""
-    register(chunk, run.link)
-    try:
-        if run_manager is not None:
-            run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-        yield chunk
-    finally:
-        unregister(chunk)
+def _notify(notify: Callable[..., Any] | None, chunk: ChatGenerationChunk) -> None:
+    if notify is not None:
+        notify(chunk.text, chunk=chunk)
 
 
 async def _anotify(
@@ -416,24 +357,6 @@ async def _anotify(
 ) -> None:
     if run_manager is not None:
         await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-
-
-def _close(source: Any) -> None:
-    close = getattr(source, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:
-            _log.debug("toolstream: closing the inner stream failed", exc_info=True)
-
-
-async def _aclose(source: Any) -> None:
-    close = getattr(source, "aclose", None)
-    if close is not None:
-        try:
-            await close()
-        except Exception:
-            _log.debug("toolstream: closing the inner stream failed", exc_info=True)
 
 
 #: What ``with_toolstream`` returns for a model bound with tools: the same binding, gated.

@@ -23,6 +23,7 @@ message streaming) yields ``tool_calls`` = committed calls only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -43,13 +44,16 @@ from toolstream_core.integration import (
 )
 
 from ._convert import ChunkConverter, declared_signal, is_test_double, message_to_events
-from ._link import GateLink
+from ._link import GateLink, register, unregister
 from ._observability import graph_progress, run_span
 from ._tap import static_provider, tap_model
 
-__all__ = ["RECORD_KEY", "ChunkStream", "OnStreamError", "history_args"]
+__all__ = ["CANCELLED", "RECORD_KEY", "ChunkStream", "OnStreamError", "history_args"]
 
 _log = logging.getLogger(__name__)
+
+#: Why a run's open calls were cancelled when its consumer stopped reading (or cancelled the task).
+CANCELLED = "the model call was cancelled mid-stream"
 
 # Content blocks that describe a client tool call, per integration.
 _TOOL_BLOCK_TYPES = frozenset({
@@ -126,6 +130,10 @@ class ChunkStream:
         self._signatures: dict[str, Any] = {}
         self._lc_ids: list[str] = []
         self._content_is_list = False
+        # The first chunk's response metadata, once one went out: a later chunk that lost its
+        # tool parts and brings nothing beyond it is not yielded at all (``_sanitize``).
+        self._said: dict[str, Any] | None = None
+        self._error: Exception | None = None  # what ended the read of the stream (``stopped``)
         tapped = tap_model(model, self.session)
         self.model: BaseChatModel = tapped if tapped is not None else model
         if tapped is None:
@@ -151,8 +159,9 @@ class ChunkStream:
         """Set when an observer (``ToolstreamCallbackHandler.cancel``) asked this run to stop."""
         return self.link.cancel_reason
 
-    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
-        """Feed the fallback view, withhold tool-call parts, return what may stream on."""
+    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+        """Feed the fallback view, withhold tool-call parts, return what may stream on:
+        ``None`` when nothing is left of the chunk (`_sanitize`)."""
         # With the tap open the vendor events are the evidence: converting the chunk as well
         # would be thrown away, so it is done only where it is read.
         session = self.session
@@ -184,12 +193,25 @@ class ChunkStream:
                 for i, c in enumerate(calls)
             ],
         )
-        return self._sanitize(ChatGenerationChunk(message=chunk))
+        out = self._sanitize(ChatGenerationChunk(message=chunk))
+        assert out is not None  # the first chunk always goes out
+        return out
 
-    def _sanitize(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
+    def _sanitize(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+        """``chunk`` minus its tool-call parts; ``None`` for a chunk that carried nothing else.
+
+        Such a chunk (an argument fragment, most of a tool call's stream) would reach LangChain
+        as an empty chunk that its aggregation keeps to the end: memory growing with the
+        number of fragments, not with what the user sees (issue 37.3). The first chunk always
+        goes out (it carries the message's id and metadata), and so does one with text, kept
+        content blocks, other keyword arguments, usage, generation info or metadata the first
+        did not have."""
         message = chunk.message
         if not isinstance(message, AIMessageChunk):
             return chunk
+        first = self._said is None
+        if first:
+            self._said = dict(message.response_metadata)
         had_tool_parts = bool(message.tool_call_chunks)
         for tcc in message.tool_call_chunks:
             if tcc.get("id") and tcc.get("name") and tcc["id"] not in self._lc_ids:
@@ -215,13 +237,57 @@ class ChunkStream:
             had_tool_parts = True
         if not had_tool_parts and message.chunk_position is None:
             return chunk
+        if (not first and not content and not kwargs and message.usage_metadata is None
+                and chunk.generation_info is None and self._said is not None
+                and message.response_metadata.items() <= self._said.items()):
+            return None
         return _without_tool_parts(chunk, message, content, kwargs)
+
+    def interrupted(self) -> bool:
+        """Whether an observer asked this run to stop (checked after each chunk went out):
+        then every call not yet decided is cancelled, and the caller stops reading."""
+        reason = self.link.cancel_reason
+        if reason is None:
+            return False
+        self.cancel(reason)
+        return True
+
+    def emitting(self, chunk: ChatGenerationChunk) -> _Emitting:
+        """Around handing ``chunk`` on (``with``): registered with the run's link meanwhile,
+        so an observer called with it (``on_llm_new_token``) can bind to this run."""
+        return _Emitting(chunk, self.link)
 
     # -- the end -------------------------------------------------------------------------------
 
     def cancel(self, reason: str) -> Turn:
         """Stop: every call not yet decided is cancelled (and will be paired)."""
         return self.session.cancel(reason)
+
+    def reading(self, source: Any) -> _Reading:
+        """The wrapped model's chunk stream ``source`` to read (``with``, or ``async with``):
+        under the idle timeout where no tap has it (``GateSession.guarded``), closed at the
+        end. A consumer that stops reading (or a cancelled task) cancels every open call and
+        goes on; an error of the stream is kept for `close` instead of raised."""
+        return _Reading(self, source)
+
+    def stopped(self, error: BaseException | None) -> bool:
+        """The read of the stream ended with ``error``: whether it is kept for `close`."""
+        if isinstance(error, Exception):
+            self._error = error
+            return True
+        if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
+            self.cancel(CANCELLED)
+        return False
+
+    def close(self) -> ChatGenerationChunk:
+        """The stream is over: decide the turn and return the last chunk, or re-raise the
+        error that ended the stream unless the turn's calls can be answered instead (the
+        session's fault policy, ``on_stream_error``)."""
+        error = self._error
+        self.finish(error)
+        if error is not None and self.session.raises(error):
+            raise error
+        return self.final_chunk()
 
     def finish(self, error: BaseException | None = None) -> Turn:
         """Decide the turn. ``error`` is what ended the stream, if it did not end cleanly."""
@@ -270,6 +336,73 @@ class ChunkStream:
             chunk_position="last",
         )
         return ChatGenerationChunk(message=message)
+
+
+class _Reading:
+    """`ChunkStream.reading`: one context manager for the sync and the async read."""
+
+    __slots__ = ("_guard", "_run", "_source")
+
+    def __init__(self, run: ChunkStream, source: Any) -> None:
+        self._run = run
+        self._source = source
+        self._guard: Any = None
+
+    def __enter__(self) -> Any:
+        self._guard = self._run.session.guarded(self._source, asynchronous=False)
+        return self._guard.__enter__()
+
+    def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
+        try:
+            self._guard.__exit__(kind, error, tb)
+        except Exception as raised:  # the guard's own failure ends the stream the same way
+            error = raised
+        finally:
+            close = getattr(self._source, "close", None)
+            if close is not None:
+                _quietly(close)
+        return self._run.stopped(error)
+
+    async def __aenter__(self) -> Any:
+        self._guard = self._run.session.guarded(self._source, asynchronous=True)
+        return await self._guard.__aenter__()
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
+        try:
+            await self._guard.__aexit__(kind, error, tb)
+        except Exception as raised:
+            error = raised
+        finally:
+            close = getattr(self._source, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    _log.debug("toolstream: closing the inner stream failed", exc_info=True)
+        return self._run.stopped(error)
+
+
+def _quietly(close: Callable[[], Any]) -> None:
+    try:
+        close()
+    except Exception:
+        _log.debug("toolstream: closing the inner stream failed", exc_info=True)
+
+
+class _Emitting:
+    """`ChunkStream.emitting`: a chunk registered with a link while it is handed on."""
+
+    __slots__ = ("_chunk", "_link")
+
+    def __init__(self, chunk: ChatGenerationChunk, link: GateLink) -> None:
+        self._chunk = chunk
+        self._link = link
+
+    def __enter__(self) -> None:
+        register(self._chunk, self._link)
+
+    def __exit__(self, *exc: object) -> None:
+        unregister(self._chunk)
 
 
 # Partner packages whose finish signals ``_convert`` reads (from their source): for their classes

@@ -28,11 +28,13 @@ from typing import Any, Literal
 from .._assembler import Assembler, fail_unfinished
 from .._config import AssembleConfig
 from .._decision import DecisionRecord, RecordMode, turn_record
+from .._fragments import fragment_slot
 from .._idle import StreamIdleTimeout
 from .._models import (
     AssemblerEvent,
     CallCommitted,
     CallOpened,
+    CallRejected,
     ErrorResult,
     Reason,
     ToolCall,
@@ -123,6 +125,7 @@ class GateSession:
         self._record: DecisionRecord | None = None
         self._early: list[ToolCall] = []
         self._wire_error: BaseException | None = None
+        self._failed: set[int] = set()  # vendor indexes of the calls failed mid-stream
         self.opened = 0
 
     # -- the core ------------------------------------------------------------------------------
@@ -173,6 +176,8 @@ class GateSession:
                               what="on_early_commit")
         elif isinstance(event, CallOpened):
             self.opened += 1
+        elif isinstance(event, CallRejected) and not self._ending and event.call.index is not None:
+            self._failed.add(event.call.index)
         if self._forward is not None:
             self._forward(event)
         if self._on_event is not None:
@@ -198,11 +203,21 @@ class GateSession:
         self.begin(provider, request)
         self.state = "open"
 
-    def raw_event(self, event: Any) -> None:
+    def raw_event(self, event: Any) -> bool:
+        """Observe one tapped event; ``False`` when the framework need not see it: it is only
+        a fragment of a call that already failed (`forwards`)."""
         if self._buffer is not None:
             self._buffer.append(event)
-        else:
-            self.observe(event)
+            return True
+        self.observe(event)
+        return not self._failed or self.forwards(event)
+
+    def forwards(self, event: Any) -> bool:
+        """Whether the framework still needs ``event``: ``False`` for a bare argument fragment
+        of a call failed mid-stream (its cap passed, an unreadable event: issue 37.3). Its
+        verdict is fixed, and the framework would only keep paying for its bytes (a string
+        rebuilt per chunk, a chunk kept per fragment); anything else goes on."""
+        return not self._failed or fragment_slot(self.assembler.provider, event) not in self._failed
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":

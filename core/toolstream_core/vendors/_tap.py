@@ -58,7 +58,9 @@ class RawSink(Protocol):
     def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
         """A streaming request is sent; ``request`` holds its keyword arguments."""
 
-    def raw_event(self, event: Any) -> None: ...
+    def raw_event(self, event: Any) -> bool | None:
+        """One wire event. ``False``: the framework need not see it (a bare fragment of a call
+        that already failed, ``GateSession.forwards``), so the tap withholds it."""
 
     def raw_end(self, error: BaseException | None) -> None: ...
 
@@ -75,12 +77,12 @@ class _FormedSink:
     def raw_start(self, provider: str, request: Mapping[str, Any]) -> None:
         self._sink.raw_start(provider, request)
 
-    def raw_event(self, event: Any) -> None:
+    def raw_event(self, event: Any) -> bool | None:
         try:
             event = self._form(event)
         except Exception:  # not the SDK's object after all: the adapter judges it as it is
             _log.debug("toolstream: could not read an SDK event's wire form", exc_info=True)
-        self._sink.raw_event(event)
+        return self._sink.raw_event(event)
 
     def raw_end(self, error: BaseException | None) -> None:
         self._sink.raw_end(error)
@@ -230,6 +232,10 @@ async def _await_then_wrap(awaitable: Any, sink: RawSink, reshape: Reshape | Non
     return _wrap_result(await awaitable, sink, reshape)
 
 
+#: What `_Passthrough._take` returns for an item the framework does not get.
+_WITHHELD: Any = object()
+
+
 class _Passthrough:
     __slots__ = ("_reshape", "_sink", "_target")
 
@@ -243,10 +249,12 @@ class _Passthrough:
 
     def _take(self, item: Any) -> Any:
         """Hand ``item``'s wire event to the sink; return the item to pass on (reshaped when
-        the shim asked for it and the item is the event itself)."""
+        the shim asked for it and the item is the event itself), or `_WITHHELD` when the sink
+        says the framework need not see it."""
         event = _event_of(item)
         if event is not None:
-            self._sink.raw_event(event)
+            if self._sink.raw_event(event) is False:
+                return _WITHHELD
             if self._reshape is not None and event is item:
                 return self._reshape(item)
         return item
@@ -342,7 +350,9 @@ class _SyncStreamTap(_Passthrough):
         with ending(self._sink.raw_end), \
                 guarded(self._target, self._sink, asynchronous=False) as items:
             for item in items:
-                yield self._take(item)
+                out = self._take(item)
+                if out is not _WITHHELD:
+                    yield out
 
     def __enter__(self) -> _SyncStreamTap:
         enter = getattr(self._target, "__enter__", None)
@@ -378,7 +388,9 @@ class _AsyncStreamTap(_Passthrough):
         with ending(self._sink.raw_end):
             async with guarded(self._target, self._sink, asynchronous=True) as items:
                 async for item in items:
-                    yield self._take(item)
+                    out = self._take(item)
+                    if out is not _WITHHELD:
+                        yield out
 
     async def __aenter__(self) -> _AsyncStreamTap:
         enter = getattr(self._target, "__aenter__", None)
