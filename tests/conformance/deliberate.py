@@ -34,10 +34,12 @@ class Open(NamedTuple):
 
 DELIBERATE: tuple[Difference, ...] = (
     Difference(
-        tests=(_AGENTS + "middleware/core/test_decorators.py::test_async_middleware_with_can_jump_to_graph_snapshot",
+        tests=(_AGENTS + "middleware/core/test_decorators.py::test_async_middleware_with_can_jump_to_*",
                _AGENTS + "middleware/core/test_diagram.py::test_create_agent_diagram"),
-        differs="the agent's graph has the gate's node, and a tool node even with no tools: its snapshot and diagram change",
-        why="the gate is a middleware that wraps tool calls (it refuses a call it did not commit); a snapshot taken without it cannot match",
+        differs="the agent's graph has the gate's node, and a tool node even with no tools: "
+                "its snapshot and diagram change",
+        why="the gate is a middleware that wraps tool calls (it refuses a call it did not "
+            "commit); a snapshot taken without it cannot match",
         rule="§6 Framework shims",
         test="tests/langchain/test_lc_differences.py::test_the_graph_has_the_gates_node",
     ),
