@@ -21,7 +21,7 @@ from langchain_core.language_models.chat_models import (
     agenerate_from_stream,
     generate_from_stream,
 )
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
@@ -242,7 +242,11 @@ class ToolstreamChatModel(BaseChatModel):
         """The wrapped model does not stream: gate its complete answer (one event set)."""
         generation = result.generations[0]
         message = generation.message
-        if isinstance(message, AIMessage):
+        if not isinstance(message, AIMessage):
+            # no tool call can be in it; its content goes on (the message type cannot: the
+            # gate's answer is a chunk stream)
+            yield ChatGenerationChunk(message=AIMessageChunk(content=message.content, id=message.id))
+        else:
             # ``_generate`` keeps the finish reason in ``generation_info``; BaseChatModel only
             # merges it into the message later, on its own path.
             info = {**(result.llm_output or {}), **(generation.generation_info or {})}
@@ -261,7 +265,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         if self._whole_answer(kwargs):
-            return generate_from_stream(self._whole(messages, stop, run_manager, **kwargs))
+            return self._whole(messages, stop, run_manager, **kwargs)
         return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
 
     async def _agenerate(
@@ -272,7 +276,7 @@ class ToolstreamChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         if self._whole_answer(kwargs):
-            return await agenerate_from_stream(self._awhole(messages, stop, run_manager, **kwargs))
+            return await self._awhole(messages, stop, run_manager, **kwargs)
         return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
 
     def _whole_answer(self, kwargs: Mapping[str, Any]) -> bool:
@@ -289,26 +293,52 @@ class ToolstreamChatModel(BaseChatModel):
         return not ("streaming" in model.model_fields_set and getattr(model, "streaming", None) is True)
 
     def _whole(self, messages: list[BaseMessage], stop: list[str] | None = None,
-               run_manager: CallbackManagerForLLMRun | None = None,
-               **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        """The wrapped model's whole answer, gated (the chunks ``generate_from_stream`` joins)."""
+               run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        """The wrapped model's whole answer, gated; one that is not an ``AIMessage`` holds no
+        tool call and is returned as the wrapped model gave it."""
         run = self._new_run(kwargs, run_manager)
         result = run.model._generate(self._outgoing(messages), stop=stop, **kwargs)
-        for out in self._gate_result(run, result):
-            yield from _emit_sync(out, run, None)
+        if not _is_ai(result):
+            run.finish(None)
+            return result
+        return generate_from_stream(
+            out for chunk in self._gate_result(run, result) for out in _emit_sync(chunk, run, None))
 
     async def _awhole(self, messages: list[BaseMessage], stop: list[str] | None = None,
                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
-                      **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+                      **kwargs: Any) -> ChatResult:
         """``_whole`` for ``ainvoke``."""
         run = self._new_run(kwargs, run_manager)
         result = await run.model._agenerate(self._outgoing(messages), stop=stop, **kwargs)
-        for out in self._gate_result(run, result):
-            register(out, run.link)
-            try:
-                yield out
-            finally:
-                unregister(out)
+        if not _is_ai(result):
+            run.finish(None)
+            return result
+        return generate_from_stream(
+            out for chunk in self._gate_result(run, result) for out in _emit_sync(chunk, run, None))
+
+    # A wrapped model with a ``batch`` of its own (``FakeListChatModel`` answers in input order,
+    # one at a time) keeps it: the gated inputs run one by one, in order. Any other model gets
+    # LangChain's concurrent ``batch``.
+    def _own_batch(self) -> bool:
+        return type(self.chat_model).batch is not BaseChatModel.batch
+
+    def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False,
+              **kwargs: Any) -> list[Any]:
+        if not self._own_batch() or len(inputs) < 2:
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        return [super(ToolstreamChatModel, self).batch([item], one, return_exceptions=return_exceptions,
+                                                       **kwargs)[0]
+                for item, one in zip(inputs, configs, strict=False)]
+
+    async def abatch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False,
+                     **kwargs: Any) -> list[Any]:
+        if type(self.chat_model).abatch is BaseChatModel.abatch or len(inputs) < 2:
+            return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        return [(await super(ToolstreamChatModel, self).abatch(
+                    [item], one, return_exceptions=return_exceptions, **kwargs))[0]
+                for item, one in zip(inputs, configs, strict=False)]
 
     # Every invoke path (plain, v1 streaming callbacks, v2 protocol events) ends here; the
     # rejected calls go into ``invalid_tool_calls`` now, where aggregation cannot undo it.
@@ -339,6 +369,10 @@ def streaming_off(model: BaseChatModel, kwargs: Mapping[str, Any]) -> bool:
     if "stream" in kwargs and not kwargs["stream"]:
         return True
     return "streaming" in model.model_fields_set and getattr(model, "streaming", None) is False
+
+
+def _is_ai(result: ChatResult) -> bool:
+    return bool(result.generations) and isinstance(result.generations[0].message, AIMessage)
 
 
 def _finalize(result: ChatResult) -> ChatResult:

@@ -1,0 +1,94 @@
+"""The deliberate differences from the stock agent (tests/conformance/deliberate.py): the list
+is short, equal to docs/langchain.md's table, and each difference is tested here or where the
+entry says.
+
+The upstream suites themselves run in the nox session ``conformance``; these tests keep the
+list honest inside the ordinary test run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
+from toolstream_core.testing import VendorEmulator
+
+from langchain_toolstream import ToolstreamMiddleware, with_toolstream
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "conformance"))
+
+from deliberate import DELIBERATE, OPEN  # noqa: E402
+
+_ROW = re.compile(r"^\| (.+) \| (.+) \| (.+) \|$")
+
+
+def _table() -> list[tuple[str, str, str]]:
+    text = (ROOT / "docs" / "langchain.md").read_text(encoding="utf-8")
+    after = text.split("<!-- differences: tests/conformance/deliberate.py -->", 1)[1]
+    rows = []
+    for line in after.strip().splitlines()[2:]:
+        found = _ROW.match(line)
+        if found is None:
+            break
+        rows.append((found[1], found[2], found[3]))
+    return rows
+
+
+def test_the_list_is_short_and_the_docs_table_is_the_list() -> None:
+    assert 0 < len(DELIBERATE) <= 15
+    assert _table() == [(d.differs, d.why, d.rule) for d in DELIBERATE]
+
+
+def test_every_entry_names_a_rule_and_a_test_that_exists() -> None:
+    for entry in DELIBERATE:
+        assert entry.rule.startswith("§") and entry.tests
+        path, _, name = entry.test.partition("::")
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        assert name in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}, entry.test
+    for open_entry in OPEN:
+        assert open_entry.tests and open_entry.issue > 0
+
+
+def _echo_agent(middleware: list[Any]) -> Any:
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+
+    model = FakeMessagesListChatModel(responses=[AIMessage("hi")])
+    return create_agent(model, tools=[], middleware=middleware)
+
+
+def test_the_graph_has_the_gates_node() -> None:
+    """The snapshot difference: the gated graph is the stock graph plus the gate's own node."""
+    stock = set(_echo_agent([]).get_graph().nodes)
+    gated = set(_echo_agent([ToolstreamMiddleware()]).get_graph().nodes)
+    assert stock < gated
+    # a middleware that wraps tool calls brings the agent a tool node even with no tools
+    assert gated - stock == {"ToolstreamMiddleware.before_agent", "tools"}
+
+
+@pytest.mark.parametrize("disable_streaming", [False, True])
+def test_invoke_streams_and_disable_streaming_does_not(emu: VendorEmulator, disable_streaming: bool) -> None:
+    """The cassette difference: a real model's ``invoke`` through the gate streams; with the
+    model's own ``disable_streaming=True`` the gate sends the stock (whole) request."""
+    emu.queue("openai-chat", "text")
+    model = ChatOpenAI(model="gpt-4.1-mini", api_key="test",  # type: ignore[arg-type]
+                       base_url=emu.base_url + "/v1", disable_streaming=disable_streaming)
+    stock_body = None
+    if disable_streaming:
+        model.invoke([HumanMessage("hi")])
+        stock_body = emu.requests[-1].body
+        emu.queue("openai-chat", "text")
+    message = with_toolstream(model).invoke([HumanMessage("hi")])
+    assert message.text
+    body = emu.requests[-1].body
+    assert bool(body.get("stream")) is not disable_streaming
+    if stock_body is not None:
+        assert body == stock_body
