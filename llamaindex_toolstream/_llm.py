@@ -37,6 +37,7 @@ from toolstream_core.integration import (
     DEFAULT_ON_STREAM_ERROR,
     FinishSignal,
     OnStreamError,
+    declared_signal,
     events_for_response,
     refuse_gate_options,
     rewrites_requests,
@@ -48,7 +49,7 @@ from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
-from ._providers import ProviderMismatchError, finish_signal_for, resolve_provider
+from ._providers import ProviderMismatchError, is_test_double, resolve_provider
 from ._session import ResponseStream, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
@@ -103,6 +104,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
     _reads_messages: bool = PrivateAttr(default=False)
     _finish: FinishSignal | None = PrivateAttr(default=None)
+    _double: bool = PrivateAttr(default=False)
 
     def __init__(
         self,
@@ -130,7 +132,8 @@ class ToolstreamLLM(FunctionCallingLLM):
         super().__init__(llm=llm, provider=detected or "openai-chat", history=history,
                          on_stream_error=on_stream_error, **kwargs)
         self._reads_messages = detected is None
-        self._finish = finish_signal_for(llm) if detected is None else None
+        self._finish = declared_signal(type(llm)) if detected is None else None
+        self._double = detected is None and is_test_double(llm)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -162,7 +165,8 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
             on_stream_error=self.on_stream_error,
-            view=MessageView(self.llm, self._finish) if self._reads_messages else None,
+            view=MessageView(self.llm, self._finish, double=self._double)
+            if self._reads_messages else None,
         )
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,

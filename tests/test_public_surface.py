@@ -34,7 +34,8 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "HistoryProblem", "IdleGuard", "OnStreamError", "ProgressEncoder", "RawSink",
         "StreamIdleTimeout", "StructuredOutputError", "TapUnavailableError",
         "abort_transport", "as_record", "budget_refusal", "call_observer", "chat_finish_value",
-        "check_entries", "decides_calls", "declare_finish_signal", "declared_signal",
+        "check_entries", "decides_calls", "declare_finish_signal", "declare_test_double",
+        "declared_signal", "declared_test_double",
         "events_for_response", "finish_reason_of", "history_args", "is_paused_turn",
         "judge_call", "judge_finished", "judge_text", "masked_arguments",
         "not_committed_text", "ollama_tap_kwargs", "over_budget", "plan_history",
@@ -80,8 +81,8 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "CallRejectedEvent", "CallStreamEvent", "HistoryError", "ProviderMismatchError",
         "StructuredOutputError", "TapUnavailableError", "ToolstreamFunctionAgent",
         "ToolstreamLLM", "ToolstreamReActAgent", "ToolstreamStreamHandler", "check_history",
-        "declare_finish_signal", "error_tool_messages", "message_with_rejected_calls",
-        "pair_orphan_calls", "read_record", "stream_call_events",
+        "declare_finish_signal", "declare_test_double", "error_tool_messages",
+        "message_with_rejected_calls", "pair_orphan_calls", "read_record", "stream_call_events",
     ]),
 }
 

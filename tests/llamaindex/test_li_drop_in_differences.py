@@ -31,7 +31,7 @@ from test_li_drop_in import calling, drain, says, scripted
 from llamaindex_toolstream import (
     REJECTED_TOOL_NAME,
     ToolstreamFunctionAgent,
-    declare_finish_signal,
+    declare_test_double,
     read_record,
 )
 
@@ -221,12 +221,12 @@ class OwnDouble(LLM):
 
 @pytest.mark.parametrize("declared", [False, True], ids=["as-is", "one-line"])
 @AGENTS
-async def test_a_users_own_double_declares_its_finish_in_one_line(
+async def test_a_users_own_double_is_declared_in_one_line(
         agent_class: type[FunctionAgent], declared: bool,
         caplog: pytest.LogCaptureFixture) -> None:
     """Rule 4.4 (completion needs proof): a double the gate does not know shows no finish, so
-    its call is rejected and answered, with a warning naming the one line to add; with the
-    line (``declare_finish_signal(MyLLM, lambda metadata: "stop")``) it runs as on stock."""
+    its call is rejected and answered, with a warning naming what to declare; with the one
+    conftest line (``declare_test_double(MyLLM)``) it runs as on stock."""
     runs: list[str] = []
 
     def echo(text: str) -> str:
@@ -236,7 +236,7 @@ async def test_a_users_own_double_declares_its_finish_in_one_line(
 
     double = type(f"MyLLM{agent_class.__name__}{declared}", (OwnDouble,), {})
     if declared:
-        declare_finish_signal(double, lambda metadata: "stop")
+        declare_test_double(double)
     agent = agent_class(name="a", description="t", tools=[echo], llm=double())
     with caplog.at_level(logging.WARNING, logger="llamaindex_toolstream"):
         response = await agent.run(user_msg="go")
@@ -246,6 +246,38 @@ async def test_a_users_own_double_declares_its_finish_in_one_line(
         assert "llamaindex_toolstream.declare_finish_signal" in caplog.text
     else:
         assert runs == ["hi"]
+
+
+class CutDouble(OwnDouble):
+    """A declared double that plays a vendor's cut: its stream says ``finish_reason: length``."""
+
+    async def astream_chat_with_tools(self, tools: Sequence[Any], chat_history: Any = None,
+                                      **kwargs: Any) -> ChatResponseAsyncGen:
+        answered = any(m.role == MessageRole.TOOL for m in chat_history or [])
+        message = says("done") if answered else calling("echo", text="hi")
+
+        async def gen() -> ChatResponseAsyncGen:
+            yield ChatResponse(message=message, delta=message.content,
+                               additional_kwargs={"finish_reason": "length"})
+        return gen()
+
+
+@AGENTS
+async def test_a_doubles_own_finish_signal_still_decides(agent_class: type[FunctionAgent]) -> None:
+    """Rule 4.4: a test double's clean end is its finish only where it shows none; one that
+    plays ``length`` has its call rejected as the vendor's cut would be (stock runs it)."""
+    runs: list[str] = []
+
+    def echo(text: str) -> str:
+        """Echo."""
+        runs.append(text)
+        return text
+
+    declare_test_double(CutDouble)
+    response = await agent_class(name="a", description="t", tools=[echo],
+                                 llm=CutDouble()).run(user_msg="go")
+    assert response.response.content == "done"
+    assert runs == ([] if _gated(agent_class) else ["hi"])
 
 
 @AGENTS
