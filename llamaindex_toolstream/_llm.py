@@ -1,7 +1,8 @@
 """``ToolstreamLLM``: a ``FunctionCallingLLM`` that hands out committed tool calls only.
 
 It wraps the user's LLM (OpenAI chat and its ``OpenAILike`` / ``AzureOpenAI`` subclasses,
-OpenAI Responses, Anthropic, Google GenAI, Ollama, Bedrock Converse) and passes every stream
+OpenAI Responses, Anthropic, Google GenAI, Ollama, Bedrock Converse; any other LlamaIndex
+``LLM`` is read through LlamaIndex's own messages, ``_convert``) and passes every stream
 through unchanged, while feeding the vendor events behind each ``ChatResponse`` to the core
 ``Assembler``. ``get_tool_calls_from_response`` then answers from the core's
 verdict instead of LlamaIndex's ``parse_partial_json`` repair: nothing while the stream is
