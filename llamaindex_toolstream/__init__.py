@@ -16,8 +16,9 @@
   to the LangChain shim;
 - :func:`declare_finish_signal` tells the gate where a class it reads through LlamaIndex's
   messages (one it does not know, given no ``provider=``) puts its end of turn: the same
-  function as ``langchain_toolstream.declare_finish_signal``. LlamaIndex's own test doubles
-  (``MockLLM``, ``MockFunctionCallingLLM``) need none;
+  function as ``langchain_toolstream.declare_finish_signal``. :func:`declare_test_double`
+  marks a project's own test double, whose clean end is its finish; LlamaIndex's own
+  (``MockLLM``, ``MockFunctionCallingLLM``) need no line;
 - :class:`StructuredOutputError` is what a structured output raises when no output was
   proven finished, parsed strictly and schema-valid (``structured_predict`` and its stream /
   async twins, ``as_structured_llm``, ``FunctionCallingProgram``);
@@ -33,6 +34,7 @@ from toolstream_core.integration import (
     StructuredOutputError,
     TapUnavailableError,
     declare_finish_signal,
+    declare_test_double,
 )
 
 from ._agent import ToolstreamFunctionAgent
@@ -72,6 +74,7 @@ __all__ = [
     "ToolstreamStreamHandler",
     "check_history",
     "declare_finish_signal",
+    "declare_test_double",
     "error_tool_messages",
     "message_with_rejected_calls",
     "pair_orphan_calls",

@@ -8,10 +8,11 @@ built, and whatever finish signal it kept in the response's metadata. That view 
 the gate says so: a call is read from the message the class built (its own
 ``get_tool_calls_from_response``, with the argument text as the class kept it where it kept
 one), so it is only as good as the class; and it commits only after a finish signal the gate
-can read (the metadata keys both shims know, the class's declared signal, or the end of the
-response for a test double). A class that shows none gets every call rejected
-``stream_truncated``, a warning once per class and a note in the decision record naming
-``declare_finish_signal``: never trusted, never rejected in silence.
+can read (the metadata keys both shims know, or the class's declared signal), or at the clean
+end of a test double's response that showed none (``declare_test_double``). Any other class
+that shows none gets every call rejected ``stream_truncated``, a warning once per class and a
+note in the decision record naming ``declare_finish_signal``: never trusted, never rejected in
+silence.
 
 The calls are fed to the core when the response ends (a message is LlamaIndex's running
 total, not a delta), in the vocabulary that can say what a ``ToolSelection`` holds (id, name,
@@ -72,9 +73,11 @@ def _arguments(value: Any) -> str:
 class MessageView:
     """One model call read through LlamaIndex's messages (one per ``ResponseStream``)."""
 
-    def __init__(self, llm: Any, declared: FinishSignal | None) -> None:
+    def __init__(self, llm: Any, declared: FinishSignal | None, *, double: bool = False) -> None:
         self._llm = llm
         self._declared = declared
+        #: A test double: a clean end with no finish shown is its finish (``"stop"``).
+        self._double = double
         self.finish_reason: str | None = None
         self._keys: set[str] = set()
         self._last: ChatResponse | None = None
@@ -122,6 +125,8 @@ class MessageView:
                  for position, (ident, name, text) in enumerate(self._calls())]
         delta: dict[str, Any] = {"role": "assistant", **({"tool_calls": calls} if calls else {})}
         out = [_chunk(delta, None)]
+        if ended and self.finish_reason is None and self._double:
+            self.finish_reason = "stop"
         if ended and self.finish_reason is not None:
             out.append(_chunk({}, self.finish_reason))
         return out
@@ -131,6 +136,8 @@ class MessageView:
         finish signal the gate can read; ``None`` when it read one, or when the class has
         shown one before (its silence is then a real cut, which ``stream_truncated`` says)."""
         cls = type(self._llm)
+        if self._double:
+            return None
         if self.finish_reason is not None:
             _READABLE.add(cls)
             return None

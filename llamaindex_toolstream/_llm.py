@@ -1,7 +1,8 @@
 """``ToolstreamLLM``: a ``FunctionCallingLLM`` that hands out committed tool calls only.
 
 It wraps the user's LLM (OpenAI chat and its ``OpenAILike`` / ``AzureOpenAI`` subclasses,
-OpenAI Responses, Anthropic, Google GenAI, Ollama, Bedrock Converse) and passes every stream
+OpenAI Responses, Anthropic, Google GenAI, Ollama, Bedrock Converse; any other LlamaIndex
+``LLM`` is read through LlamaIndex's own messages, ``_convert``) and passes every stream
 through unchanged, while feeding the vendor events behind each ``ChatResponse`` to the core
 ``Assembler``. ``get_tool_calls_from_response`` then answers from the core's
 verdict instead of LlamaIndex's ``parse_partial_json`` repair: nothing while the stream is
@@ -37,6 +38,7 @@ from toolstream_core.integration import (
     DEFAULT_ON_STREAM_ERROR,
     FinishSignal,
     OnStreamError,
+    declared_signal,
     events_for_response,
     refuse_gate_options,
     rewrites_requests,
@@ -48,7 +50,7 @@ from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
-from ._providers import ProviderMismatchError, finish_signal_for, resolve_provider
+from ._providers import ProviderMismatchError, is_test_double, resolve_provider
 from ._session import ResponseStream, StepSettings, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
@@ -104,6 +106,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     _reads_messages: bool = PrivateAttr(default=False)
     _finish: FinishSignal | None = PrivateAttr(default=None)
     _step: StepSettings = PrivateAttr(default_factory=StepSettings)
+    _double: bool = PrivateAttr(default=False)
 
     def __init__(
         self,
@@ -131,7 +134,8 @@ class ToolstreamLLM(FunctionCallingLLM):
         super().__init__(llm=llm, provider=detected or "openai-chat", history=history,
                          on_stream_error=on_stream_error, **kwargs)
         self._reads_messages = detected is None
-        self._finish = finish_signal_for(llm) if detected is None else None
+        self._finish = declared_signal(type(llm)) if detected is None else None
+        self._double = detected is None and is_test_double(llm)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
         self._on_event = on_event
@@ -172,7 +176,8 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
             on_stream_error=self.on_stream_error,
-            view=MessageView(self.llm, self._finish) if self._reads_messages else None,
+            view=MessageView(self.llm, self._finish, double=self._double)
+            if self._reads_messages else None,
             step=self._step,
         )
 

@@ -3,8 +3,8 @@
 Detection is by class so that a stream is decoded with the right adapter from its first
 chunk on; the LLM packages are optional, so each is imported only if installed. A class the
 package does not know, given no ``provider=``, is read through LlamaIndex's own messages
-(``_convert``), its end of turn declared (``declare_finish_signal``) or, for LlamaIndex's own
-test doubles (``TEST_DOUBLES``), the end of the response it was given whole.
+(``_convert``), its end of turn read or declared (``declare_finish_signal``) or, for a test
+double (``TEST_DOUBLES``, ``declare_test_double``), the clean end of its response.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from toolstream_core import PROVIDERS, Provider
-from toolstream_core.integration import FinishSignal, declared_signal
+from toolstream_core.integration import declared_test_double
 
 __all__ = [
     "PROVIDER_CLASSES",
@@ -21,7 +21,7 @@ __all__ = [
     "UNREADABLE_CLASSES",
     "ProviderMismatchError",
     "detect_llm_provider",
-    "finish_signal_for",
+    "is_test_double",
     "resolve_provider",
     "unreadable_reason",
 ]
@@ -59,29 +59,19 @@ UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
 
 #: (module, class name): LlamaIndex's own test doubles. Each is handed its whole answer by the
 #: test that scripts it (a message, or a generator of messages) and has no transport that
-#: could cut it, so the end of its response is its finish: a call it makes commits as a
-#: vendor's would after a normal end, and every test that runs the stock agent on it runs
-#: the gated one without a line of setup. A declared signal for the class comes first.
+#: could cut it, so a clean end of its response is its finish where it shows none: a call it
+#: makes commits as a vendor's would, and a test that runs the stock agent on it runs the
+#: gated one without a line of setup. A project's own double: ``declare_test_double``.
 TEST_DOUBLES: tuple[tuple[str, str], ...] = (
     ("llama_index.core.llms.mock", "MockLLM"),
     ("llama_index.core.llms.mock", "MockFunctionCallingLLM"),
 )
 
 
-def _end_of_response(metadata: object) -> str:
-    """A test double's finish: every response it yields belongs to an answer given whole."""
-    return "stop"
-
-
-def finish_signal_for(llm: Any) -> FinishSignal | None:
-    """Where ``llm``'s class puts its end of turn, for a class read through LlamaIndex's
-    messages: the declared signal, else the end of the response for a test double."""
-    declared = declared_signal(type(llm))
-    if declared is not None:
-        return declared
-    if any(_instance_of(llm, module, name) for module, name in TEST_DOUBLES):
-        return _end_of_response
-    return None
+def is_test_double(llm: Any) -> bool:
+    """Whether ``llm`` is one of LlamaIndex's doubles or of a class declared a test double."""
+    return declared_test_double(type(llm)) or any(
+        _instance_of(llm, module, name) for module, name in TEST_DOUBLES)
 
 
 def _instance_of(llm: Any, module_name: str, class_name: str) -> bool:

@@ -19,7 +19,9 @@ __all__ = [
     "FinishSignal",
     "chat_finish_value",
     "declare_finish_signal",
+    "declare_test_double",
     "declared_signal",
+    "declared_test_double",
     "finish_reason_of",
     "unread_finish_note",
 ]
@@ -115,6 +117,28 @@ def declared_signal(model_class: type) -> FinishSignal | None:
         if found is not None:
             return found
     return None
+
+
+_DOUBLES: set[type] = set()
+
+
+def declare_test_double(model_class: type) -> None:
+    """Tell the gate that ``model_class`` (and its subclasses) is a test double.
+
+    A double answers from memory: its turn cannot be cut, so one that ends cleanly without a
+    finish signal the gate reads is finished (``"stop"``), where a real model's silence is a
+    cut (``stream_truncated``). A finish signal the double does show still decides, so one that
+    plays ``length`` is judged as the vendor would be. The frameworks' own doubles need no
+    declaration (each shim knows them); this is the one conftest line for a project's own.
+    """
+    if not isinstance(model_class, type):
+        raise TypeError("declare_test_double: expected a model class")
+    _DOUBLES.add(model_class)
+
+
+def declared_test_double(model_class: type) -> bool:
+    """Whether ``model_class`` or a base class was declared a test double."""
+    return any(cls in _DOUBLES for cls in model_class.__mro__)
 
 
 def _read_declared(metadata: Mapping[str, Any], signal: FinishSignal) -> str | None:

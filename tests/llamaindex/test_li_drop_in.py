@@ -170,6 +170,14 @@ async def test_run_id_is_passed_through(kinds: Kinds) -> None:
     await handler
 
 
+async def test_an_llm_that_calls_no_functions_is_refused_as_stock_refuses_it(kinds: Kinds) -> None:
+    """The agent is built over any LLM; one whose metadata says it calls no functions fails
+    at its first step with the stock error (the agent reads the metadata, not the class)."""
+    agent = kinds.function(llm=MockLLM())
+    with pytest.raises(ValueError, match="LLM must be a FunctionCallingLLM"):
+        await agent.run(user_msg="hello")
+
+
 # -- iterations and early stopping -----------------------------------------------------------
 
 

@@ -26,6 +26,8 @@ One model call through the gate:
   reads the framework's view, not the vendor's events) as the Chat Completions finish reason;
   :func:`declare_finish_signal` / :func:`declared_signal` (:data:`FinishSignal`): where a
   class the gate cannot read puts its end of turn, declared once for both shims;
+  :func:`declare_test_double` / :func:`declared_test_double`: a project's own test double,
+  whose clean end is its finish;
   :func:`unread_finish_note`: the one text for a class that showed none.
 - :func:`settings_limit`: the output-token limit a settings object carries.
 - :class:`IdleGuard`, :class:`AsyncIdleGuard`, :class:`StreamIdleTimeout`,
@@ -107,8 +109,17 @@ from .._decision import (
     turn_record,
     view_record,
 )
+from .._finish import (
+    FinishSignal,
+    chat_finish_value,
+    declare_finish_signal,
+    declare_test_double,
+    declared_signal,
+    declared_test_double,
+    finish_reason_of,
+    unread_finish_note,
+)
 from .._history import (
-    DEFAULT_HISTORY,
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
@@ -184,7 +195,9 @@ __all__ = [
     "chat_finish_value",
     "check_entries",
     "declare_finish_signal",
+    "declare_test_double",
     "declared_signal",
+    "declared_test_double",
     "edit_problem",
     "events_for_response",
     "finish_reason_of",
