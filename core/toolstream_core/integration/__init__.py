@@ -99,6 +99,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
 from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from .._decision import (
     RECORD_KEY,
@@ -120,6 +121,7 @@ from .._finish import (
     unread_finish_note,
 )
 from .._history import (
+    DEFAULT_HISTORY,
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
@@ -131,9 +133,20 @@ from .._history import (
     check_entries,
     pair_orphans,
     plan_request,
+    rewrites_requests,
     signed_before_calls,
 )
 from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from .._ledger import (
+    LEDGER_STATES,
+    REPEATABLE_KEY,
+    LedgerState,
+    is_repeatable,
+    ledger_entry,
+    ledger_key,
+    may_run,
+    not_repeated_text,
+)
 from .._progress import ProgressEncoder, rejection_detail
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
