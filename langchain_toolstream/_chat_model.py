@@ -301,8 +301,7 @@ class ToolstreamChatModel(BaseChatModel):
         if not _is_ai(result):
             run.finish(None)
             return result
-        return generate_from_stream(
-            out for chunk in self._gate_result(run, result) for out in _emit_sync(chunk, run, None))
+        return generate_from_stream(_emitted(run, self._gate_result(run, result)))
 
     async def _awhole(self, messages: list[BaseMessage], stop: list[str] | None = None,
                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
@@ -313,8 +312,7 @@ class ToolstreamChatModel(BaseChatModel):
         if not _is_ai(result):
             run.finish(None)
             return result
-        return generate_from_stream(
-            out for chunk in self._gate_result(run, result) for out in _emit_sync(chunk, run, None))
+        return generate_from_stream(_emitted(run, self._gate_result(run, result)))
 
     # A wrapped model with a ``batch`` of its own (``FakeListChatModel`` answers in input order,
     # one at a time) keeps it: the gated inputs run one by one, in order. Any other model gets
@@ -384,6 +382,13 @@ def _finalize(result: ChatResult) -> ChatResult:
 def _notify(notify: Callable[..., Any] | None, chunk: ChatGenerationChunk) -> None:
     if notify is not None:
         notify(chunk.text, chunk=chunk)
+
+
+def _emitted(run: ChunkStream, chunks: Iterator[ChatGenerationChunk]) -> Iterator[ChatGenerationChunk]:
+    """``chunks`` each yielded while the run's link knows it, as the stream twins yield theirs."""
+    for chunk in chunks:
+        with run.emitting(chunk):
+            yield chunk
 
 
 async def _anotify(
