@@ -23,10 +23,8 @@ One model call through the gate:
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
 - :func:`settings_limit`: the output-token limit a settings object carries.
-- :class:`IdleGuard`, :class:`AsyncIdleGuard`, :class:`StreamIdleTimeout`,
-  :func:`abort_transport`: ``assemble_idle_timeout_s`` for a stream the shim reads itself (an
-  idle gap raises ``StreamIdleTimeout`` after closing the source; the open calls then fail
-  ``idle_timeout``), the one implementation the core's drivers use too.
+- :class:`StreamIdleTimeout`: what a stream that stayed silent past
+  ``assemble_idle_timeout_s`` raises (``GateSession`` guards tapped and untapped streams).
 - :func:`refuse_gate_options`: the one rule for an agent given an already-gated model.
 
 The decision record a shim keeps on its message:
@@ -63,9 +61,6 @@ What a UI, a trace and a metric see:
 - :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
   arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
   could quote private argument text), so every channel applies the same rule.
-- :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for
-  frameworks that keep their own spans out of the OTel context, and how a display-only
-  assembler stays out of the trace.
 - :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
   ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
   next turn's ``run_budget``, the check again before a call is queued, its error result).
@@ -74,13 +69,9 @@ What a UI, a trace and a metric see:
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
   an agent refuses to run a call the gate did not commit.
 
-Another library's private names:
-
-- :data:`PRIVATE_CONTACTS`: every private name of another library that toolstream touches,
-  why and where (the one table); :func:`rebuilt` (a model's copy through its public
-  constructor) and :func:`private_copy` (a copy with a listed private attribute set) are how a
-  shim makes its tapped copy; :func:`tap_unavailable` builds the :class:`TapUnavailableError` a
-  shim raises when a class it claims to tap cannot be tapped.
+Another library's private names and tracing internals are not here: the shims import them
+from ``toolstream_core.integration._private``. :class:`TapUnavailableError` is, since both
+shims re-export it.
 """
 
 from __future__ import annotations
@@ -90,7 +81,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from .._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
-from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
+from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
     DecisionRecord,
@@ -112,7 +103,7 @@ from .._history import (
     plan_history,
     rewrites_requests,
 )
-from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from .._idle import StreamIdleTimeout
 from .._metrics import record_refused_execution
 from .._progress import ProgressEncoder, rejection_detail
 from .._results import not_committed_text, ungated_error_text
@@ -124,7 +115,6 @@ from .._structured import (
     judge_text,
     rejected_arguments,
 )
-from .._tracing import trace_parent, untraced
 from ..vendors._convert import events_for_response
 from ..vendors._limits import settings_limit
 from ..vendors._tap import RawSink, tap_client
@@ -138,10 +128,8 @@ from ._session import (
 __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_ON_STREAM_ERROR",
-    "PRIVATE_CONTACTS",
     "RECORD_KEY",
     "RUN_CALLS_KEY",
-    "AsyncIdleGuard",
     "DecisionRecord",
     "GateSession",
     "HistoryCall",
@@ -151,14 +139,12 @@ __all__ = [
     "HistoryPlan",
     "HistoryPolicy",
     "HistoryProblem",
-    "IdleGuard",
     "OnStreamError",
     "ProgressEncoder",
     "RawSink",
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
-    "abort_transport",
     "as_record",
     "budget_refusal",
     "call_observer",
@@ -176,8 +162,6 @@ __all__ = [
     "over_budget",
     "plan_history",
     "plan_request",
-    "private_copy",
-    "rebuilt",
     "record_refused_execution",
     "refuse_gate_options",
     "rejected_arguments",
@@ -187,12 +171,9 @@ __all__ = [
     "run_budget_left",
     "settings_limit",
     "tap_client",
-    "tap_unavailable",
     "thinking_enabled",
-    "trace_parent",
     "turn_record",
     "ungated_error_text",
-    "untraced",
 ]
 
 
