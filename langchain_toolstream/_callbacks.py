@@ -44,7 +44,8 @@ from toolstream_core import (
     CallOpened,
     CallRejected,
 )
-from toolstream_core.integration import call_observer, untraced
+from toolstream_core.integration import call_observer
+from toolstream_core.integration._private import untraced
 
 from ._convert import ChunkConverter
 from ._link import GateLink, link_of

@@ -11,7 +11,7 @@ touched, and concurrent calls (``batch``, threads, tasks) never share a sink. It
 through public API wherever the class has one: ``model_copy(update=...)`` of public client
 fields, or the class's constructor with the tapped client settings (``ChatOllama``). Only
 ``ChatAnthropic`` keeps its client where no public argument reaches it; those names are in
-the table of private contact points (``toolstream_core.integration.PRIVATE_CONTACTS``).
+the table of private contact points (``toolstream_core.integration._private.PRIVATE_CONTACTS``).
 
 A class in the table below that cannot be tapped (an integration release that moved where it
 keeps its client) raises ``TapUnavailableError`` before the request is sent (DESIGN §6):
@@ -28,14 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from toolstream_core.integration import (
-    RawSink,
-    ollama_tap_kwargs,
-    private_copy,
-    rebuilt,
-    tap_client,
-    tap_unavailable,
-)
+from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
+from toolstream_core.integration._private import private_copy, rebuilt, tap_unavailable
 
 __all__ = ["CHUNKS", "RawSink", "tap_model", "tappable"]
 

@@ -55,10 +55,8 @@ from ._messages import (
 )
 from ._providers import ProviderMismatchError
 from ._react import ToolstreamReActAgent
-from ._tools import REJECTED_TOOL_NAME
 
 __all__ = [
-    "REJECTED_TOOL_NAME",
     "CallCommittedEvent",
     "CallOpenedEvent",
     "CallProgressEvent",

@@ -14,7 +14,7 @@ copy is made through the class's public constructor wherever it takes the client
 (``OpenAI(openai_client=)``, ``Ollama(client=)``, ``BedrockConverse(client=)``); ``Anthropic``
 and ``Cohere`` take none, and their client is set on a ``model_copy()`` under the private
 names listed in the table of private contact points
-(``toolstream_core.integration.PRIVATE_CONTACTS``). Classes not in the table are read from
+(``toolstream_core.integration._private.PRIVATE_CONTACTS``). Classes not in the table are read from
 ``ChatResponse.raw``.
 
 A recognised class of a tapped provider that cannot be tapped (a release that moved where it
@@ -29,14 +29,8 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from toolstream_core.integration import (
-    RawSink,
-    ollama_tap_kwargs,
-    private_copy,
-    rebuilt,
-    tap_client,
-    tap_unavailable,
-)
+from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
+from toolstream_core.integration._private import private_copy, rebuilt, tap_unavailable
 
 from ._providers import detect_llm_provider
 

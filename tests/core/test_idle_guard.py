@@ -18,7 +18,8 @@ from typing import Any
 import builders as b
 import pytest
 from stall_server import GUARD_S, StallServer
-from toolstream_core.integration import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
+from toolstream_core._idle import AsyncIdleGuard, IdleGuard, abort_transport
+from toolstream_core.integration import StreamIdleTimeout
 
 CALLS = [b.Call(id="call_1", name="add", arguments='{"a":2,"b":3}', cuts=(3, 7))]
 QUICK = 0.3

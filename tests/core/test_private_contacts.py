@@ -1,4 +1,4 @@
-"""The table of private contact points (``toolstream_core.integration.PRIVATE_CONTACTS``).
+"""The table of private contact points (``toolstream_core.integration._private.PRIVATE_CONTACTS``).
 
 Each row names a private name of another library that toolstream touches. Here:
 - every row is checked on the installed versions: the name exists with the kind (and leading
@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, PrivateAttr
 from toolstream_core._contacts import PrivateContact, contacts_of
-from toolstream_core.integration import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
+from toolstream_core.integration import TapUnavailableError
+from toolstream_core.integration._private import PRIVATE_CONTACTS, private_copy, rebuilt, tap_unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 # What is scanned: everything that stands between toolstream and another library. The core's

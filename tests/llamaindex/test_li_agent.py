@@ -18,7 +18,8 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCall
 from llama_index.llms.openai import OpenAI
 from toolstream_core.testing import VendorEmulator
 
-from llamaindex_toolstream import REJECTED_TOOL_NAME, ToolstreamFunctionAgent, ToolstreamLLM
+from llamaindex_toolstream import ToolstreamFunctionAgent, ToolstreamLLM
+from llamaindex_toolstream._tools import REJECTED_TOOL_NAME
 
 pytestmark = THIRD_PARTY_WARNINGS
 

@@ -30,10 +30,8 @@ One model call through the gate:
   whose clean end is its finish;
   :func:`unread_finish_note`: the one text for a class that showed none.
 - :func:`settings_limit`: the output-token limit a settings object carries.
-- :class:`IdleGuard`, :class:`AsyncIdleGuard`, :class:`StreamIdleTimeout`,
-  :func:`abort_transport`: ``assemble_idle_timeout_s`` for a stream the shim reads itself (an
-  idle gap raises ``StreamIdleTimeout`` after closing the source; the open calls then fail
-  ``idle_timeout``), the one implementation the core's drivers use too.
+- :class:`StreamIdleTimeout`: what a stream that stayed silent past
+  ``assemble_idle_timeout_s`` raises (``GateSession`` guards tapped and untapped streams).
 - :func:`refuse_gate_options`: the one rule for an agent given an already-gated model.
 
 The decision record a shim keeps on its message:
@@ -72,26 +70,17 @@ What a UI, a trace and a metric see:
 - :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
   arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
   could quote private argument text), so every channel applies the same rule.
-- :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for
-  frameworks that keep their own spans out of the OTel context, and how a display-only
-  assembler stays out of the trace.
+- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
+  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
+  next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :func:`not_committed_text`: the words of the error result for a call an agent refuses to
+  run because the gate never committed it, so both shims say the same thing.
+- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
+  an agent refuses to run a call the gate did not commit.
 
-The agent run:
-
-- :class:`RunPolicy`: seed 004's gate as an agent applies it (``admit``: refuse a call the
-  gate did not commit, counted in ``tool_execute_rejected_not_committed_total``, or one past
-  the run's budget, right before it runs), the budget each model turn may commit, the
-  paused-turn cap, the consecutive-failure bound, and the :class:`Pipeline` of tools started
-  before the stream ends; over a :class:`RunState` the agent reads from and writes back to
-  where its framework keeps the run.
-
-Another library's private names:
-
-- :data:`PRIVATE_CONTACTS`: every private name of another library that toolstream touches,
-  why and where (the one table); :func:`rebuilt` (a model's copy through its public
-  constructor) and :func:`private_copy` (a copy with a listed private attribute set) are how a
-  shim makes its tapped copy; :func:`tap_unavailable` builds the :class:`TapUnavailableError` a
-  shim raises when a class it claims to tap cannot be tapped.
+Another library's private names and tracing internals are not here: the shims import them
+from ``toolstream_core.integration._private``. :class:`TapUnavailableError` is, since both
+shims re-export it.
 """
 
 from __future__ import annotations
@@ -99,8 +88,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
-from .._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
+from .._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
+from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
     DecisionRecord,
@@ -136,17 +125,8 @@ from .._history import (
     rewrites_requests,
     signed_before_calls,
 )
-from .._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
-from .._ledger import (
-    LEDGER_STATES,
-    REPEATABLE_KEY,
-    LedgerState,
-    is_repeatable,
-    ledger_entry,
-    ledger_key,
-    may_run,
-    not_repeated_text,
-)
+from .._idle import StreamIdleTimeout
+from .._metrics import record_refused_execution
 from .._progress import ProgressEncoder, rejection_detail
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
@@ -158,7 +138,6 @@ from .._structured import (
     judge_text,
     rejected_arguments,
 )
-from .._tracing import trace_parent, untraced
 from ..vendors._convert import events_for_response
 from ..vendors._limits import settings_limit
 from ..vendors._tap import RawSink, tap_client
@@ -173,10 +152,8 @@ __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_ON_STREAM_ERROR",
     "LEDGER_STATES",
-    "PRIVATE_CONTACTS",
     "RECORD_KEY",
     "REPEATABLE_KEY",
-    "AsyncIdleGuard",
     "DecisionRecord",
     "FinishSignal",
     "GateSession",
@@ -186,7 +163,6 @@ __all__ = [
     "HistoryError",
     "HistoryPolicy",
     "HistoryProblem",
-    "IdleGuard",
     "LedgerState",
     "MessageKit",
     "OnStreamError",
@@ -200,7 +176,6 @@ __all__ = [
     "StructuredOutputError",
     "TapUnavailableError",
     "Unbound",
-    "abort_transport",
     "apply_plan",
     "arguments_digest",
     "binding_refusal",
@@ -228,8 +203,6 @@ __all__ = [
     "ollama_tap_kwargs",
     "pair_orphans",
     "plan_request",
-    "private_copy",
-    "rebuilt",
     "refuse_gate_options",
     "rejected_arguments",
     "rejection_detail",
@@ -237,13 +210,10 @@ __all__ = [
     "settings_limit",
     "signed_before_calls",
     "tap_client",
-    "tap_unavailable",
     "thinking_enabled",
-    "trace_parent",
     "turn_record",
     "ungated_error_text",
     "unread_finish_note",
-    "untraced",
     "view_record",
     "with_reviews",
 ]
