@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 _AGENTS = "langchain:tests/unit_tests/agents/"
+_CORE = "langchain-core:tests/unit_tests/fake/test_fake_chat_model.py::"
 
 
 class Difference(NamedTuple):
@@ -33,6 +34,17 @@ class Open(NamedTuple):
 
 
 DELIBERATE: tuple[Difference, ...] = (
+    Difference(
+        tests=(_CORE + "test_generic_fake_chat_model_*", _CORE + "test_callback_handlers",
+               _CORE + "test_fake_list_chat_model_batch", _CORE + "test_chat_model_inputs"),
+        differs="a gated message carries the gate's decision record "
+                "(`response_metadata[\"toolstream\"]`), and a stream ends with one more chunk "
+                "that holds it and the committed calls",
+        why="the verdict on a turn travels with its message, as plain JSON that survives a "
+            "checkpoint; calls are released only once the turn has ended",
+        rule="§6 Framework shims",
+        test="tests/langchain/test_lc_differences.py::test_a_gated_message_carries_its_record",
+    ),
     Difference(
         tests=(_AGENTS + "middleware/core/test_decorators.py::test_async_middleware_with_can_jump_to_*",
                _AGENTS + "middleware/core/test_diagram.py::test_create_agent_diagram"),

@@ -79,6 +79,8 @@ def _run(root: Path, paths: tuple[str, ...], name: str, plugin: str | None,
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
     _log.info("== %s %s: %s (%.0fs)", root.name, name,
               done.stdout.strip().splitlines()[-1] if done.stdout else "", time.monotonic() - start)
+    if done.returncode in (4, 5) and name.endswith("-again"):
+        return {}  # an id pytest could not collect again counts as failed
     if done.returncode not in (0, 1):
         _log.error("%s\n%s", done.stdout[-4000:], done.stderr[-4000:])
         raise SystemExit(f"pytest could not run the {name} suite (exit {done.returncode})")
@@ -128,16 +130,23 @@ def main() -> int:
             if args.only and args.only != name:
                 continue
             outcomes = _run(root, paths, name, plugin, env_extra)
+            unlisted: list[str] = []
             for node, outcome in sorted(shipped.items()):
                 if outcome != "passed" or outcomes.get(node) == "passed":
                     continue
                 key = f"{dist}:{node}"
                 found = [p for p in patterns if fnmatch.fnmatchcase(key, p)]
                 if not found:
-                    differences.append(f"{name}: {key} ({outcomes.get(node, 'missing')})")
+                    unlisted.append(node)
                     continue
                 used.update(found)
                 counts[patterns[found[0]]] += 1
+            if unlisted:
+                # once more, alone: a test that measures wall time can miss on a loaded machine;
+                # a real difference fails again
+                again = _run(root, tuple(unlisted), f"{name}-again", plugin, env_extra)
+                differences.extend(f"{name}: {dist}:{node} ({again.get(node, 'missing')})"
+                                   for node in unlisted if again.get(node) != "passed")
     stale = [] if args.only else sorted(set(patterns) - used)
     for line in differences:
         _log.error("NOT LISTED: %s", line)

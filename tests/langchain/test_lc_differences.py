@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 from toolstream_core.testing import VendorEmulator
 
-from langchain_toolstream import ToolstreamMiddleware, with_toolstream
+from langchain_toolstream import ToolstreamMiddleware, read_record, with_toolstream
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
@@ -92,3 +92,21 @@ def test_invoke_streams_and_disable_streaming_does_not(emu: VendorEmulator, disa
     assert bool(body.get("stream")) is not disable_streaming
     if stock_body is not None:
         assert body == stock_body
+
+
+def test_a_gated_message_carries_its_record() -> None:
+    """The record difference: the same text, plus the record and the stream's last chunk."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    def fake() -> GenericFakeChatModel:
+        return GenericFakeChatModel(messages=iter([AIMessage("hello world")]))
+
+    stock = fake().invoke("hi")
+    gated = with_toolstream(fake()).invoke("hi")
+    assert gated.text == stock.text and "toolstream" not in stock.response_metadata
+    assert read_record(gated) is not None
+    stock_chunks = list(fake().stream("hi"))
+    gated_chunks = list(with_toolstream(fake()).stream("hi"))
+    assert [c.text for c in gated_chunks] == [*(c.text for c in stock_chunks), ""]
+    assert "toolstream" in gated_chunks[-1].response_metadata

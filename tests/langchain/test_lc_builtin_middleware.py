@@ -1,0 +1,161 @@
+"""Every built-in middleware of ``langchain.agents.middleware`` keeps doing its job beside the
+gate, in either order (issue 36).
+
+Differential: the same scenario runs on the stock agent, with ``ToolstreamMiddleware()`` before
+the built-in and after it; what the user sees must be the same: which tools ran with which
+arguments, and each message's kind, text and tool-call names (the gate's decision record is
+metadata, not compared). The model is LangChain's own fake (a test double, decision 0099),
+the agent and the middlewares are LangChain's. The built-ins whose scenarios need a vendor
+(auto mode, the router, provider tool search, the shell, file search, the refusal middleware)
+run in the nox session ``conformance``: their own upstream tests, gate first and last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ContextEditingMiddleware,
+    HumanInTheLoopMiddleware,
+    LLMToolEmulator,
+    ModelCallLimitMiddleware,
+    ModelFallbackMiddleware,
+    ModelRetryMiddleware,
+    PIIMiddleware,
+    SummarizationMiddleware,
+    TodoListMiddleware,
+    ToolCallLimitMiddleware,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+)
+from langchain_core.language_models import FakeListChatModel, FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langchain_toolstream import ToolstreamMiddleware
+
+
+class _Fake(FakeMessagesListChatModel):
+    """LangChain's fake with ``bind_tools``; its first ``failures`` calls raise."""
+
+    failures: int = 0
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("model down")
+        return super()._generate(*args, **kwargs)
+
+
+def _call(name: str, call_id: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+class _World:
+    """The tools of one run and what they did."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+        self.flaky_failures = 1
+        from langchain_core.tools import tool
+
+        @tool
+        def add(a: int, b: int) -> int:
+            """Add two numbers."""
+            self.ran.append(("add", {"a": a, "b": b}))
+            return a + b
+
+        @tool
+        def flaky(x: int) -> str:
+            """Fails the first time."""
+            self.ran.append(("flaky", {"x": x}))
+            if self.flaky_failures:
+                self.flaky_failures -= 1
+                raise RuntimeError("flaky failed")
+            return "ok"
+
+        self.tools = [add, flaky]
+
+
+_TWO_ADDS = [AIMessage("", tool_calls=[_call("add", "c1", a=1, b=2), _call("add", "c2", a=3, b=4)]),
+             AIMessage("done")]
+_ONE_ADD = [AIMessage("", tool_calls=[_call("add", "c1", a=1, b=2)]), AIMessage("done")]
+
+# name -> (the built-in, the model's replies, the user's message, how many calls fail first)
+Case = tuple[Callable[[], AgentMiddleware[Any, Any]], list[Any], str, int]
+CASES: dict[str, Case] = {
+    "ModelCallLimitMiddleware": (lambda: ModelCallLimitMiddleware(run_limit=1), _ONE_ADD, "add", 0),
+    "ToolCallLimitMiddleware": (lambda: ToolCallLimitMiddleware(tool_name="add", run_limit=1),
+                                _TWO_ADDS, "add twice", 0),
+    "ToolRetryMiddleware": (lambda: ToolRetryMiddleware(max_retries=1, initial_delay=0, jitter=False),
+                            [AIMessage("", tool_calls=[_call("flaky", "f1", x=1)]), AIMessage("done")],
+                            "flaky", 0),
+    "ToolErrorMiddleware": (lambda: ToolErrorMiddleware(lambda exc, request: f"handled: {exc}"),
+                            [AIMessage("", tool_calls=[_call("flaky", "f1", x=1)]), AIMessage("done")],
+                            "flaky", 0),
+    "ModelRetryMiddleware": (lambda: ModelRetryMiddleware(max_retries=1, initial_delay=0, jitter=False),
+                             _ONE_ADD, "add", 1),
+    "ModelFallbackMiddleware": (lambda: ModelFallbackMiddleware(_Fake(responses=_ONE_ADD)),
+                                _ONE_ADD, "add", 100),
+    "LLMToolEmulator": (lambda: LLMToolEmulator(tools=["add"], model=FakeListChatModel(responses=["42"])),
+                        _ONE_ADD, "add", 0),
+    "TodoListMiddleware": (TodoListMiddleware, _ONE_ADD, "add", 0),
+    "ContextEditingMiddleware": (ContextEditingMiddleware, _ONE_ADD, "add", 0),
+    "PIIMiddleware": (lambda: PIIMiddleware("email", strategy="redact"), _ONE_ADD,
+                      "add, and mail me at someone@example.com", 0),
+    "SummarizationMiddleware": (lambda: SummarizationMiddleware(
+        model=FakeListChatModel(responses=["a summary"]), trigger=("messages", 3), keep=("messages", 2)),
+                                _TWO_ADDS, "add twice", 0),
+}
+
+
+def _seen(messages: list[BaseMessage]) -> list[tuple[str, str, list[str]]]:
+    return [(m.type, m.text, [c["name"] for c in getattr(m, "tool_calls", [])]) for m in messages]
+
+
+def _run(order: str, case: Case) -> tuple[list[Any], list[Any]]:
+    make, replies, text, failures = case
+    world = _World()
+    builtin = make()
+    middleware: list[Any] = {"stock": [builtin], "gate before": [ToolstreamMiddleware(), builtin],
+                             "gate after": [builtin, ToolstreamMiddleware()]}[order]
+    agent = create_agent(_Fake(responses=list(replies), failures=failures), tools=world.tools,
+                         middleware=middleware, checkpointer=InMemorySaver())
+    state = agent.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "t"}})
+    return world.ran, _seen(state["messages"])
+
+
+@pytest.mark.parametrize("order", ["gate before", "gate after"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_builtin_does_its_job_beside_the_gate(name: str, order: str) -> None:
+    stock = _run("stock", CASES[name])
+    assert stock[0] or name in {"LLMToolEmulator", "ModelCallLimitMiddleware"}, "the scenario runs a tool"
+    assert _run(order, CASES[name]) == stock
+
+
+@pytest.mark.parametrize("order", ["gate before", "gate after"])
+def test_human_in_the_loop_beside_the_gate(order: str) -> None:
+    """The approval interrupts before the tool runs, and the approved call runs once."""
+    outcomes = {}
+    for run in ("stock", order):
+        world = _World()
+        hitl = HumanInTheLoopMiddleware(interrupt_on={"add": True})
+        middleware: list[Any] = {"stock": [hitl], "gate before": [ToolstreamMiddleware(), hitl],
+                                 "gate after": [hitl, ToolstreamMiddleware()]}[run]
+        agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools, middleware=middleware,
+                             checkpointer=InMemorySaver())
+        config: Any = {"configurable": {"thread_id": "t"}}
+        first = agent.invoke({"messages": [HumanMessage("add")]}, config)
+        before = list(world.ran)
+        state = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+        outcomes[run] = ("__interrupt__" in first, before, world.ran, _seen(state["messages"]))
+    assert outcomes[order] == outcomes["stock"]
+    assert outcomes["stock"][:3] == (True, [], [("add", {"a": 1, "b": 2})])
