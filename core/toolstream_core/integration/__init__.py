@@ -88,7 +88,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
+from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
 from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
@@ -126,7 +126,16 @@ from .._history import (
     signed_before_calls,
 )
 from .._idle import StreamIdleTimeout
-from .._metrics import record_refused_execution
+from .._ledger import (
+    LEDGER_STATES,
+    REPEATABLE_KEY,
+    LedgerState,
+    is_repeatable,
+    ledger_entry,
+    ledger_key,
+    may_run,
+    not_repeated_text,
+)
 from .._progress import ProgressEncoder, rejection_detail
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
