@@ -38,8 +38,8 @@ from toolstream_core.app._peers._engines import (
     new_workdir,
     replaying,
     run_engine,
-    sdk_chunks,
 )
+from toolstream_core.app._peers._models import sdk_chunks
 from toolstream_core.app._peers._readers import (
     COMMIT,
     DROP,
