@@ -179,16 +179,18 @@ class ResponseStream:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def absorb(self, response: ChatResponse) -> None:
-        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it."""
+    def absorb(self, response: ChatResponse) -> ChatResponse:
+        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it;
+        ``response`` itself, to hand on."""
         if self.turn is not None:
-            return
+            return response
         if not self.tapped and response.raw is not None:
             self.gate.observe(self._normalise(response.raw))
         if response.delta:
             self._text.append(response.delta)
         _STREAMS.attach(response, self)
         self.last = response
+        return response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""
