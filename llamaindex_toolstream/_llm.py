@@ -12,7 +12,6 @@ are complete, proven finished by the vendor, strictly parsed and valid for the t
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -247,52 +246,58 @@ class ToolstreamLLM(FunctionCallingLLM):
     # The UI events of a response are reported once the consumer has taken it (after the
     # ``yield``), so an agent that writes its own event for the response writes it first.
 
+    # The sync and async twins are only loops: what a response means is ``ResponseStream``'s
+    # (``absorb``), how the stream ends is ``_ending``'s.
+
     def _wrap_sync(self, gen: ChatResponseGen, session: ResponseStream) -> ChatResponseGen:
         def wrapped() -> Generator[ChatResponse, None, None]:
+            error: BaseException | None = None
             try:
-                try:
-                    # the idle timeout, where no tap has it (``GateSession.guarded``)
-                    with session.gate.guarded(gen, asynchronous=False) as responses:
-                        for response in responses:
-                            session.absorb(response)
-                            yield response
-                            session.report()
-                except GeneratorExit:
-                    session.cancel(_CANCELLED)
-                    raise
-                except Exception as exc:
-                    if _failed(session, exc):
-                        raise
-                closing = self._closing(session)
-                if closing is not None:
-                    yield closing
-            finally:
-                session.report()
+                # the idle timeout, where no tap has it (``GateSession.guarded``)
+                with session.gate.guarded(gen, asynchronous=False) as responses:
+                    for response in responses:
+                        yield session.absorb(response)
+                        session.report()
+            except BaseException as exc:  # the consumer stopped (``GeneratorExit``), or the stream broke
+                error = exc
+            yield from self._ending(session, error)
 
         return wrapped()
 
     def _wrap_async(self, gen: ChatResponseAsyncGen, session: ResponseStream) -> ChatResponseAsyncGen:
         async def wrapped() -> AsyncGenerator[ChatResponse, None]:
+            error: BaseException | None = None
             try:
-                try:
-                    async with session.gate.guarded(gen, asynchronous=True) as responses:
-                        async for response in responses:
-                            session.absorb(response)
-                            yield response
-                            session.report()
-                except (GeneratorExit, asyncio.CancelledError):
-                    session.cancel(_CANCELLED)
-                    raise
-                except Exception as exc:
-                    if _failed(session, exc):
-                        raise
-                closing = self._closing(session)
-                if closing is not None:
-                    yield closing
-            finally:
-                session.report()
+                async with session.gate.guarded(gen, asynchronous=True) as responses:
+                    async for response in responses:
+                        yield session.absorb(response)
+                        session.report()
+            except BaseException as exc:  # ``GeneratorExit``, ``CancelledError`` or a broken stream
+                error = exc
+            for closing in self._ending(session, error):
+                yield closing
 
         return wrapped()
+
+    def _ending(self, session: ResponseStream,
+                error: BaseException | None) -> Generator[ChatResponse, None, None]:
+        """How a stream ends, sync or async: ``error`` is what stopped it, if anything. A
+        consumer that stopped (closed the stream, cancelled the task) cancels every open call
+        and its exception goes on; a broken stream decides the turn on a broken transport and
+        re-raises unless the fault policy answers the calls instead; a clean end decides the
+        turn and yields the last response if the stream yielded none. The watcher is told
+        at the end either way."""
+        try:
+            if error is not None and not isinstance(error, Exception):
+                session.cancel(_CANCELLED)
+                raise error
+            if error is not None and _failed(session, error):
+                raise error
+            closing = self._closing(session)
+            if closing is not None:
+                yield closing
+        finally:
+            session.report()
 
     def _closing(self, session: ResponseStream) -> ChatResponse | None:
         """The stream ended cleanly (or its error was absorbed): decide the turn, and the last

@@ -179,10 +179,11 @@ class ResponseStream:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def absorb(self, response: ChatResponse) -> None:
-        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it."""
+    def absorb(self, response: ChatResponse) -> ChatResponse:
+        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it;
+        ``response`` itself, to hand on."""
         if self.turn is not None:
-            return
+            return response
         if self.view is not None:
             self.view.take(response)
         elif not self.tapped and response.raw is not None:
@@ -191,6 +192,7 @@ class ResponseStream:
             self._text.append(response.delta)
         _STREAMS.attach(response, self)
         self.last = response
+        return response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""

@@ -26,11 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from flood_streams import APIS as FLOOD_APIS
+from flood_streams import CONFIG as FLOOD_CONFIG
+from flood_streams import FRAGMENTS, SEEN_AT_MOST, flood_body
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.tools import StructuredTool
 from langchain_models import make_model
 from li_helpers import Recorder, make_llm, run_agent
+from llama_index.core.agent.workflow import AgentStream
 from toolstream_core import Turn
 from toolstream_core.testing import SCENARIOS, VendorEmulator
 from toolstream_core.testing._server import Hold
@@ -67,6 +71,8 @@ class Outcome:
     error: BaseException | None
     timeline: list[str] = field(default_factory=list)
     hold: Hold | None = None
+    #: The model chunks the framework saw (LangChain's message chunks, ``AgentStream`` events).
+    chunks: int = 0
 
     @property
     def reasons(self) -> list[list[str]]:
@@ -88,11 +94,14 @@ def _settings(scenarios: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _play(api: str, emu: VendorEmulator, scenarios: tuple[str, ...], held: bool,
-          recorder: Recorder, turns: list[Turn]) -> tuple[Hold | None, Any]:
+          recorder: Recorder, turns: list[Turn], body: bytes | None = None) -> tuple[Hold | None, Any]:
     """Queue ``scenarios`` (the first one's end held until a tool starts, with ``held``; the
-    first one ``STALLED``: a stall); the ``on_turn`` that keeps each turn and marks the end of
-    its stream in the timeline."""
+    first one ``STALLED``: a stall), after ``body`` (wire bytes for the first request) if
+    given; the ``on_turn`` that keeps each turn and marks the end of its stream in the
+    timeline."""
     emu.clear()
+    if body is not None:
+        emu.queue_body(api, body)
     hold = emu.queue_held(api, scenarios[0]) if held else None
     if scenarios[0] == STALLED:
         emu.queue_stall(api)
@@ -108,33 +117,39 @@ def _play(api: str, emu: VendorEmulator, scenarios: tuple[str, ...], held: bool,
 
 
 async def _langchain(api: str, emu: VendorEmulator, *scenarios: str,
-                     config: dict[str, Any] | None = None, held: bool = False) -> Outcome:
+                     config: dict[str, Any] | None = None, held: bool = False,
+                     body: bytes | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
-    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
+    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns, body)
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
     agent = create_agent(make_model(api, emu, **_settings(scenarios)), tools=tools,
                          middleware=[ToolstreamMiddleware(on_turn=on_turn, config=config)])
     error: BaseException | None = None
-    try:
-        await agent.ainvoke({"messages": [HumanMessage("go")]})
+    chunks = 0
+    try:  # streamed as a UI reads it, so the chunks LangChain saw can be counted
+        async for chunk, _meta in agent.astream({"messages": [HumanMessage("go")]},
+                                                stream_mode="messages"):
+            chunks += isinstance(chunk, AIMessageChunk)
     except Exception as exc:  # compared with the other agent's, never hidden
         error = exc
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
-                   emu.statuses, error, recorder.timeline, hold)
+                   emu.statuses, error, recorder.timeline, hold, chunks)
 
 
 async def _llamaindex(api: str, emu: VendorEmulator, *scenarios: str,
-                      config: dict[str, Any] | None = None, held: bool = False) -> Outcome:
+                      config: dict[str, Any] | None = None, held: bool = False,
+                      body: bytes | None = None) -> Outcome:
     recorder = Recorder()
     turns: list[Turn] = []
-    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns)
+    hold, on_turn = _play(api, emu, scenarios, held, recorder, turns, body)
     agent = ToolstreamFunctionAgent(tools=recorder.tools(),
                                     llm=make_llm(api, emu.base_url, **_settings(scenarios)),
                                     on_turn=on_turn, config=config)
     outcome = await run_agent(agent, recorder)
+    chunks = sum(isinstance(event, AgentStream) for event in outcome.events)
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests],
-                   emu.statuses, outcome.error, recorder.timeline, hold)
+                   emu.statuses, outcome.error, recorder.timeline, hold, chunks)
 
 
 # -- the conversation in a request body, per wire ----------------------------------------------
@@ -367,6 +382,25 @@ async def test_both_agents_end_a_stalled_stream_the_same_way(api: str, emu: Vend
     for outcome in (lc, li):
         assert_legal(api, outcome.requests[1])
         assert outcome.statuses[1:] == [200]
+
+
+@pytest.mark.parametrize("api", FLOOD_APIS)
+async def test_both_agents_reject_a_capped_flood_the_same_way(api: str, emu: VendorEmulator) -> None:
+    """The capped flood's row (issue 37.3): a call whose arguments run 64 times past the cap
+    is rejected for it in both agents, nothing runs, the model is told the same text in the
+    same legal next request, and neither framework saw the fragments after the failure."""
+    lc = await _langchain(api, emu, "text", config=FLOOD_CONFIG, body=flood_body(api))
+    li = await _llamaindex(api, emu, "text", config=FLOOD_CONFIG, body=flood_body(api))
+    assert (lc.error, li.error) == (None, None)
+    assert lc.runs == li.runs == []
+    assert lc.reasons == li.reasons == [["arguments_exceed_max_bytes"], []]
+    for outcome in (lc, li):
+        assert 0 < outcome.chunks <= SEEN_AT_MOST < FRAGMENTS
+        assert len(outcome.requests) == 2 and outcome.statuses == [200, 200]
+        assert_legal(api, outcome.requests[1])
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1
+    assert "[arguments_exceed_max_bytes]" in li_texts[0]
 
 
 def test_the_legality_check_can_fail() -> None:
