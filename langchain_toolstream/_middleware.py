@@ -14,7 +14,8 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
    slipped in by other code or another middleware is refused, not run, and counted in
-   ``tool_execute_rejected_not_committed_total``) and still fits the run's budget; with a
+   ``tool_execute_rejected_not_committed_total``), runs with the arguments the vendor finished
+   or a reviewer's recorded edit (``_review``), and still fits the run's budget; with a
    store, a call that began in an earlier attempt is answered instead of run again
    (``_ledger``).
 4. ``max_tool_calls_per_run``: the calls the run committed are counted in the agent state
@@ -39,6 +40,7 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
     ToolCallRequest,
+    hook_config,
 )
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
@@ -48,6 +50,7 @@ from toolstream_core.integration import (
     DEFAULT_HISTORY,
     DEFAULT_ON_STREAM_ERROR,
     RUN_CALLS_KEY,
+    Unbound,
     budget_refusal,
     not_committed_text,
     over_budget,
@@ -63,6 +66,7 @@ from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import error_tool_messages, is_paused, paused_message, read_record
 from ._pipeline import Pipeline
+from ._review import reviews_update, unbound
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -152,6 +156,23 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Record a reviewer's decisions on the turn's committed calls (``_review``): listed
+        before ``HumanInTheLoopMiddleware``, this node runs after the reviewer's.
+
+        The model node's ``jump_to`` (a retry, a paused turn's continuation) lives for one
+        step only, and this node is that step: it is handed on, so the edge after this node
+        still goes back to the model."""
+        update = reviews_update(state) or {}
+        if isinstance(state, Mapping) and state.get("jump_to") == "model":
+            update["jump_to"] = "model"
+        return update or None
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
 
     def _per_call(self, model: ToolstreamChatModel, request: ModelRequest[Any],
                   pipeline: Pipeline | None) -> ToolstreamChatModel:
@@ -268,9 +289,14 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         record = read_record(owner)
         if record is None:
             return None  # not produced through the gate (e.g. history passed in by the caller)
-        committed = [entry.get("id") for entry in record.get("committed") or []]
+        entries = record.get("committed") or []
+        committed = [entry.get("id") for entry in entries]
         if call_id in committed:
-            return self._over_budget(request, committed.index(call_id), len(committed))
+            position = committed.index(call_id)
+            refused = unbound(request, entries[position])
+            if refused is not None:
+                return self._unbound(request, record, refused)
+            return self._over_budget(request, position, len(committed))
         _log.warning("toolstream: refusing to run %s (%s): not committed", call.get("name"), call_id)
         record_refused_execution(call.get("name"), provider=record.get("provider"),
                                  config=self._config)
@@ -281,6 +307,18 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
             status="error",
             artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
         )
+
+    def _unbound(self, request: ToolCallRequest, record: Mapping[str, Any],
+                 refused: Unbound) -> ToolMessage:
+        """The answer to a committed call that may not run as it stands (``_review``)."""
+        call = request.tool_call
+        _log.warning("toolstream: refusing to run %s (%s): %s", call.get("name"), call.get("id"),
+                     refused.reason)
+        record_refused_execution(call.get("name"), provider=record.get("provider"),
+                                 config=self._config)
+        return ToolMessage(content=refused.content, tool_call_id=call.get("id") or "",
+                           name=call.get("name"), status="error",
+                           artifact={"toolstream": {"reason": refused.reason, "state": "refused"}})
 
     def _over_budget(self, request: ToolCallRequest, position: int, turn_calls: int) -> ToolMessage | None:
         """The budget checked again right before the call is queued (seed 004 gate step 5):
