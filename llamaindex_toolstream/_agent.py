@@ -25,8 +25,9 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   core commits before the stream ends starts its tool at once, from the step still reading
   the stream; the ``call_tool`` step then hands on that result instead of running it again;
 - the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
-  the ``not_committed`` error result, and counts it in
-  ``tool_execute_rejected_not_committed_total``.
+  the ``not_committed`` error result, and a committed call whose name or arguments are not
+  the ones the vendor finished (``arguments_changed``: the record's digest), and counts both
+  in ``tool_execute_rejected_not_committed_total``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from toolstream_core import ToolCall as TsToolCall
 from toolstream_core.integration import (
     RUN_CALLS_KEY,
     OnStreamError,
+    binding_refusal,
     budget_refusal,
     not_committed_text,
     over_budget,
@@ -265,13 +267,17 @@ class ToolstreamFunctionAgent(FunctionAgent):
         record = read_record(turn) if turn is not None else None
         if record is None:
             return None  # not produced through the gate (e.g. history passed in by the caller)
-        if ev.tool_id in {entry.get("id") for entry in record.get("committed") or []}:
-            return None
-        logger.warning("toolstream: refusing to run %s (%s): not committed", ev.tool_name,
-                       ev.tool_id)
+        entry = next((e for e in record.get("committed") or [] if e.get("id") == ev.tool_id), None)
+        if entry is not None:
+            refused = binding_refusal(entry, ev.tool_name, dict(ev.tool_kwargs))
+            if refused is None:
+                return None
+            reason, text = refused
+        else:
+            reason, text = "not committed", not_committed_text(ev.tool_name, ev.tool_id)
+        logger.warning("toolstream: refusing to run %s (%s): %s", ev.tool_name, ev.tool_id, reason)
         record_refused_execution(ev.tool_name, provider=record.get("provider"),
                                  config=self._gate_config)
-        text = not_committed_text(ev.tool_name, ev.tool_id)
         output = ToolOutput(content=text, tool_name=ev.tool_name, raw_input=dict(ev.tool_kwargs),
                             raw_output=text, is_error=True)
         return ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
