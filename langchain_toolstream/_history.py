@@ -22,17 +22,18 @@ from toolstream_core.integration import (
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
-    HistoryPlan,
     HistoryPolicy,
     HistoryProblem,
+    MessageKit,
+    apply_plan,
     check_entries,
-    decides_calls,
-    plan_history,
+    pair_orphans,
     plan_request,
+    signed_before_calls,
     thinking_enabled,
 )
 
-from ._messages import call_order, error_ids, error_tool_messages, is_paused, paused_message, read_record
+from ._messages import call_order, errors_by_id, is_paused, paused_message, record_view
 
 __all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
@@ -66,36 +67,32 @@ def _signatures(message: AIMessage) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _reasoning_first(blocks: list[Mapping[str, Any]]) -> bool:
-    """A signed thinking block comes before the first tool_use (Anthropic's order)."""
-    for block in blocks:
-        kind = block.get("type")
-        if kind in _THINKING:
-            return kind == "redacted_thinking" or bool(block.get("signature"))
-        if kind in _CALL_BLOCKS:
-            return False
-    return False
-
-
 def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     blocks = _blocks(message)
     signatures = _signatures(message)
-    record = read_record(message)
-    names = {c.get("id"): c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]}
-    if record is not None:
-        for entry in record.get("rejected") or []:
-            names.setdefault(entry.get("id"), entry.get("name"))
+    view = record_view(message)  # read once for this message
+    names: dict[str | None, str | None] = {
+        c.get("id"): c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]}
+    if view is not None:
+        for ident, name in view.names().items():
+            names.setdefault(ident, name)
     # ``ChatGoogleGenerativeAI`` and ``ChatOllama`` send ``tool_calls`` only: a rejected call
     # is not on the wire, and its answer would have no call.
     sent = {c.get("id") for c in message.tool_calls} if family in _TOOL_CALLS_ONLY else None
     calls = tuple(HistoryCall(ident, names.get(ident), bool(signatures.get(ident)),
                               shown=sent is None or ident in sent)
-                  for ident in call_order(message))
+                  for ident in call_order(message, view))
     reasoning = (any(b.get("type") in _REASONING for b in blocks)
                  or bool(message.additional_kwargs.get("reasoning")) or bool(signatures))
+    errors = view.error_ids if view is not None else tuple(
+        str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(blocks), paused=is_paused(message),
-                        gated=decides_calls(record), errors=error_ids(message))
+                        reasoning_first=signed_before_calls(
+                            kind == "redacted_thinking" or bool(b.get("signature"))
+                            if kind in _THINKING else None
+                            for b in blocks if (kind := b.get("type")) in _THINKING | _CALL_BLOCKS),
+                        paused=is_paused(message, view),
+                        gated=view is not None and view.gated, errors=errors)
 
 
 def history_entries(messages: Sequence[BaseMessage], family: str | None = None) -> list[HistoryEntry]:
@@ -132,11 +129,12 @@ def prepare_history(messages: list[BaseMessage], family: str | None, policy: His
                     model: Any) -> list[BaseMessage]:
     """The history the request sends under ``policy`` (see ``HistoryPolicy``); the caller's
     list is returned as it is when nothing changes."""
-    plan = plan_request(history_entries(messages, family), family, policy, log=_log,
+    entries = history_entries(messages, family)
+    plan = plan_request(entries, family, policy, log=_log,
                         reasoning=thinking_enabled(getattr(model, "thinking", None)),
                         stored=getattr(model, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS)
-    return apply_plan(plan, messages)
+    return apply_plan(plan, messages, _KIT)
 
 
 def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -150,32 +148,7 @@ def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     The gated model does this itself before every request; this is for a history you send
     some other way.
     """
-    history = list(messages)
-    return list(apply_plan(plan_history(history_entries(history), None), history))
-
-
-def apply_plan(plan: HistoryPlan, messages: list[BaseMessage]) -> list[BaseMessage]:
-    """The planned history built from ``messages`` with LangChain's messages."""
-    if not plan.changed:
-        return messages
-    errors: dict[int, dict[str, ToolMessage]] = {}
-    out: list[BaseMessage] = []
-    for edit in plan.edits:
-        message = messages[edit.index]
-        if edit.op == "keep":
-            out.append(message)
-        elif edit.op == "paused":
-            out.append(paused_message(message) if isinstance(message, AIMessage) else message)
-        elif edit.op == "show":
-            out.append(_with_calls_shown(message, edit.shown) if isinstance(message, AIMessage)
-                       else message)
-        elif edit.op == "error":
-            if edit.index not in errors:
-                errors[edit.index] = {m.tool_call_id: m for m in error_tool_messages(message)}
-            out.append(errors[edit.index][edit.call_id or ""])
-        else:
-            out.append(_no_result(edit))
-    return out
+    return pair_orphans(messages, _KIT)
 
 
 def _no_result(edit: HistoryEdit) -> ToolMessage:
@@ -188,19 +161,20 @@ def _no_result(edit: HistoryEdit) -> ToolMessage:
     )
 
 
-def _with_calls_shown(message: AIMessage, shown: Sequence[str]) -> AIMessage:
+def _with_calls_shown(message: BaseMessage, shown: Sequence[str]) -> BaseMessage:
     """``message`` with the ``shown`` calls (rejected ones, which the class would leave off
     the wire) in ``tool_calls`` too, in the calls' order: ``ChatGoogleGenerativeAI`` sends only
     ``tool_calls`` and drops every ToolMessage that does not match one, so without this the
     model never sees the error and the request ends on a model turn, which Gemini refuses;
     ``ChatOllama`` would send the error with no call before it. ``tool_calls`` of the
     messages in the caller's state never include a rejected call."""
+    if not isinstance(message, AIMessage):
+        return message
     sources: dict[str, tuple[Any, Any]] = {
         str(c["id"]): (c.get("name"), c.get("args")) for c in message.invalid_tool_calls if c.get("id")}
-    record = read_record(message)
-    for entry in (record.get("rejected") or []) if record is not None else []:
-        if entry.get("id"):
-            sources[str(entry["id"])] = (entry.get("name"), entry.get("args"))
+    view = record_view(message)
+    for ident, entry in view.rejected.items() if view is not None else ():
+        sources[ident] = (entry.get("name"), entry.get("args"))
     extra = []
     for ident in shown:
         name, text = sources.get(ident, (None, None))
@@ -214,7 +188,17 @@ def _with_calls_shown(message: AIMessage, shown: Sequence[str]) -> AIMessage:
                       "type": "tool_call"})
     if not extra:
         return message
-    rank = {ident: n for n, ident in enumerate(call_order(message))}
+    rank = {ident: n for n, ident in enumerate(call_order(message, view))}
     calls = sorted([*message.tool_calls, *extra],
                    key=lambda c: rank.get(str(c.get("id") or ""), len(rank)))
     return message.model_copy(update={"tool_calls": calls})
+
+
+def _paused(message: BaseMessage) -> BaseMessage:
+    return paused_message(message) if isinstance(message, AIMessage) else message
+
+
+#: LangChain's constructors for the core's history plan (``apply_plan``, ``pair_orphans``).
+_KIT: MessageKit[BaseMessage] = MessageKit(
+    entries=history_entries, paused=_paused, show=_with_calls_shown, errors=errors_by_id,
+    no_result=_no_result)

@@ -15,20 +15,21 @@ from langchain_core.messages.tool import invalid_tool_call
 from toolstream_core.integration import (
     RECORD_KEY,
     DecisionRecord,
-    as_record,
+    RecordView,
     is_paused_turn,
-    rejected_ids,
     ungated_error_text,
+    view_record,
 )
 
 __all__ = [
     "call_order",
-    "error_ids",
     "error_tool_messages",
+    "errors_by_id",
     "is_paused",
     "message_with_rejected_calls",
     "paused_message",
     "read_record",
+    "record_view",
 ]
 
 
@@ -39,7 +40,14 @@ def read_record(message: BaseMessage) -> DecisionRecord | None:
     ``toolstream_core.integration.DecisionRecord``), so it is read back the same from a message that was
     serialised, checkpointed or rebuilt from a dict.
     """
-    return as_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
+    view = record_view(message)
+    return view.record if view is not None else None
+
+
+def record_view(message: BaseMessage) -> RecordView | None:
+    """The record on ``message`` read once (``RecordView``); ``None`` if it did not pass the
+    gate. Callers that ask several things of one message read it once here."""
+    return view_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
 
 
 def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
@@ -54,22 +62,16 @@ def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
     the streamed chunks never hold rejected calls and this step rebuilds them from the record.
     Idempotent.
     """
-    record = read_record(message)
-    if record is None or not isinstance(message, AIMessage):
+    view = record_view(message)
+    if view is None or not isinstance(message, AIMessage):
         return message
     rejected = [
-        invalid_tool_call(
-            name=entry.get("name"),
-            args=entry.get("args"),
-            id=entry.get("id"),
-            error=entry.get("reason"),
-        )
-        for entry in record.get("rejected") or []
+        invalid_tool_call(name=entry.get("name"), args=entry.get("args"), id=ident,
+                          error=entry.get("reason"))
+        for ident, entry in view.rejected.items()
     ]
-    known = {entry.get("id") for entry in record.get("rejected") or []}
-    kept = [c for c in message.invalid_tool_calls if c.get("id") not in known]
-    committed = {entry.get("id") for entry in record.get("committed") or []}
-    tool_calls = [c for c in message.tool_calls if c.get("id") in committed]
+    kept = [c for c in message.invalid_tool_calls if c.get("id") not in view.rejected]
+    tool_calls = [c for c in message.tool_calls if c.get("id") in view.committed]
     if tool_calls == message.tool_calls and kept + rejected == message.invalid_tool_calls:
         return message
     return message.model_copy(
@@ -77,20 +79,20 @@ def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
     )
 
 
-def call_order(message: AIMessage) -> list[str]:
+def call_order(message: AIMessage, view: RecordView | None = None) -> list[str]:
     """Every call id of ``message`` (committed and rejected) in the order the model made them.
 
-    From the gate's record when there is one; otherwise from the vendor content blocks
-    (Anthropic ``tool_use``, Responses ``function_call``), which keep the model's order that
-    ``tool_calls`` / ``invalid_tool_calls`` split apart.
+    From the gate's record when there is one (``view``: the message's, already read);
+    otherwise from the vendor content blocks (Anthropic ``tool_use``, Responses
+    ``function_call``), which keep the model's order that ``tool_calls`` /
+    ``invalid_tool_calls`` split apart.
     """
     ids = [str(c["id"]) for c in [*message.tool_calls, *message.invalid_tool_calls]
            if c.get("id")]
-    record = read_record(message)
-    if record is not None:
-        rejected = [e["tool_call_id"] for e in record.get("rejected") or [] if e.get("tool_call_id")]
-        ids += [i for i in rejected if i not in ids]
-        first = [i for i in record.get("order") or [] if i in ids]
+    view = view if view is not None else record_view(message)
+    if view is not None:
+        ids += [i for i in view.rejected if i not in ids]
+        first = [i for i in view.order if i in ids]
     else:
         first = [i for i in _content_ids(message) if i in ids]
     return list(dict.fromkeys([*first, *ids]))
@@ -109,11 +111,15 @@ def _content_ids(message: AIMessage) -> list[str]:
     return out
 
 
-def is_paused(message: BaseMessage) -> bool:
+def is_paused(message: BaseMessage, view: RecordView | None = None) -> bool:
     """Whether ``message`` is an Anthropic turn the vendor paused (``stop_reason:
-    "pause_turn"``, a long server-tool turn): the client sends it back to continue it."""
+    "pause_turn"``, a long server-tool turn): the client sends it back to continue it
+    (``view``: its record, already read)."""
+    view = view if view is not None else record_view(message)
+    if view is not None:
+        return view.paused
     metadata = getattr(message, "response_metadata", None) or {}
-    return is_paused_turn(read_record(message), metadata.get("stop_reason"))
+    return is_paused_turn(None, metadata.get("stop_reason"))
 
 
 def paused_message(message: AIMessage) -> AIMessage:
@@ -149,39 +155,26 @@ def error_tool_messages(ai_message: BaseMessage) -> list[ToolMessage]:
     went wrong so it can retry. For a message that did not pass the gate, the
     ``invalid_tool_calls`` LangChain itself found are paired the same way.
     """
-    record = read_record(ai_message)
-    if record is not None:
-        return [
-            ToolMessage(
-                content=entry.get("content") or "",
-                tool_call_id=entry["id"],
-                name=entry.get("name"),
-                status="error",
-                artifact={RECORD_KEY: {"reason": entry.get("reason"), "state": entry.get("state")}},
-            )
-            for entry in record.get("rejected") or []
-            if entry.get("id")
-        ]
-    messages = []
-    for call in getattr(ai_message, "invalid_tool_calls", None) or []:
-        if not call.get("id"):
-            continue
-        messages.append(
-            ToolMessage(
-                content=ungated_error_text(call.get("name") or "unknown", call["id"],
+    return list(errors_by_id(ai_message).values())
+
+
+def errors_by_id(message: BaseMessage) -> dict[str, ToolMessage]:
+    """``error_tool_messages(message)`` by the id each answers (the record's ``tool_call_id``:
+    the core's synthesized one for a call that arrived without an id)."""
+    view = record_view(message)
+    if view is not None:
+        return {ident: ToolMessage(
+            content=entry.get("content") or "", tool_call_id=ident, name=entry.get("name"),
+            status="error",
+            artifact={RECORD_KEY: {"reason": entry.get("reason"), "state": entry.get("state")}})
+            for ident, entry in view.rejected.items()}
+    out: dict[str, ToolMessage] = {}
+    for call in getattr(message, "invalid_tool_calls", None) or []:
+        ident = call.get("id")
+        if ident and ident not in out:
+            out[ident] = ToolMessage(
+                content=ungated_error_text(call.get("name") or "unknown", ident,
                                            call.get("error") or "invalid arguments"),
-                tool_call_id=call["id"],
-                name=call.get("name"),
-                status="error",
-                artifact={RECORD_KEY: {"reason": call.get("error"), "state": "failed"}},
-            )
-        )
-    return messages
-
-
-def error_ids(message: AIMessage) -> tuple[str, ...]:
-    """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
-    record = read_record(message)
-    if record is not None:
-        return rejected_ids(record)
-    return tuple(str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))
+                tool_call_id=ident, name=call.get("name"), status="error",
+                artifact={RECORD_KEY: {"reason": call.get("error"), "state": "failed"}})
+    return out

@@ -12,12 +12,16 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    structured response (``ToolStrategy``, ``ProviderStrategy``) gets one only from an output
    the core accepts; a cut one is answered and asked again the same way, and after the
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
-3. ``wrap_tool_call``: a last check that a call about to run was committed by the gate (a call
-   slipped in by other code or another middleware is refused, not run, and counted in
-   ``tool_execute_rejected_not_committed_total``), runs with the arguments the vendor finished
-   or a reviewer's recorded edit (``_review``), and still fits the run's budget; with a
-   store, a call that began in an earlier attempt is answered instead of run again
-   (``_ledger``).
+3. ``wrap_tool_call``: the run policy's last check (``RunPolicy.admit``) that a call about to
+   run was committed by the gate (a call slipped in by other code or another middleware is
+   refused, not run, and counted in ``tool_execute_rejected_not_committed_total``), runs with
+   the arguments the vendor finished or a reviewer's recorded edit (``_review``), and still
+   fits the run's budget; then, with a store, a call that began in an earlier attempt is
+   answered instead of run again (``_ledger``). A paused turn is sent back to be continued at
+   most ``MAX_PAUSED_CONTINUATIONS`` times in a row.
+
+The decisions are the core's ``RunPolicy``; this module reads the run's state from the agent
+state, asks, and writes the answer back (a ``Command``).
 4. ``max_tool_calls_per_run``: the calls the run committed are counted in the agent state
    (``toolstream_run_calls``, so a checkpoint keeps the count and a resumed run goes on from
    it); each model call may commit what is left, and a call past it is answered
@@ -42,6 +46,7 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
     hook_config,
 )
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -49,14 +54,10 @@ from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 from toolstream_core.integration import (
     DEFAULT_HISTORY,
     DEFAULT_ON_STREAM_ERROR,
-    RUN_CALLS_KEY,
-    Unbound,
-    budget_refusal,
-    not_committed_text,
-    over_budget,
-    record_refused_execution,
+    Pipeline,
+    RunPolicy,
+    RunState,
     refuse_gate_options,
-    run_budget_left,
 )
 from typing_extensions import NotRequired
 
@@ -64,9 +65,9 @@ from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._gate import OnStreamError
 from ._history import HistoryPolicy
 from ._ledger import CallLedger
-from ._messages import error_tool_messages, is_paused, paused_message, read_record
-from ._pipeline import Pipeline
-from ._review import reviews_update, unbound
+from ._messages import errors_by_id, is_paused, paused_message, record_view
+from ._pipeline import ToolStarter
+from ._review import edit_tools, pending_edit, reviews_update
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -76,10 +77,6 @@ _log = logging.getLogger(__name__)
 
 #: What a model-call hook may return (``AgentMiddleware.wrap_model_call``'s own type).
 ModelCallResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
-
-#: The agent-state key that counts the gate's consecutive model turns that committed nothing.
-FAILED_TURNS = "toolstream_failed_turns"
-
 
 class ToolstreamState(AgentState[Any]):
     """The agent state plus the gate's own count of consecutive all-rejected turns.
@@ -93,6 +90,8 @@ class ToolstreamState(AgentState[Any]):
     toolstream_failed_turns: NotRequired[Annotated[int, PrivateStateAttr]]
     toolstream_run_calls: NotRequired[Annotated[int, PrivateStateAttr]]
     """The calls this run (one ``invoke``) committed so far: ``max_tool_calls_per_run``."""
+    toolstream_paused_turns: NotRequired[Annotated[int, PrivateStateAttr]]
+    """Consecutive paused turns sent back to be continued (``RunPolicy.continue_paused``)."""
 
 
 class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
@@ -132,12 +131,10 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         ``ValueError``.
         """
         super().__init__()
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
         self._registry = registry_from_tools(tools)
         self._config = AssembleConfig.coerce(config)
+        self._policy = RunPolicy(self._config, max_retries=max_retries, guard=guard_tool_calls)
         self.max_retries = max_retries
-        self._guard = guard_tool_calls
         # What was given, for an agent model that is already gated (None: not given).
         self._given: dict[str, Any] = {
             "tools": tools, "config": config, "on_stream_error": on_stream_error,
@@ -152,10 +149,50 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """A new invocation is a new run: its budget count starts at zero. A resume from a
         checkpoint (``invoke(None)``, ``Command(resume=...)``) does not pass here again."""
-        return {RUN_CALLS_KEY: 0} if _run_calls(state) else None
+        return {RunState.RUN_CALLS: 0} if RunState.read(state).run_calls else None
 
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
+
+    # -- model calls ---------------------------------------------------------------------------
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult:
+        call = _ModelCall(self, request)
+        response = call_structured(call.request, handler)
+        return call.pair(response, call.pipeline.results() if call.pipeline is not None else {})
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult:
+        call = _ModelCall(self, request, asyncio.get_running_loop())
+        response = await acall_structured(call.request, handler)
+        ran = await call.pipeline.aresults() if call.pipeline is not None else {}
+        return call.pair(response, ran)
+
+    def _gated(self, model: BaseChatModel) -> ToolstreamChatModel:
+        """The agent's model through the gate: its own when it is already gated (then no gate
+        option may be given here too), else ``with_toolstream`` with this middleware's."""
+        if isinstance(model, ToolstreamChatModel):
+            refuse_gate_options("with_toolstream", **self._given)
+            return model
+        return with_toolstream(model, tools=self._registry, config=self._config,
+                               on_stream_error=self._on_stream_error, on_turn=self._on_turn,
+                               on_event=self._on_event, history=self._history)
+
+    def _policy_for(self, model: ToolstreamChatModel) -> RunPolicy:
+        """The run policy under the config the model is gated with."""
+        if model.toolstream_config is self._config:
+            return self._policy
+        return RunPolicy(model.toolstream_config, max_retries=self.max_retries,
+                         guard=self._policy.guard)
+
+    # -- tool calls ----------------------------------------------------------------------------
 
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -174,167 +211,23 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.after_model(state, runtime)
 
-    def _per_call(self, model: ToolstreamChatModel, request: ModelRequest[Any],
-                  pipeline: Pipeline | None) -> ToolstreamChatModel:
-        """``model`` told what the run may still commit (``None``: no budget in force) and
-        where to start a pipelined call (``None``: nothing is pipelined)."""
-        left = run_budget_left(model.toolstream_config, _run_calls(request.state))
-        start = pipeline.start if pipeline is not None else None
-        if left == model.run_budget and start is None and model.on_early_commit is None:
-            return model
-        return model.model_copy(update={"run_budget": left, "on_early_commit": start})
-
-    def _pipeline(self, request: ModelRequest[Any],
-                  loop: asyncio.AbstractEventLoop | None = None) -> Pipeline | None:
-        """The pipeline of this model call, where the config lets a call commit early
-        (``loop``: the async agent's, where its tools start)."""
-        model = request.model
-        config = model.toolstream_config if isinstance(model, ToolstreamChatModel) else self._config
-        return Pipeline(request.tools, loop) if config.execute_before_stream_end else None
-
-    # -- model calls ---------------------------------------------------------------------------
-
-    def _gate(self, request: ModelRequest[Any], pipeline: Pipeline | None) -> ModelRequest[Any]:
-        model = request.model
-        if isinstance(model, ToolstreamChatModel):
-            refuse_gate_options("with_toolstream", **self._given)
-            per_call = self._per_call(model, request, pipeline)
-            return request if per_call is model else request.override(model=per_call)
-        gated = with_toolstream(
-            model,
-            tools=self._registry,
-            config=self._config,
-            on_stream_error=self._on_stream_error,
-            on_turn=self._on_turn,
-            on_event=self._on_event,
-            history=self._history,
-        )
-        return request.override(model=self._per_call(gated, request, pipeline))
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult:
-        pipeline = self._pipeline(request)
-        response = call_structured(self._gate(request, pipeline), handler)
-        return self._pair(request, response, pipeline.results() if pipeline is not None else {})
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult:
-        pipeline = self._pipeline(request, asyncio.get_running_loop())
-        response = await acall_structured(self._gate(request, pipeline), handler)
-        ran = await pipeline.aresults() if pipeline is not None else {}
-        return self._pair(request, response, ran)
-
-    def _pair(self, request: ModelRequest[Any], response: ModelCallResult,
-              ran: Mapping[str, ToolMessage]) -> ModelCallResult:
-        """The model's messages, each AIMessage followed by the answers the gate has for it:
-        the results of its pipelined calls (``ran``) and the errors of its rejected ones."""
-        result = _messages_of(response)
-        if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
-            return _continue_paused(request, response, result)
-        out: list[BaseMessage] = []
-        failed = False
-        cancelled = False
-        for message in result:
-            out.append(message)
-            if not isinstance(message, AIMessage):
-                continue
-            errors = error_tool_messages(message)
-            out.extend(_new_answers(request, message, _in_call_order(message, errors, ran)))
-            if errors and not message.tool_calls:
-                failed = True
-                cancelled = cancelled or _cancelled(message)
-        verdict = agent_verdict(request.response_format, out, _structured(response))
-        failed = failed or verdict.failure is not None
-        out = verdict.messages if verdict.messages is not None else out
-        before = _failed_turns(request)
-        count = before + 1 if failed else 0
-        retry = failed and not cancelled and self._may_retry(before)
-        if verdict.failure is not None and not retry and not cancelled:
-            raise verdict.failure  # no structured response after the bounded retries
-        committed = _committed_count(result)
-        if len(out) == len(result) and count == before and not committed:
-            return response
-        structured = None if verdict.failure is not None else _structured(response)
-        paired = ModelResponse(result=out, structured_response=structured)
-        update: dict[str, Any] = {FAILED_TURNS: count if retry else 0}
-        if committed:
-            update[RUN_CALLS_KEY] = _run_calls(request.state) + committed
-        if retry:
-            update["jump_to"] = "model"
-        return ExtendedModelResponse(model_response=paired, command=Command(update=update))
-
-    def _may_retry(self, used: int) -> bool:
-        """Whether one more model turn is allowed after ``used + 1`` failed ones in a row."""
-        if used >= self.max_retries:
-            _log.info("toolstream: %d model turns without a committed call; not retrying", used + 1)
-            return False
-        return True
-
-    # -- tool calls ----------------------------------------------------------------------------
-
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
-        if not self._guard:
-            return None
+        """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
+        the gate, with the arguments the vendor finished or a recorded edit, within the run's
+        budget; an edit judged as a vendor's arguments are), as a ToolMessage; ``None``: run
+        it."""
         call = request.tool_call
-        call_id = call.get("id")
-        owner = _owner_of(request.state, call_id)
-        if owner is None:
+        owner = _owner_of(request.state, call.get("id"))
+        view = record_view(owner) if owner is not None else None
+        refusal = self._policy.admit(view, call.get("id"), call.get("name"),
+                                     RunState.read(request.state), call.get("args"),
+                                     pending_edit=pending_edit(request),
+                                     edit_tools=edit_tools(request))
+        if refusal is None:
             return None
-        record = read_record(owner)
-        if record is None:
-            return None  # not produced through the gate (e.g. history passed in by the caller)
-        entries = record.get("committed") or []
-        committed = [entry.get("id") for entry in entries]
-        if call_id in committed:
-            position = committed.index(call_id)
-            refused = unbound(request, entries[position])
-            if refused is not None:
-                return self._unbound(request, record, refused)
-            return self._over_budget(request, position, len(committed))
-        _log.warning("toolstream: refusing to run %s (%s): not committed", call.get("name"), call_id)
-        record_refused_execution(call.get("name"), provider=record.get("provider"),
-                                 config=self._config)
-        return ToolMessage(
-            content=not_committed_text(call.get("name"), call_id),
-            tool_call_id=call_id or "",
-            name=call.get("name"),
-            status="error",
-            artifact={"toolstream": {"reason": "not_committed", "state": "refused"}},
-        )
-
-    def _unbound(self, request: ToolCallRequest, record: Mapping[str, Any],
-                 refused: Unbound) -> ToolMessage:
-        """The answer to a committed call that may not run as it stands (``_review``)."""
-        call = request.tool_call
-        _log.warning("toolstream: refusing to run %s (%s): %s", call.get("name"), call.get("id"),
-                     refused.reason)
-        record_refused_execution(call.get("name"), provider=record.get("provider"),
-                                 config=self._config)
-        return ToolMessage(content=refused.content, tool_call_id=call.get("id") or "",
+        return ToolMessage(content=refusal.content, tool_call_id=refusal.tool_call_id,
                            name=call.get("name"), status="error",
-                           artifact={"toolstream": {"reason": refused.reason, "state": "refused"}})
-
-    def _over_budget(self, request: ToolCallRequest, position: int, turn_calls: int) -> ToolMessage | None:
-        """The budget checked again right before the call is queued (seed 004 gate step 5):
-        the run's count in the state already holds this turn's ``turn_calls`` commits, so this
-        call is the run's ``count - turn_calls + position + 1``-th."""
-        ordinal = _run_calls(request.state) - turn_calls + position + 1
-        if not over_budget(self._config, ordinal):
-            return None
-        call = request.tool_call
-        result = budget_refusal(call.get("name"), call.get("id") or "")
-        _log.warning("toolstream: refusing to run %s (%s): over the run's budget",
-                     call.get("name"), call.get("id"))
-        return ToolMessage(content=result.content, tool_call_id=result.tool_call_id,
-                           name=call.get("name"), status="error",
-                           artifact={"toolstream": {"reason": result.reason.value,
-                                                    "state": "refused"}})
+                           artifact={"toolstream": {"reason": refusal.reason, "state": "refused"}})
 
     def wrap_tool_call(
         self,
@@ -359,6 +252,83 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         return await handler(request) if ledger is None else await ledger.arun(request, handler)
 
 
+class _ModelCall:
+    """One model call of the agent: the request with the gated model told what the run may
+    still commit and where to start a pipelined call, and the run's answer to its response."""
+
+    def __init__(self, middleware: ToolstreamMiddleware, request: ModelRequest[Any],
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+        model = middleware._gated(request.model)
+        self.policy = middleware._policy_for(model)
+        self.state = RunState.read(request.state)
+        self.starter = ToolStarter(request.tools, loop)
+        self.pipeline: Pipeline[ToolMessage] | None = self.policy.pipeline(self.starter)
+        left = self.policy.budget_left(self.state)
+        if left != model.run_budget or self.pipeline is not None or model.on_early_commit is not None:
+            model = model.model_copy(update={"run_budget": left, "on_early_commit": self.pipeline})
+        self.request = request if model is request.model else request.override(model=model)
+        self._asked = request
+
+    def pair(self, response: ModelCallResult, ran: Mapping[str, ToolMessage]) -> ModelCallResult:
+        """The model's messages, each AIMessage followed by the answers the gate has for it:
+        the results of its pipelined calls (``ran``) and the errors of its rejected ones; the
+        run's counts and where the agent goes next (``RunPolicy.after_turn``)."""
+        self.starter.release()
+        result = _messages_of(response)
+        if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
+            return self._continue_paused(response, result)
+        out: list[BaseMessage] = []
+        committed = runs = errors = 0
+        cancelled = False
+        for message in result:
+            out.append(message)
+            if not isinstance(message, AIMessage):
+                continue
+            view = record_view(message)
+            answers = errors_by_id(message)
+            out.extend(_new_answers(self._asked, message,
+                                    _in_call_order(message, list(answers.values()), ran)))
+            committed += len(view.committed) if view is not None else 0
+            runs += len(message.tool_calls)
+            errors += len(answers)
+            cancelled = cancelled or (not message.tool_calls and view is not None and view.cancelled)
+        verdict = agent_verdict(self._asked.response_format, out, _structured(response))
+        out = verdict.messages if verdict.messages is not None else out
+        outcome = self.policy.after_turn(self.state, committed=committed, runs=runs, errors=errors,
+                                         cancelled=cancelled, unstructured=verdict.failure is not None)
+        if verdict.failure is not None and outcome.give_up:
+            raise verdict.failure  # no structured response after the bounded retries
+        update: dict[str, Any] = outcome.state.changes(self.state)
+        if len(out) == len(result) and not update and not outcome.retry:
+            return response
+        structured = None if verdict.failure is not None else _structured(response)
+        if outcome.retry:
+            update["jump_to"] = "model"
+        return ExtendedModelResponse(model_response=ModelResponse(result=out, structured_response=structured),
+                                     command=Command(update=update))
+
+    def _continue_paused(self, response: ModelCallResult,
+                         result: list[BaseMessage]) -> ModelCallResult:
+        """A paused turn goes into the state without client calls and the agent goes back to
+        the model, which continues the turn from it (the failed-turn count is left as it
+        was); after ``MAX_PAUSED_CONTINUATIONS`` in a row the turn ends as it is."""
+        out: list[BaseMessage] = []
+        for message in result:
+            if isinstance(message, AIMessage) and is_paused(message):
+                held = [c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]]
+                if held:
+                    _log.warning("toolstream: the turn was paused; not running %s until it ends",
+                                 held)
+                message = paused_message(message)
+            out.append(message)
+        paired = ModelResponse(result=out, structured_response=_structured(response))
+        after = self.policy.continue_paused(self.state)
+        update: dict[str, Any] = {RunState.PAUSED_TURNS: 0}
+        if after is not None:
+            update = {"jump_to": "model", RunState.PAUSED_TURNS: after.paused_turns}
+        return ExtendedModelResponse(model_response=paired, command=Command(update=update))
+
+
 def _messages_of(response: ModelCallResult) -> list[BaseMessage]:
     if isinstance(response, AIMessage):
         return [response]
@@ -373,31 +343,6 @@ def _structured(response: ModelCallResult) -> Any:
     return getattr(response, "structured_response", None)
 
 
-def _continue_paused(request: ModelRequest[Any], response: ModelCallResult,
-                     result: list[BaseMessage]) -> ModelCallResult:
-    """A paused turn goes into the state without client calls and the agent goes back to the
-    model, which continues the turn from it; the failed-turn count is left as it was."""
-    out: list[BaseMessage] = []
-    for message in result:
-        if isinstance(message, AIMessage) and is_paused(message):
-            held = [c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]]
-            if held:
-                _log.warning("toolstream: the turn was paused; not running %s until it ends",
-                             held)
-            message = paused_message(message)
-        out.append(message)
-    paired = ModelResponse(result=out, structured_response=_structured(response))
-    update = {"jump_to": "model", FAILED_TURNS: _failed_turns(request)}
-    return ExtendedModelResponse(model_response=paired, command=Command(update=update))
-
-
-def _failed_turns(request: ModelRequest[Any]) -> int:
-    """The gate's consecutive all-rejected turns so far in this run (from the agent state)."""
-    state = request.state
-    value = state.get(FAILED_TURNS) if isinstance(state, Mapping) else None
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
 def _in_call_order(message: AIMessage, errors: list[ToolMessage],
                    ran: Mapping[str, ToolMessage]) -> list[ToolMessage]:
     """``message``'s answers (pipelined results and errors) in the order of its calls."""
@@ -408,21 +353,6 @@ def _in_call_order(message: AIMessage, errors: list[ToolMessage],
                    if c["id"] is not None and c["id"] in ran)
     order = [c.get("id") for c in [*message.tool_calls, *message.invalid_tool_calls]]
     return [answers[i] for i in order if i in answers]
-
-
-def _run_calls(state: Any) -> int:
-    """The calls this run committed so far (``toolstream_run_calls`` in the agent state)."""
-    value = state.get(RUN_CALLS_KEY) if isinstance(state, Mapping) else None
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _committed_count(result: list[BaseMessage]) -> int:
-    """How many calls the gate committed in this model call's messages."""
-    count = 0
-    for message in result:
-        record = read_record(message) if isinstance(message, AIMessage) else None
-        count += len(record.get("committed") or []) if record is not None else 0
-    return count
 
 
 def _new_answers(request: ModelRequest[Any], message: AIMessage,
@@ -437,13 +367,6 @@ def _new_answers(request: ModelRequest[Any], message: AIMessage,
         return errors
     answered = {m.tool_call_id for m in request.messages if isinstance(m, ToolMessage)}
     return [e for e in errors if e.tool_call_id not in answered]
-
-
-def _cancelled(message: AIMessage) -> bool:
-    """The user stopped this turn (every rejection is a cancellation): do not start another."""
-    record = read_record(message)
-    reasons = {entry.get("reason") for entry in (record["rejected"] if record else [])}
-    return reasons == {"cancelled"}
 
 
 def _ledger_of(request: ToolCallRequest) -> CallLedger | None:

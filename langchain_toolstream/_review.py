@@ -1,4 +1,4 @@
-"""A committed call's arguments bound to it, and a human reviewer's decisions recorded.
+"""A reviewer's decisions on committed calls, recorded; the edit a tool call will run.
 
 ``HumanInTheLoopMiddleware`` (batched, its default mode) decides in its ``after_model`` node:
 an ``edit`` is kept in the agent state (``hitl_edited_tool_calls``: call id -> the reviewer's
@@ -6,9 +6,10 @@ name and arguments) and substituted by its ``wrap_tool_call`` as the tool starts
 (or ``respond``) answers the call with a ``ToolMessage`` in place of the tool. With
 ``ToolstreamMiddleware`` listed before it, the gate's ``after_model`` node runs after the
 reviewer's and writes those decisions into the decision record of the turn's message
-(``toolstream_core._binding.with_reviews``); the gate's ``wrap_tool_call`` then runs a call only
-as the vendor finished it or as the recorded edit says, the edit checked like a vendor's
-arguments, and never a call a reviewer rejected, whatever happened to its answer since.
+(``toolstream_core.integration.with_reviews``); the gate's ``wrap_tool_call`` then asks the run
+policy (``RunPolicy.admit``) with the call as it stands and the edit still to be substituted:
+a call runs only as the vendor finished it or as the recorded edit says, the edit judged like
+a vendor's arguments, and never a call a reviewer rejected, whatever happened to its answer.
 
 Listed after it, the gate's ``after_model`` runs first and sees no decision: an edit then
 reaches the tool unrecorded and is refused (``arguments_changed``).
@@ -17,23 +18,17 @@ reaches the tool unrecorded and is refused (``arguments_changed``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
-from toolstream_core.integration import (
-    RECORD_KEY,
-    Unbound,
-    binding_refusal,
-    edit_problem,
-    with_reviews,
-)
+from toolstream_core.integration import RECORD_KEY, with_reviews
 
 from ._messages import read_record
-from ._tools import registry_from_tools
+from ._tools import Registry, registry_from_tools
 
-__all__ = ["HITL_EDITS", "reviews_update", "unbound"]
+__all__ = ["HITL_EDITS", "HITL_SOURCE", "edit_tools", "pending_edit", "reviews_update"]
 
 _log = logging.getLogger(__name__)
 
@@ -80,24 +75,16 @@ def reviews_update(state: Any) -> dict[str, Any] | None:
     return {"messages": [message.model_copy(update={"response_metadata": metadata})]}
 
 
-def unbound(request: ToolCallRequest, entry: Mapping[str, Any]) -> Unbound | None:
-    """Why the committed call ``entry`` may not run as ``request`` holds it, or ``None``.
+def pending_edit(request: ToolCallRequest) -> tuple[str | None, Any] | None:
+    """The reviewer's edit of this call the framework will substitute as the tool starts."""
+    return _edits(request.state).get(str(request.tool_call.get("id")))
 
-    The call must be the vendor's or the recorded edit (an edit still to be substituted
-    further in must be the recorded one), and an edit that runs gets the strict decision a
-    vendor's arguments get, against the schema of the tool it names."""
-    call = request.tool_call
-    pending = _edits(request.state).get(str(call.get("id")))
-    refusal = binding_refusal(entry, call.get("name"), call.get("args"), pending_edit=pending)
-    if refusal is not None:
-        return refusal
-    review = entry.get("review") or {}
-    if review.get("decision") != "edit":
-        return None
-    name, arguments = pending if pending is not None else (call.get("name"), call.get("args"))
-    tools = [t for t in (getattr(request.runtime, "tools", None) or [request.tool])
-             if getattr(t, "name", None) == name]
-    registry = registry_from_tools(tools)
-    if not registry:
-        registry = {}  # no such tool: the edit names one the agent does not have
-    return edit_problem(name, arguments, registry, call_id=call.get("id"))
+
+def edit_tools(request: ToolCallRequest) -> Callable[[str | None], Registry]:
+    """``name -> the schemas of the agent's tools of that name``, for judging an edit (a
+    reviewer may name another tool than the model did)."""
+    def of(name: str | None) -> Registry:
+        tools = [t for t in (getattr(request.runtime, "tools", None) or [request.tool])
+                 if getattr(t, "name", None) == name]
+        return registry_from_tools(tools) or {}
+    return of

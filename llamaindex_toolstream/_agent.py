@@ -19,8 +19,11 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
 - ``max_tool_calls_per_run``: the calls a run committed are counted in the workflow
   ``Context`` (``toolstream_run_calls`` in ``ctx.store``, so ``Context.to_dict`` keeps it and a
   restored running context goes on from it); each model call may commit what is left, the
-  budget is checked again right before the calls are queued, and a call past it is answered
+  budget is checked again right before each call runs (the ``call_tool`` step, as
+  ``ToolstreamMiddleware.wrap_tool_call`` does), and a call past it is answered
   ``run_budget_exceeded`` and never runs. A new ``run()`` starts the count at zero;
+- a paused turn (Anthropic ``pause_turn``) is sent back to be continued at most
+  ``MAX_PAUSED_CONTINUATIONS`` times in a row (the run policy's cap, the same in LangChain);
 - pipelined execution (``execute_before_stream_end`` with an allow-listed tool): a call the
   core commits before the stream ends starts its tool at once, from the step still reading
   the stream; the ``call_tool`` step then hands on that result instead of running it again;
@@ -37,6 +40,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
@@ -50,38 +54,26 @@ from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool, ToolOutput
 from llama_index.core.workflow import Context, step
-from toolstream_core import AssembleConfig, AssemblerEvent, Turn
+from toolstream_core import AssemblerEvent, Turn
 from toolstream_core import ToolCall as TsToolCall
-from toolstream_core.integration import (
-    RUN_CALLS_KEY,
-    OnStreamError,
-    binding_refusal,
-    budget_refusal,
-    not_committed_text,
-    over_budget,
-    record_refused_execution,
-    run_budget_left,
-)
+from toolstream_core.integration import OnStreamError, Pipeline, RunPolicy, RunState
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
-from ._llm import agent_llm
-from ._messages import call_name, is_paused, paused_message, read_record
-from ._session import EARLY_COMMIT, RUN_BUDGET, WATCHER, ResponseStream
+from ._llm import ToolstreamLLM, agent_llm
+from ._messages import call_name, is_paused, paused_message, record_view
+from ._session import ResponseStream, StepSettings
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
 __all__ = ["ToolstreamFunctionAgent"]
 
 logger = logging.getLogger(__name__)
 
-#: How many times in a row a paused turn (Anthropic ``pause_turn``) is sent back to continue
-#: it within one step before the step ends with what the vendor has said so far.
-MAX_PAUSED_CONTINUATIONS = 10
-
-#: Pipelined calls started while a stream was read, by (agent, call id), until their
-#: ``call_tool`` step takes the result; a new run of the agent drops what an interrupted one
-#: left (kept off the pydantic agent, whose fields are its public settings).
-_PIPELINED: dict[tuple[int, str], Future[ToolOutput]] = {}
+#: Each run's pipelined calls (the core's ``Pipeline``), from the step that read the stream to
+#: the ``call_tool`` step that takes the result, by the run's state store (``ctx.store``: each
+#: step gets a ``Context`` object of its own, the run's store is one); an entry goes with its
+#: run, and a new run on the same context drops what an interrupted one left.
+_PIPELINES: WeakKeyDictionary[Any, Pipeline[ToolOutput]] = WeakKeyDictionary()
 
 
 class ToolstreamFunctionAgent(FunctionAgent):
@@ -122,9 +114,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
         by ``take_step`` instead, so the history never opens with an assistant message.
         """
         await super()._init_context(ctx, ev)
-        await ctx.store.set(RUN_CALLS_KEY, 0)  # a new run; a restored running context skips this
-        for key in [k for k in _PIPELINED if k[0] == id(self)]:
-            del _PIPELINED[key]
+        await ctx.store.set(RunState.RUN_CALLS, 0)  # a new run; a restored running context skips this
+        _PIPELINES.pop(ctx.store, None)
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         if not scratchpad:
             return
@@ -134,9 +125,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
             await ctx.store.set(self.scratchpad_key, [])
 
     # -- the LLM turn ------------------------------------------------------------------------
-    # ``FunctionAgent.take_step`` runs as it is (pinned: tests/llamaindex/test_li_upstream.py);
-    # around it the gate adds what LlamaIndex has no hook for: the step's UI events (through
-    # ``WATCHER``), a paused turn sent back to be continued, and the rejected calls.
+    # ``FunctionAgent.take_step`` runs as it is (pinned: tests/llamaindex/test_li_upstream.py),
+    # on a copy of this agent whose LLM is told the step's settings (``ToolstreamLLM.for_step``:
+    # the run's budget, the pipeline, the step's UI events); around it the gate adds what
+    # LlamaIndex has no hook for: a paused turn sent back to be continued, and the rejected calls.
 
     async def take_step(
         self,
@@ -148,95 +140,70 @@ class ToolstreamFunctionAgent(FunctionAgent):
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
         await self._store_scratchpad(ctx, pair_orphan_calls)
-        step = _Step(self.name, ctx)
-        token = WATCHER.set(step)
-        used = await ctx.store.get(RUN_CALLS_KEY, default=0)
-        budget = RUN_BUDGET.set(run_budget_left(self._gate_config, used))
-        pipelining = EARLY_COMMIT.set(self._pipeline(ctx, offered))
-        try:
-            output = await super().take_step(ctx, llm_input, offered, memory)
-            for _ in range(MAX_PAUSED_CONTINUATIONS):
-                if not is_paused(output.response):
-                    break
-                # A paused turn (Anthropic ``pause_turn``) goes back as it is, minus client
-                # calls, and the vendor continues it; nothing from it runs before it has ended.
-                await self._store_scratchpad(ctx, _replace_last(paused_message(output.response)))
-                output = await super().take_step(ctx, llm_input, offered, memory)
-        finally:
-            EARLY_COMMIT.reset(pipelining)
-            RUN_BUDGET.reset(budget)
-            WATCHER.reset(token)
-        if is_paused(output.response):
-            logger.warning("toolstream: still paused after %d continuations; ending the turn",
-                           MAX_PAUSED_CONTINUATIONS)
+        policy = self._policy
+        state = await _run_state(ctx)
+        watcher = _Step(self.name, ctx)
+        pipeline = policy.pipeline(self._starter(ctx, offered))
+        if pipeline is not None:
+            _PIPELINES[ctx.store] = pipeline
+        llm = cast(ToolstreamLLM, self.llm).for_step(StepSettings(
+            policy.budget_left(state), pipeline, watcher.forward))
+        agent = self.model_copy(update={"llm": llm})
+        output = await FunctionAgent.take_step(agent, ctx, llm_input, offered, memory)
+        while is_paused(output.response):
+            after = policy.continue_paused(state)
             message = paused_message(output.response)
             await self._store_scratchpad(ctx, _replace_last(message))
-            output.response, output.tool_calls = message, []
-            return output
-        stream = step.last
+            if after is None:  # the cap: the turn ends with what the vendor has said so far
+                output.response, output.tool_calls = message, []
+                return output
+            # A paused turn (Anthropic ``pause_turn``) goes back as it is, minus client calls,
+            # and the vendor continues it; nothing from it runs before it has ended.
+            state = after
+            output = await FunctionAgent.take_step(agent, ctx, llm_input, offered, memory)
+        stream = watcher.last
         # Every call, committed and rejected: each rejected id is answered by the responder.
         full = stream.message_with_rejected() if stream is not None else None
         if full is not None:
             await self._store_scratchpad(ctx, _replace_last(full))
             output.response = full
-        queued = await self._within_budget(ctx, output.tool_calls)
-        output.tool_calls = [*queued, *_rejected_selections(stream)]
+        view = record_view(output.response)
+        if view is not None and view.committed:  # the run's count, as it is now
+            used = (await _run_state(ctx)).run_calls
+            await ctx.store.set(RunState.RUN_CALLS, used + len(view.committed))
+        output.tool_calls = [*output.tool_calls, *_rejected_selections(stream)]
         return output
 
     @property
-    def _gate_config(self) -> AssembleConfig:
-        config: AssembleConfig = self.llm.config  # type: ignore[attr-defined]
-        return config
-
-    async def _within_budget(self, ctx: Context | AgentContext,
-                             selections: list[ToolSelection]) -> list[ToolSelection]:
-        """The run's budget checked again right before the committed calls are queued (seed
-        004 gate step 5), on the count in the context now; the calls are added to it. A call
-        past the budget goes to the responder with the budget's error result."""
-        used: int = await ctx.store.get(RUN_CALLS_KEY, default=0)
-        queued: list[ToolSelection] = []
-        for position, selection in enumerate(selections):
-            if not over_budget(self._gate_config, used + position + 1):
-                queued.append(selection)
-                continue
-            result = budget_refusal(selection.tool_name, selection.tool_id)
-            logger.warning("toolstream: refusing to run %s (%s): over the run's budget",
-                           selection.tool_name, selection.tool_id)
-            queued.append(ToolSelection(
-                tool_id=selection.tool_id, tool_name=REJECTED_TOOL_NAME,
-                tool_kwargs={"tool_name": selection.tool_name, "reason": result.reason.value,
-                             "content": result.content}))
-        if selections:
-            await ctx.store.set(RUN_CALLS_KEY, used + len(selections))
-        return queued
+    def _policy(self) -> RunPolicy:
+        return RunPolicy(cast(ToolstreamLLM, self.llm).config)
 
     # -- tool calls --------------------------------------------------------------------------
 
-    def _pipeline(self, ctx: Context | AgentContext,
-                  tools: Sequence[AsyncBaseTool]) -> Callable[[TsToolCall], None] | None:
-        """What starts a call that commits before the stream ends (``None``: the config lets
-        none commit early). The tool runs as the ``call_tool`` step would run it
-        (``_call_tool``), as a task on this loop, from whichever thread the stream is read."""
-        if not self._gate_config.execute_before_stream_end:
-            return None
+    def _starter(self, ctx: Context | AgentContext,
+                 tools: Sequence[AsyncBaseTool]) -> Callable[[TsToolCall], Future[ToolOutput] | None]:
+        """How a call that commits before the stream ends starts: its tool runs as the
+        ``call_tool`` step would run it (``_call_tool``), as a task on this loop, from
+        whichever thread the stream is read (the core's ``Pipeline`` keeps what started)."""
         loop = asyncio.get_running_loop()
         by_name = {t.metadata.name: t for t in tools}
 
-        def start(call: TsToolCall) -> None:
+        def start(call: TsToolCall) -> Future[ToolOutput] | None:
             tool = by_name.get(call.name or "")
-            if tool is None or call.id is None or (id(self), call.id) in _PIPELINED:
-                return
-            logger.debug("toolstream: started %s (%s) before the stream ended", call.name, call.id)
-            _PIPELINED[id(self), call.id] = asyncio.run_coroutine_threadsafe(
+            if tool is None:
+                return None
+            return asyncio.run_coroutine_threadsafe(
                 self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
         return start
 
     @step
     async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
-        """The workflow's tool step, behind a last check that the call was committed by the
-        gate (a call sent by other code is refused, not run, and counted); a pipelined call
+        """The workflow's tool step, behind the run policy's last check (``RunPolicy.admit``):
+        a call the gate did not commit (sent by other code) is refused, not run, and counted;
+        a call past the run's budget is answered ``run_budget_exceeded``. A pipelined call
         already started is answered with its result, not run again."""
-        started = _PIPELINED.pop((id(self), ev.tool_id), None)
+        pipeline = _PIPELINES.get(ctx.store)
+        started = pipeline.take(ev.tool_id) if pipeline is not None else None
         if started is not None:
             return await self._pipelined_result(ctx, ev, started)
         refusal = await self._refusal(ctx, ev)
@@ -260,26 +227,21 @@ class ToolstreamFunctionAgent(FunctionAgent):
         return result
 
     async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
+        """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
+        the gate, with the arguments the vendor finished, within the run's budget), as a tool
+        result; ``None``: run it."""
         if ev.tool_name == REJECTED_TOOL_NAME:
             return None
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         turn = next((m for m in reversed(scratchpad) if m.role == MessageRole.ASSISTANT), None)
-        record = read_record(turn) if turn is not None else None
-        if record is None:
-            return None  # not produced through the gate (e.g. history passed in by the caller)
-        entry = next((e for e in record.get("committed") or [] if e.get("id") == ev.tool_id), None)
-        if entry is not None:
-            refused = binding_refusal(entry, ev.tool_name, dict(ev.tool_kwargs))
-            if refused is None:
-                return None
-            reason, text = refused
-        else:
-            reason, text = "not committed", not_committed_text(ev.tool_name, ev.tool_id)
-        logger.warning("toolstream: refusing to run %s (%s): %s", ev.tool_name, ev.tool_id, reason)
-        record_refused_execution(ev.tool_name, provider=record.get("provider"),
-                                 config=self._gate_config)
-        output = ToolOutput(content=text, tool_name=ev.tool_name, raw_input=dict(ev.tool_kwargs),
-                            raw_output=text, is_error=True)
+        refusal = self._policy.admit(record_view(turn) if turn is not None else None,
+                                     ev.tool_id, ev.tool_name, await _run_state(ctx),
+                                     dict(ev.tool_kwargs))
+        if refusal is None:
+            return None
+        output = ToolOutput(content=refusal.content, tool_name=ev.tool_name,
+                            raw_input=dict(ev.tool_kwargs), raw_output=refusal.content,
+                            is_error=True)
         return ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs,
                               tool_id=ev.tool_id, tool_output=output, return_direct=False)
 
@@ -326,7 +288,8 @@ class _Step:
         self._translators: dict[ResponseStream, ProgressTranslator] = {}
         self.last: ResponseStream | None = None
 
-    def __call__(self, stream: ResponseStream) -> None:
+    def forward(self, stream: ResponseStream) -> None:
+        """Hand ``stream``'s waiting UI events to the workflow's event stream."""
         self.last = stream
         translator = self._translators.get(stream)
         if translator is None:
@@ -334,6 +297,11 @@ class _Step:
                 self._agent, stream.result_for, forward_args=stream.config.ui_forward_partial_args)
         for event in translator.translate(stream.drain_events()):
             self._ctx.write_event_to_stream(event)
+
+
+async def _run_state(ctx: Context | AgentContext) -> RunState:
+    """The run's counts in the workflow ``Context`` (``ctx.store``)."""
+    return RunState.read({RunState.RUN_CALLS: await ctx.store.get(RunState.RUN_CALLS, default=0)})
 
 
 def _replace_last(message: ChatMessage) -> Callable[[list[ChatMessage]], list[ChatMessage]]:

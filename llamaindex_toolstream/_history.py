@@ -20,17 +20,20 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ThinkingBlock, ToolCallBlock
 from toolstream_core.integration import (
     HistoryCall,
+    HistoryEdit,
     HistoryEntry,
-    HistoryPlan,
     HistoryPolicy,
     HistoryProblem,
+    MessageKit,
+    apply_plan,
     check_entries,
-    decides_calls,
+    pair_orphans,
     plan_request,
+    signed_before_calls,
     thinking_enabled,
 )
 
-from ._messages import error_ids, error_tool_messages, is_paused, paused_message, read_record
+from ._messages import errors_by_id, is_paused, paused_message, record_view, ungated_error_ids
 
 __all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
@@ -50,16 +53,6 @@ def _signed(block: ThinkingBlock) -> bool:
     return bool(info.get("signature")) or info.get("type") == "redacted_thinking"
 
 
-def _reasoning_first(message: ChatMessage) -> bool:
-    """A signed thinking block comes before the first tool call (Anthropic's order)."""
-    for block in message.blocks:
-        if isinstance(block, ThinkingBlock):
-            return _signed(block)
-        if isinstance(block, ToolCallBlock):
-            return False
-    return False
-
-
 def _assistant(message: ChatMessage) -> HistoryEntry:
     raw = message.additional_kwargs.get("thought_signatures")
     signatures: list[Any] = raw if isinstance(raw, list) else []
@@ -69,10 +62,14 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
         for i, block in enumerate(message.blocks) if isinstance(block, ToolCallBlock))
     reasoning = (any(isinstance(b, ThinkingBlock) for b in message.blocks)
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
-    record = read_record(message)
+    view = record_view(message)  # read once for this message
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=_reasoning_first(message), paused=is_paused(message),
-                        gated=decides_calls(record), errors=error_ids(message))
+                        reasoning_first=signed_before_calls(
+                            _signed(b) if isinstance(b, ThinkingBlock) else None
+                            for b in message.blocks if isinstance(b, ThinkingBlock | ToolCallBlock)),
+                        paused=is_paused(message, view),
+                        gated=view is not None and view.gated,
+                        errors=view.error_ids if view is not None else ungated_error_ids(message))
 
 
 def history_entries(messages: Sequence[ChatMessage]) -> list[HistoryEntry]:
@@ -122,11 +119,12 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     """
     history = list(messages)
     appended = history_entries([_as_message(user_msg)]) if user_msg is not None else []
-    plan = plan_request(history_entries(history), provider, policy, log=_log,
+    entries = history_entries(history)
+    plan = plan_request(entries, provider, policy, log=_log,
                         reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
                         stored=getattr(llm, "store", None) is not False,
                         exempt=_INTEGRATION_REPAIRS, appended=appended)
-    return apply_plan(plan, history)
+    return apply_plan(plan, history, _KIT)
 
 
 def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
@@ -140,27 +138,20 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     gated LLM does this itself before every request; this is for a history you send some
     other way.
     """
-    history = list(messages)
-    return apply_plan(plan_request(history_entries(history), None, "repair", log=_log), history)
+    return pair_orphans(messages, _KIT)
 
 
-def apply_plan(plan: HistoryPlan, messages: list[ChatMessage]) -> list[ChatMessage]:
-    """The planned history built from ``messages`` with LlamaIndex's messages (a new list).
-    Every call of a ``ChatMessage`` is on the wire (its blocks), so nothing needs showing."""
-    errors: dict[int, dict[str, ChatMessage]] = {}
-    out: list[ChatMessage] = []
-    for edit in plan.edits:
-        message = messages[edit.index]
-        if edit.op in ("keep", "show"):
-            out.append(message)
-        elif edit.op == "paused":
-            out.append(paused_message(message))
-        elif edit.op == "error":
-            if edit.index not in errors:
-                errors[edit.index] = {str(m.additional_kwargs.get("tool_call_id")): m
-                                      for m in error_tool_messages(message)}
-            out.append(errors[edit.index][edit.call_id or ""])
-        else:
-            out.append(ChatMessage(role="tool", content=edit.content or "",
-                                   additional_kwargs={"tool_call_id": edit.call_id}))
-    return out
+def _no_result(edit: HistoryEdit) -> ChatMessage:
+    return ChatMessage(role="tool", content=edit.content or "",
+                       additional_kwargs={"tool_call_id": edit.call_id})
+
+
+def _as_is(message: ChatMessage, shown: tuple[str, ...]) -> ChatMessage:
+    """Every call of a ``ChatMessage`` is on the wire (its blocks): nothing needs showing."""
+    return message
+
+
+#: LlamaIndex's constructors for the core's history plan (``apply_plan``, ``pair_orphans``).
+_KIT: MessageKit[ChatMessage] = MessageKit(
+    entries=history_entries, paused=paused_message, show=_as_is, errors=errors_by_id,
+    no_result=_no_result)

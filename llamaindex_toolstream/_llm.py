@@ -47,7 +47,7 @@ from ._limits import output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
 from ._providers import ProviderMismatchError, resolve_provider
-from ._session import ResponseStream, stream_of
+from ._session import ResponseStream, StepSettings, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -99,6 +99,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     _registry: Registry | None = PrivateAttr(default=None)
     _on_event: Callable[[AssemblerEvent], None] | None = PrivateAttr(default=None)
     _on_turn: Callable[[Turn], None] | None = PrivateAttr(default=None)
+    _step: StepSettings = PrivateAttr(default_factory=StepSettings)
 
     def __init__(
         self,
@@ -141,6 +142,15 @@ class ToolstreamLLM(FunctionCallingLLM):
     def config(self) -> AssembleConfig:
         return self._config
 
+    def for_step(self, step: StepSettings) -> ToolstreamLLM:
+        """This LLM for one agent step: its model calls may commit ``step.run_budget`` more
+        calls, start an early commit with ``step.on_early_commit`` and hand UI events to
+        ``step.watcher`` (``ToolstreamFunctionAgent``, from the run's state in its ``Context``).
+        A copy, so steps of concurrent runs never share them."""
+        copy = self.model_copy()
+        copy._step = step
+        return copy
+
     # -- sessions ----------------------------------------------------------------------------
 
     def _session(self, tools: Sequence[BaseTool] | None,
@@ -155,6 +165,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             on_turn=self._on_turn,
             max_output_tokens=output_limit(self.llm, kwargs or {}),
             on_stream_error=self.on_stream_error,
+            step=self._step,
         )
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,

@@ -27,23 +27,25 @@ from toolstream_core import CallState, ToolCall, Turn
 from toolstream_core.integration import (
     RECORD_KEY,
     DecisionRecord,
-    as_record,
+    RecordView,
     is_paused_turn,
-    rejected_ids,
     ungated_error_text,
+    view_record,
 )
 
 __all__ = [
     "FALLBACK_NAME",
     "call_id",
     "call_name",
-    "error_ids",
     "error_tool_messages",
+    "errors_by_id",
     "is_paused",
     "message_with_rejected_calls",
     "paused_message",
     "read_record",
     "rebuild_message",
+    "record_view",
+    "ungated_error_ids",
 ]
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
@@ -154,11 +156,18 @@ def read_record(response: ChatResponse | ChatMessage) -> DecisionRecord | None:
     the same as the LangChain shim's), kept on the ``ChatResponse`` and on the assistant
     message, so it survives ``model_dump_json``, memory and chat stores.
     """
+    view = record_view(response)
+    return view.record if view is not None else None
+
+
+def record_view(response: ChatResponse | ChatMessage) -> RecordView | None:
+    """The record on ``response`` (or its message) read once (``RecordView``); ``None`` if
+    ungated. Callers that ask several things of one message read it once here."""
     for holder in (response, getattr(response, "message", None)):
         extra = getattr(holder, "additional_kwargs", None)
-        record = as_record(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
-        if record is not None:
-            return record
+        view = view_record(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
+        if view is not None:
+            return view
     return None
 
 
@@ -187,36 +196,36 @@ def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessag
     did not pass the gate, the calls whose arguments LlamaIndex itself could not parse are
     paired the same way (as the LangChain shim does with ``invalid_tool_calls``).
     """
-    record = read_record(response)
-    if record is not None:
-        return [
-            ChatMessage(role=MessageRole.TOOL, content=entry["content"],
-                        additional_kwargs={"tool_call_id": entry["tool_call_id"],
-                                           "name": entry["name"] or FALLBACK_NAME,
-                                           "is_error": True,
-                                           "toolstream_reason": entry["reason"]})
-            for entry in record["rejected"]
-        ]
-    out: list[ChatMessage] = []
+    return list(errors_by_id(response).values())
+
+
+def errors_by_id(response: ChatResponse | ChatMessage) -> dict[str, ChatMessage]:
+    """``error_tool_messages(response)`` by the id each answers."""
+    view = record_view(response)
+    if view is not None:
+        return {ident: ChatMessage(
+            role=MessageRole.TOOL, content=entry["content"],
+            additional_kwargs={"tool_call_id": ident, "name": entry["name"] or FALLBACK_NAME,
+                               "is_error": True, "toolstream_reason": entry["reason"]})
+            for ident, entry in view.rejected.items()}
+    out: dict[str, ChatMessage] = {}
     for block in _message_of(response).blocks:
         if not isinstance(block, ToolCallBlock) or not block.tool_call_id:
             continue
         error = _unusable(block.tool_kwargs)
-        if error is None:
+        if error is None or block.tool_call_id in out:
             continue
-        out.append(ChatMessage(
+        out[block.tool_call_id] = ChatMessage(
             role=MessageRole.TOOL,
             content=ungated_error_text(block.tool_name, block.tool_call_id, error),
             additional_kwargs={"tool_call_id": block.tool_call_id, "name": block.tool_name,
-                               "is_error": True, "toolstream_reason": error}))
+                               "is_error": True, "toolstream_reason": error})
     return out
 
 
-def error_ids(message: ChatMessage) -> tuple[str, ...]:
-    """The call ids ``error_tool_messages(message)`` answers, without building the messages."""
-    record = read_record(message)
-    if record is not None:
-        return rejected_ids(record)
+def ungated_error_ids(message: ChatMessage) -> tuple[str, ...]:
+    """The ids of the calls whose arguments LlamaIndex could not use, on a message the gate
+    did not decide (what ``errors_by_id`` answers there), without building the messages."""
     return tuple(block.tool_call_id for block in message.blocks
                  if isinstance(block, ToolCallBlock) and block.tool_call_id
                  and _unusable(block.tool_kwargs) is not None)
@@ -240,25 +249,28 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
         if full is not None:
             return full
     message = _message_of(response)
-    record = read_record(response)
-    if record is None:
+    view = record_view(response)
+    if view is None:
         return message
     present = {b.tool_call_id for b in message.blocks if isinstance(b, ToolCallBlock)}
-    extra = [ToolCallBlock(tool_call_id=entry["tool_call_id"],
-                           tool_name=entry["name"] or FALLBACK_NAME, tool_kwargs={})
-             for entry in record["rejected"] if entry["tool_call_id"] not in present]
+    extra = [ToolCallBlock(tool_call_id=ident, tool_name=entry["name"] or FALLBACK_NAME,
+                           tool_kwargs={})
+             for ident, entry in view.rejected.items() if ident not in present]
     if not extra:
         return message
-    additional = {**message.additional_kwargs, RECORD_KEY: record}
+    additional = {**message.additional_kwargs, RECORD_KEY: view.record}
     return ChatMessage(role=message.role, blocks=[*message.blocks, *extra],
                        additional_kwargs=additional)
 
 
-def is_paused(response: ChatResponse | ChatMessage) -> bool:
+def is_paused(response: ChatResponse | ChatMessage, view: RecordView | None = None) -> bool:
     """Whether the vendor paused this turn (Anthropic ``stop_reason: "pause_turn"``, a long
-    server-tool turn): the client sends it back to continue it."""
-    stop_reason = _message_of(response).additional_kwargs.get("stop_reason")
-    return is_paused_turn(read_record(response), stop_reason)
+    server-tool turn): the client sends it back to continue it (``view``: its record, already
+    read)."""
+    view = view if view is not None else record_view(response)
+    if view is not None:
+        return view.paused
+    return is_paused_turn(None, _message_of(response).additional_kwargs.get("stop_reason"))
 
 
 def paused_message(message: ChatMessage) -> ChatMessage:

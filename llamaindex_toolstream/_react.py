@@ -10,22 +10,25 @@ reason, ``[stream_truncated]``) and asks again. An answer ("Answer: ...") from a
 handed on as a gated text answer is, by either agent.
 
 Same constructor and behaviour as ``ReActAgent`` (plus the gate's ``config``, ``on_turn``,
-``on_event`` and ``history``); it overrides only the two methods that fetch the model's turn,
-each a call to the upstream method and one line after it.
+``on_event`` and ``history``); it overrides the two methods that fetch the model's turn, each
+a call to the upstream method and one line after it, and ``take_step``, which runs the
+upstream step on a copy of the agent holding that step's own parser (the verdict travels
+with the step, not through a context variable).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from llama_index.core.agent.react.output_parser import ReActOutputParser
 from llama_index.core.agent.react.types import BaseReasoningStep
-from llama_index.core.agent.workflow import ReActAgent
+from llama_index.core.agent.workflow import AgentOutput, ReActAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.memory import BaseMemory
+from llama_index.core.tools import AsyncBaseTool
 from toolstream_core import AssemblerEvent, Turn
 from toolstream_core.integration import OnStreamError, StructuredOutputError, judge_finished
 
@@ -43,11 +46,6 @@ _NOT_HERE = ("toolstream: ToolstreamReActAgent's actions are text, not tool call
              "turn); use ToolstreamFunctionAgent for a model with native tool calling")
 
 __all__ = ["ToolstreamReActAgent", "ToolstreamReActOutputParser"]
-
-#: The verdict on the current step's model turn (``None``: it ended normally), set by the
-#: agent when the turn arrives and read by its parser in the same task.
-_TURN_FAILURE: ContextVar[StructuredOutputError | None] = ContextVar(
-    "toolstream_react_turn_failure", default=None)
 
 _REFUSED = ("the action was not run because the response ended before the model finished it "
             "({detail}) [{reason}]; give the complete action again")
@@ -72,10 +70,17 @@ class ToolstreamReActOutputParser(ReActOutputParser):
     def __init__(self, inner: ReActOutputParser | None = None) -> None:
         super().__init__()
         self._inner = inner if inner is not None else ReActOutputParser()
+        #: The verdict on this step's model turn (``None``: it ended normally), set by the
+        #: agent when the turn arrives (``_get_response``) and read by ``parse``.
+        self.failure: StructuredOutputError | None = None
+
+    def for_step(self) -> ToolstreamReActOutputParser:
+        """A parser of its own for one agent step, around the same inner parser."""
+        return ToolstreamReActOutputParser(self._inner)
 
     def parse(self, output: str, is_streaming: bool = False) -> BaseReasoningStep:
         step = self._inner.parse(output, is_streaming=is_streaming)
-        failure = _TURN_FAILURE.get()
+        failure = self.failure
         if failure is not None and not step.is_done:
             raise ValueError(_REFUSED.format(detail=failure.detail, reason=failure.reason.value))
         return step
@@ -108,13 +113,22 @@ class ToolstreamReActAgent(ReActAgent):
             self.output_parser = ToolstreamReActOutputParser(self.output_parser)
         _warn_call_settings(self.llm)
 
-    async def _get_response(self, current_llm_input: list[ChatMessage]) -> ChatResponse:
-        response = await super()._get_response(current_llm_input)
-        _TURN_FAILURE.set(_turn_failure(response))
+    async def take_step(self, ctx: AgentContext, llm_input: list[ChatMessage],
+                        tools: Sequence[AsyncBaseTool], memory: BaseMemory) -> AgentOutput:
+        """The upstream step, on a copy of this agent with a parser of the step's own, so the
+        verdict on its model turn reaches its parser and no other step's."""
+        parser = cast(ToolstreamReActOutputParser, self.output_parser).for_step()
+        step = self.model_copy(update={"output_parser": parser})
+        output: AgentOutput = await ReActAgent.take_step(step, ctx, llm_input, tools, memory)
+        return output
+
+    def _judge(self, response: ChatResponse) -> ChatResponse:
+        cast(ToolstreamReActOutputParser, self.output_parser).failure = _turn_failure(response)
         return response
+
+    async def _get_response(self, current_llm_input: list[ChatMessage]) -> ChatResponse:
+        return self._judge(await super()._get_response(current_llm_input))
 
     async def _get_streaming_response(self, ctx: AgentContext,
                                       current_llm_input: list[ChatMessage]) -> ChatResponse:
-        response = await super()._get_streaming_response(ctx, current_llm_input)
-        _TURN_FAILURE.set(_turn_failure(response))
-        return response
+        return self._judge(await super()._get_streaming_response(ctx, current_llm_input))

@@ -13,7 +13,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -22,7 +22,7 @@ from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, Dec
 
 from ._messages import rebuild_message
 
-__all__ = ["EARLY_COMMIT", "RUN_BUDGET", "WATCHER", "ResponseStream", "stream_of"]
+__all__ = ["ResponseStream", "StepSettings", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,24 +66,18 @@ class _Streams:
 
 _STREAMS = _Streams()
 
-#: Who is told, in this context, that a stream has UI events to hand on: the agent step that is
-#: running, if any (``ToolstreamFunctionAgent`` sets it around ``FunctionAgent.take_step``, so
-#: its events reach the workflow's stream chunk by chunk without copying LlamaIndex's loop).
-#: A stream reads it once, when it is made.
-WATCHER: ContextVar[Callable[[ResponseStream], None] | None] = ContextVar(
-    "toolstream_llamaindex_watcher", default=None)
+@dataclass(frozen=True, slots=True)
+class StepSettings:
+    """What an agent step tells the model calls it makes (``ToolstreamLLM.for_step``):
+    ``run_budget``, how many more calls the run may commit (``None``: the config's
+    ``max_tool_calls_per_run`` for the one call alone); ``on_early_commit``, who starts a call
+    committed before the stream ends (a pipelined tool, DESIGN 4.10); ``watcher``, who is told
+    that a stream has UI events to hand on (the step, so they reach the workflow's stream chunk
+    by chunk without copying LlamaIndex's loop)."""
 
-
-#: How many more calls the agent run may commit, for the model calls made in this context
-#: (``ToolstreamFunctionAgent`` sets it around each step from the count in its ``Context``);
-#: ``None``: the config's ``max_tool_calls_per_run`` for the one call alone. Read once per stream.
-RUN_BUDGET: ContextVar[int | None] = ContextVar("toolstream_llamaindex_run_budget", default=None)
-
-
-#: Who starts a call committed before the stream ends (a pipelined tool, DESIGN 4.10), for the
-#: model calls made in this context: ``ToolstreamFunctionAgent`` sets it around each step.
-EARLY_COMMIT: ContextVar[Callable[[ToolCall], None] | None] = ContextVar(
-    "toolstream_llamaindex_early_commit", default=None)
+    run_budget: int | None = None
+    on_early_commit: Callable[[ToolCall], None] | None = None
+    watcher: Callable[[ResponseStream], None] | None = None
 
 
 def stream_of(response: ChatResponse) -> ResponseStream | None:
@@ -111,7 +105,9 @@ class ResponseStream:
         on_turn: Callable[[Turn], None] | None = None,
         max_output_tokens: int | None = None,
         on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        step: StepSettings | None = None,
     ) -> None:
+        step = step if step is not None else StepSettings()
         #: The wire the class speaks (``ToolstreamLLM.provider``).
         self.provider = provider
         #: The model call (``GateSession``). As the SDK tap's sink it feeds each event the
@@ -123,8 +119,8 @@ class ResponseStream:
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
                                 forward=self._queue, on_stream_error=on_stream_error,
-                                mode="raw", log=logger, run_budget=RUN_BUDGET.get(),
-                                on_early_commit=EARLY_COMMIT.get())
+                                mode="raw", log=logger, run_budget=step.run_budget,
+                                on_early_commit=step.on_early_commit)
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
         # events it causes) can arrive off the event loop while the agent drains them.
@@ -136,7 +132,7 @@ class ResponseStream:
         #: off has an error result, so the stream can end normally.
         self.error_absorbed = False
         self._original: ChatMessage | None = None
-        self._watcher = WATCHER.get()
+        self._watcher = step.watcher
 
     @property
     def config(self) -> AssembleConfig:
@@ -168,7 +164,7 @@ class ResponseStream:
         return events
 
     def report(self) -> None:
-        """Tell the watcher (``WATCHER``) that UI events may be waiting: after each response
+        """Tell the step's watcher (``StepSettings.watcher``) that UI events may be waiting: after each response
         the consumer has taken, and at the end."""
         if self._watcher is not None:
             self._watcher(self)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
 from ._binding import Review, bound_fields
@@ -25,6 +26,7 @@ __all__ = [
     "DecisionRecord",
     "DroppedEntry",
     "RecordMode",
+    "RecordView",
     "RejectedEntry",
     "as_record",
     "decides_calls",
@@ -32,6 +34,7 @@ __all__ = [
     "is_paused_turn",
     "rejected_ids",
     "turn_record",
+    "view_record",
 ]
 
 #: The key under which a shim keeps the record on a framework message.
@@ -234,3 +237,69 @@ def rejected_ids(record: DecisionRecord) -> tuple[str, ...]:
     synthesized one for a call without an id)."""
     return tuple(str(entry.get("tool_call_id") or entry.get("id")) for entry in record["rejected"]
                  if entry.get("tool_call_id") or entry.get("id"))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordView:
+    """A decision record read once: what pairing, the history plan and the run policy ask of
+    it, indexed, so no caller walks the record's lists again (and none keys a rejected call on
+    its vendor ``id``, which is ``None`` for a call that arrived without one: its error answers
+    ``tool_call_id``).
+
+    ``committed``: the committed calls' ids in the vendor's order (an id-less committed call
+    cannot run and is left out). ``rejected``: each rejected call's entry by the id its error
+    result answers, in order. ``order``: every client call's answer id in the vendor's order
+    (empty for a record written before ``order`` existed). ``paused``: Anthropic paused the
+    turn (``pause_turn``). ``gated``: the gate decided calls of this message.
+    """
+
+    record: DecisionRecord
+    committed: tuple[str, ...]
+    rejected: Mapping[str, RejectedEntry]
+    order: tuple[str, ...]
+    paused: bool
+    gated: bool
+
+    @property
+    def provider(self) -> str | None:
+        return self.record.get("provider")
+
+    def entry(self, call_id: str) -> CommittedEntry:
+        """The committed entry of ``call_id`` (empty when it has none)."""
+        found = next((e for e in self.record.get("committed") or [] if e.get("id") == call_id),
+                     None)
+        return found if found is not None else cast(CommittedEntry, {})
+
+    @property
+    def error_ids(self) -> tuple[str, ...]:
+        """The ids the record's error results answer, in its order."""
+        return tuple(self.rejected)
+
+    @property
+    def cancelled(self) -> bool:
+        """Every call of the turn was rejected as cancelled: the user stopped it."""
+        return bool(self.rejected) and all(e.get("reason") == "cancelled"
+                                           for e in self.rejected.values())
+
+    def names(self) -> dict[str, str | None]:
+        """Each call id's tool name (committed and rejected)."""
+        out = {str(e["id"]): e.get("name") for e in self.record.get("committed") or [] if e.get("id")}
+        out.update((ident, entry.get("name")) for ident, entry in self.rejected.items())
+        return out
+
+
+def view_record(value: Any) -> RecordView | None:
+    """``value`` (what a framework message holds under ``RECORD_KEY``) read once as a
+    ``RecordView``; ``None`` when it is not a record (``as_record``)."""
+    record = as_record(value)
+    if record is None:
+        return None
+    committed = tuple(str(e["id"]) for e in record.get("committed") or [] if e.get("id"))
+    rejected: dict[str, RejectedEntry] = {}
+    for entry in record["rejected"]:
+        ident = entry.get("tool_call_id") or entry.get("id")
+        if ident and str(ident) not in rejected:
+            rejected[str(ident)] = entry
+    return RecordView(record, committed, rejected, tuple(record.get("order") or ()),
+                      paused=record.get("finish_reason") == PAUSE_TURN,
+                      gated=decides_calls(record))

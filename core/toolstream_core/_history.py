@@ -13,23 +13,31 @@ shims raise ``HistoryError`` for them instead of sending a request the vendor re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from ._results import unanswered_text
 
 __all__ = [
+    "DEFAULT_HISTORY",
     "HistoryCall",
     "HistoryEdit",
     "HistoryEntry",
     "HistoryError",
     "HistoryOp",
     "HistoryPlan",
+    "HistoryPolicy",
     "HistoryProblem",
+    "MessageKit",
     "ProblemKind",
+    "apply_plan",
     "check_entries",
+    "pair_orphans",
     "plan_history",
+    "plan_request",
+    "signed_before_calls",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -104,6 +112,15 @@ class HistoryError(ValueError):
         self.provider = provider
         lines = "; ".join(f"message {p.index}: {p.detail}" for p in self.problems)
         super().__init__(f"this history would be rejected by {provider or 'the vendor'}: {lines}")
+
+
+def signed_before_calls(blocks: Iterable[bool | None]) -> bool:
+    """``HistoryEntry.reasoning_first`` from a message's reasoning and call blocks in order
+    (other blocks left out): ``True``/``False`` for a reasoning block, signed or not, ``None``
+    for a call. Anthropic's order: the first of them is a signed thinking block."""
+    for signed in blocks:
+        return bool(signed)
+    return False
 
 
 def check_entries(
@@ -324,3 +341,97 @@ def _planned_entry(entries: Sequence[HistoryEntry], edit: HistoryEdit) -> Histor
         return replace(entry, calls=tuple(replace(c, shown=True) if c.id in shown else c
                                           for c in entry.calls))
     return entry
+
+
+# -- the plan under a ``history=`` policy ---------------------------------------------------------
+
+HistoryPolicy = Literal["repair", "check", "off"]
+"""What a gated model does with the outgoing history before each request: ``"repair"``
+answers every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what
+only the model could fix; ``"off"`` answers only the calls the gate itself rejected."""
+
+#: The one default of ``history=`` in every shim entry point (DESIGN 6).
+DEFAULT_HISTORY: HistoryPolicy = "check"
+
+
+def plan_request(entries: Sequence[HistoryEntry], provider: str | None, policy: HistoryPolicy, *,
+                 log: logging.Logger, reasoning: bool | None = None, stored: bool = True,
+                 exempt: Collection[str] = (), appended: Sequence[HistoryEntry] = ()) -> HistoryPlan:
+    """The outgoing history under ``policy``, planned (``plan_history``); under ``"check"``,
+    ``HistoryError`` for what the vendor would still refuse (``_refuse_history``: ``exempt``
+    are the problem kinds the framework's class repairs itself). ``appended``: messages the
+    request adds after the history (a ``user_msg``), checked with it but not planned."""
+    if policy not in ("repair", "check", "off"):
+        raise ValueError(f"history must be 'repair', 'check' or 'off', not {policy!r}")
+    plan = plan_history(entries, provider, repair=policy != "off")
+    if policy == "check":
+        problems = check_entries([*plan.entries, *appended], provider, reasoning=reasoning,
+                                 stored=stored)
+        _refuse_history(problems, provider, exempt=exempt, log=log)
+    return plan
+
+
+def _refuse_history(problems: Iterable[HistoryProblem], provider: str | None, *,
+                   exempt: Collection[str], log: logging.Logger) -> None:
+    """Raise ``HistoryError`` for the ``problems`` whose kind is not in ``exempt`` (those the
+    framework's own class repairs on the wire), logging them first: the vendor's 400, refused
+    before the request is sent. Nothing to raise: returns."""
+    refused = [p for p in problems if p.kind not in exempt]
+    if refused:
+        log.warning("toolstream: refusing to send a history the vendor would reject: %s",
+                    "; ".join(p.detail for p in refused))
+        raise HistoryError(refused, provider)
+
+
+# -- applying the plan: each framework's messages, one dispatch -----------------------------------
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True, slots=True)
+class MessageKit(Generic[M]):
+    """How one framework builds the messages a plan asks for; the plan and its dispatch are
+    the core's, so both shims lay out the same history.
+
+    ``entries``: the messages in neutral form (one entry per message). ``paused``: a paused
+    turn without its client calls. ``show``: an assistant message with the given call ids sent
+    as calls. ``errors``: a message's own error results by the id each answers. ``no_result``:
+    the result of a call that has none (``HistoryEdit.content``).
+    """
+
+    entries: Callable[[Sequence[M]], Sequence[HistoryEntry]]
+    paused: Callable[[M], M]
+    show: Callable[[M, tuple[str, ...]], M]
+    errors: Callable[[M], Mapping[str, M]]
+    no_result: Callable[[HistoryEdit], M]
+
+
+def apply_plan(plan: HistoryPlan, messages: list[M], kit: MessageKit[M]) -> list[M]:
+    """The planned history built from ``messages`` with ``kit``'s constructors; ``messages``
+    itself when the plan changes nothing."""
+    if not plan.changed:
+        return messages
+    errors: dict[int, Mapping[str, M]] = {}
+    out: list[M] = []
+    for edit in plan.edits:
+        message = messages[edit.index]
+        if edit.op == "keep":
+            out.append(message)
+        elif edit.op == "paused":
+            out.append(kit.paused(message))
+        elif edit.op == "show":
+            out.append(kit.show(message, edit.shown))
+        elif edit.op == "error":
+            if edit.index not in errors:
+                errors[edit.index] = kit.errors(message)
+            out.append(errors[edit.index][edit.call_id or ""])
+        else:
+            out.append(kit.no_result(edit))
+    return out
+
+
+def pair_orphans(messages: Sequence[M], kit: MessageKit[M]) -> list[M]:
+    """``messages`` with every unanswered call answered (``plan_history`` with ``repair``, no
+    vendor check): the one path behind both shims' ``pair_orphan_calls``."""
+    history = list(messages)
+    return apply_plan(plan_history(kit.entries(history), None), history, kit)

@@ -32,21 +32,23 @@ One model call through the gate:
 The decision record a shim keeps on its message:
 
 - :data:`RECORD_KEY`, :class:`DecisionRecord`, :func:`turn_record`: where, in what shape, and
-  built from a ``Turn``; :func:`as_record`, :func:`is_paused_turn`, :func:`decides_calls`,
-  :func:`rejected_ids` read it the same way in every shim (the record; whether its turn was
-  paused, Anthropic ``pause_turn``; whether the gate decided its calls; the ids its errors
-  answer). :func:`history_args`: a call's arguments as the history may carry them.
+  built from a ``Turn``; :func:`view_record` reads it once into a :class:`RecordView` (calls
+  by id, order, paused and gated flags), the same way in every shim; :func:`is_paused_turn`
+  reads a paused turn off a message without a record. :func:`history_args`: a call's
+  arguments as the history may carry them.
 - :func:`ungated_error_text`: the words of the error result for a call an ungated framework
   could not parse, so both shims say the same thing.
 
 The outgoing history:
 
-- :func:`plan_request`, :func:`plan_history`, :class:`HistoryPlan`, :class:`HistoryEdit`:
-  the history under a ``history=`` policy (:data:`HistoryPolicy`, default
-  :data:`DEFAULT_HISTORY`), planned over neutral :class:`HistoryEntry` / :class:`HistoryCall`
-  values; each shim applies the edits to its own messages. :func:`check_entries` lists
-  what the vendor would refuse (:class:`HistoryProblem`); under ``"check"`` the plan raises
-  :class:`HistoryError` for it. :func:`thinking_enabled`: how a model's thinking setting reads.
+- :func:`plan_request`, :class:`HistoryEdit`: the history under a ``history=`` policy
+  (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`), planned over neutral
+  :class:`HistoryEntry` / :class:`HistoryCall` values (:func:`signed_before_calls`: whether a
+  message's signed reasoning comes first); :func:`apply_plan` applies the edits with a shim's
+  :class:`MessageKit` (its message constructors), and :func:`pair_orphans` is the one repair
+  path behind ``pair_orphan_calls``. :func:`check_entries` lists what the vendor would refuse
+  (:class:`HistoryProblem`); under ``"check"`` the plan raises :class:`HistoryError` for it.
+  :func:`thinking_enabled`: how a model's thinking setting reads.
 
 Structured output:
 
@@ -66,17 +68,20 @@ What a UI, a trace and a metric see:
 - :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for
   frameworks that keep their own spans out of the OTel context, and how a display-only
   assembler stays out of the trace.
-- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
-  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
-  next turn's ``run_budget``, the check again before a call is queued, its error result).
-- :func:`not_committed_text`: the words of the error result for a call an agent refuses to
-  run because the gate never committed it, so both shims say the same thing.
-- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
-  an agent refuses to run a call the gate did not commit.
+
+The agent run:
+
+- :class:`RunPolicy`: seed 004's gate as an agent applies it (``admit``: refuse a call the
+  gate did not commit, counted in ``tool_execute_rejected_not_committed_total``, or one past
+  the run's budget, right before it runs), the budget each model turn may commit, the
+  paused-turn cap, the consecutive-failure bound, and the :class:`Pipeline` of tools started
+  before the stream ends; over a :class:`RunState` the agent reads from and writes back to
+  where its framework keeps the run.
 - :func:`binding_refusal`, :func:`arguments_digest`, :class:`Unbound`: a committed call runs
   only with the arguments the vendor finished or a recorded human edit (the record's
-  ``digest``); :func:`with_reviews` records a reviewer's edits and rejections in a record;
-  :func:`edit_problem` judges an edit as strictly as the vendor's arguments.
+  ``digest``; ``admit`` applies it); :func:`with_reviews` records a reviewer's edits and
+  rejections in a record; :func:`edit_problem` judges an edit as strictly as the vendor's
+  arguments.
 
 Another library's private names:
 
@@ -89,37 +94,39 @@ Another library's private names:
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from ._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
-from ._budget import RUN_CALLS_KEY, budget_refusal, over_budget, run_budget_left
 from ._contacts import PRIVATE_CONTACTS, TapUnavailableError, private_copy, rebuilt, tap_unavailable
 from ._decision import (
     RECORD_KEY,
     DecisionRecord,
-    as_record,
-    decides_calls,
+    RecordView,
     history_args,
     is_paused_turn,
-    rejected_ids,
     turn_record,
+    view_record,
 )
 from ._history import (
+    DEFAULT_HISTORY,
     HistoryCall,
     HistoryEdit,
     HistoryEntry,
     HistoryError,
-    HistoryPlan,
+    HistoryPolicy,
     HistoryProblem,
+    MessageKit,
+    apply_plan,
     check_entries,
-    plan_history,
+    pair_orphans,
+    plan_request,
+    signed_before_calls,
 )
 from ._idle import AsyncIdleGuard, IdleGuard, StreamIdleTimeout, abort_transport
-from ._metrics import record_refused_execution
 from ._progress import ProgressEncoder, rejection_detail
-from ._results import not_committed_text, ungated_error_text
+from ._results import ungated_error_text
+from ._run_policy import Pipeline, RunPolicy, RunState
 from ._sensitive import masked_arguments
 from ._structured import (
     StructuredOutputError,
@@ -144,7 +151,6 @@ __all__ = [
     "DEFAULT_ON_STREAM_ERROR",
     "PRIVATE_CONTACTS",
     "RECORD_KEY",
-    "RUN_CALLS_KEY",
     "AsyncIdleGuard",
     "DecisionRecord",
     "GateSession",
@@ -152,25 +158,27 @@ __all__ = [
     "HistoryEdit",
     "HistoryEntry",
     "HistoryError",
-    "HistoryPlan",
     "HistoryPolicy",
     "HistoryProblem",
     "IdleGuard",
+    "MessageKit",
     "OnStreamError",
+    "Pipeline",
     "ProgressEncoder",
     "RawSink",
+    "RecordView",
+    "RunPolicy",
+    "RunState",
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
     "Unbound",
     "abort_transport",
+    "apply_plan",
     "arguments_digest",
-    "as_record",
     "binding_refusal",
-    "budget_refusal",
     "call_observer",
     "check_entries",
-    "decides_calls",
     "edit_problem",
     "events_for_response",
     "history_args",
@@ -179,21 +187,17 @@ __all__ = [
     "judge_finished",
     "judge_text",
     "masked_arguments",
-    "not_committed_text",
     "ollama_tap_kwargs",
-    "over_budget",
-    "plan_history",
+    "pair_orphans",
     "plan_request",
     "private_copy",
     "rebuilt",
-    "record_refused_execution",
     "refuse_gate_options",
     "rejected_arguments",
-    "rejected_ids",
     "rejection_detail",
     "rewrites_requests",
-    "run_budget_left",
     "settings_limit",
+    "signed_before_calls",
     "tap_client",
     "tap_unavailable",
     "thinking_enabled",
@@ -201,6 +205,7 @@ __all__ = [
     "turn_record",
     "ungated_error_text",
     "untraced",
+    "view_record",
     "with_reviews",
 ]
 
@@ -212,18 +217,6 @@ def thinking_enabled(setting: Any) -> bool | None:
     if isinstance(setting, Mapping):
         return setting.get("type") in ("enabled", "adaptive")
     return None
-
-
-def _refuse_history(problems: Iterable[HistoryProblem], provider: str | None, *,
-                   exempt: Collection[str], log: logging.Logger) -> None:
-    """Raise ``HistoryError`` for the ``problems`` whose kind is not in ``exempt`` (those the
-    framework's own class repairs on the wire), logging them first: the vendor's 400, refused
-    before the request is sent. Nothing to raise: returns."""
-    refused = [p for p in problems if p.kind not in exempt]
-    if refused:
-        log.warning("toolstream: refusing to send a history the vendor would reject: %s",
-                    "; ".join(p.detail for p in refused))
-        raise HistoryError(refused, provider)
 
 
 def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
@@ -238,32 +231,6 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     from .vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
-
-
-HistoryPolicy = Literal["repair", "check", "off"]
-"""What a gated model does with the outgoing history before each request: ``"repair"``
-answers every unanswered call id; ``"check"`` repairs, then raises ``HistoryError`` for what
-only the model could fix; ``"off"`` answers only the calls the gate itself rejected."""
-
-#: The one default of ``history=`` in every shim entry point (DESIGN 6).
-DEFAULT_HISTORY: HistoryPolicy = "check"
-
-
-def plan_request(entries: Sequence[HistoryEntry], provider: str | None, policy: HistoryPolicy, *,
-                 log: logging.Logger, reasoning: bool | None = None, stored: bool = True,
-                 exempt: Collection[str] = (), appended: Sequence[HistoryEntry] = ()) -> HistoryPlan:
-    """The outgoing history under ``policy``, planned (``plan_history``); under ``"check"``,
-    ``HistoryError`` for what the vendor would still refuse (``_refuse_history``: ``exempt``
-    are the problem kinds the framework's class repairs itself). ``appended``: messages the
-    request adds after the history (a ``user_msg``), checked with it but not planned."""
-    if policy not in ("repair", "check", "off"):
-        raise ValueError(f"history must be 'repair', 'check' or 'off', not {policy!r}")
-    plan = plan_history(entries, provider, repair=policy != "off")
-    if policy == "check":
-        problems = check_entries([*plan.entries, *appended], provider, reasoning=reasoning,
-                                 stored=stored)
-        _refuse_history(problems, provider, exempt=exempt, log=log)
-    return plan
 
 
 def refuse_gate_options(holder: str, **options: Any) -> None:

@@ -18,7 +18,7 @@ import pytest
 from builders import ADD, PIPELINE, run
 from otel_util import metric_points, metric_reader
 from toolstream_core import AssembleConfig, Assembler, CallState
-from toolstream_core.integration import record_refused_execution
+from toolstream_core._metrics import record_refused_execution
 
 
 @pytest.fixture

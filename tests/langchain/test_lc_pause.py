@@ -54,3 +54,21 @@ def test_a_client_call_in_a_paused_turn_is_held() -> None:
     assert held.tool_calls == [] and held.invalid_tool_calls == []
     assert [b["type"] for b in held.content if isinstance(b, dict)] == ["text", "server_tool_use"]
     assert message.tool_calls  # the original is not modified
+
+
+def test_a_turn_paused_past_the_cap_ends_as_it_is(emu: VendorEmulator) -> None:
+    """The run policy's cap, the same in both agents (``MAX_PAUSED_CONTINUATIONS``): after ten
+    continuations in a row the turn ends with what the vendor said, without client calls, and
+    the run ends there as after an answer (before the cap, LangChain ran on into LangGraph's
+    recursion limit and raised)."""
+    recorder = Recorder()
+    emu.queue("anthropic", *["pause_turn"] * 12)
+    agent = create_agent(make_model("anthropic", emu), tools=recording_tools(recorder),
+                         middleware=[ToolstreamMiddleware()])
+    messages = agent.invoke({"messages": [HumanMessage("go")]})["messages"]
+    assert len(emu.requests) == 11  # the first turn and ten continuations
+    assert recorder.names == []
+    last = messages[-1]
+    assert isinstance(last, AIMessage) and last.tool_calls == []
+    assert last.response_metadata["stop_reason"] == "pause_turn"
+    assert_history_paired(messages)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from lc_util import make_model
 from toolstream_core import (
     AssembleConfig,
@@ -93,3 +93,32 @@ def test_a_yaml_path_is_a_config(tmp_path: Path, emu: VendorEmulator, as_text: b
     given: Any = str(path) if as_text else path
     gated = with_toolstream(make_model("openai-chat", emu), config=given)
     assert gated.toolstream_config == AssembleConfig(max_tool_argument_bytes=999)
+
+
+def _idless_record() -> dict[str, Any]:
+    """A record whose rejected call arrived without an id (Gemini sends none): ``id`` is
+    ``None`` and its error result answers the core's synthesized ``tool_call_id``, the shape
+    ``toolstream_core._decision.RejectedEntry`` documents."""
+    return {
+        "version": 1, "mode": "tap", "provider": "gemini", "complete": False,
+        "finish_reason": "MAX_TOKENS", "error": None, "committed": [],
+        "rejected": [{"id": None, "name": "write_file", "tool_call_id": "toolstream_0",
+                      "kind": "function", "output_type": None, "reason": "stream_truncated",
+                      "detail": None, "args": "{}", "state": "failed",
+                      "content": "Tool call 'write_file' was not run [stream_truncated]"}],
+        "dropped": [], "server_calls": [], "anomalies": 0, "order": ["toolstream_0"],
+    }
+
+
+def test_a_rejected_call_without_an_id_is_answered_by_the_id_its_error_carries() -> None:
+    """``error_tool_messages`` and the history plan read the same id off the record: before
+    the record was read once (``RecordView``), one keyed on ``id`` and the other on
+    ``tool_call_id``, so this history raised ``KeyError``."""
+    ai = AIMessage(content="", response_metadata={"toolstream": _idless_record()})
+    [error] = error_tool_messages(ai)
+    assert error.tool_call_id == "toolstream_0" and "[stream_truncated]" in error.text
+    full = message_with_rejected_calls(ai)
+    assert [c["id"] for c in full.invalid_tool_calls] == ["toolstream_0"]  # type: ignore[attr-defined]
+    history = pair_orphan_calls([HumanMessage("go"), full])
+    assert [m.tool_call_id for m in history[2:]] == ["toolstream_0"]  # type: ignore[attr-defined]
+    assert history[2].text == error.text

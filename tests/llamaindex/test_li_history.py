@@ -94,6 +94,18 @@ async def test_a_paused_turn_is_continued(streaming: bool,
     assert unpaired(ours.memory) == []
 
 
+async def test_a_turn_paused_past_the_cap_ends_as_it_is(emu: VendorEmulator) -> None:
+    """The run policy's cap, the same in both agents (``MAX_PAUSED_CONTINUATIONS``): after ten
+    continuations in a row the turn ends with what the vendor said, without client calls."""
+    emu.queue("anthropic", *["pause_turn"] * 12)
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm("anthropic", emu.base_url))
+    outcome = await run_agent(agent, recorder, emu)
+    assert outcome.error is None and outcome.requests == 11  # the first turn and ten more
+    assert outcome.runs == []
+    assert unpaired(outcome.memory) == []
+
+
 def test_pair_orphan_calls_keeps_the_calls_order() -> None:
     calls = [ToolCallBlock(tool_call_id=i, tool_name="get_weather", tool_kwargs={})
              for i in ("a", "b", "c")]
