@@ -14,7 +14,8 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
 3. ``wrap_tool_call``: the run policy's last check (``RunPolicy.admit``) that a call about to
    run was committed by the gate (a call slipped in by other code or another middleware is
-   refused, not run, and counted in ``tool_execute_rejected_not_committed_total``) and still
+   refused, not run, and counted in ``tool_execute_rejected_not_committed_total``), runs with
+   the arguments the vendor finished or a reviewer's recorded edit (``_review``), and still
    fits the run's budget; then, with a store, a call that began in an earlier attempt is
    answered instead of run again (``_ledger``). A paused turn is sent back to be continued at
    most ``MAX_PAUSED_CONTINUATIONS`` times in a row.
@@ -43,6 +44,7 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
     ToolCallRequest,
+    hook_config,
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -65,6 +67,7 @@ from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import errors_by_id, is_paused, paused_message, record_view
 from ._pipeline import ToolStarter
+from ._review import edit_tools, pending_edit, reviews_update
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -191,13 +194,35 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # -- tool calls ----------------------------------------------------------------------------
 
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Record a reviewer's decisions on the turn's committed calls (``_review``): listed
+        before ``HumanInTheLoopMiddleware``, this node runs after the reviewer's.
+
+        The model node's ``jump_to`` (a retry, a paused turn's continuation) lives for one
+        step only, and this node is that step: it is handed on, so the edge after this node
+        still goes back to the model."""
+        update = reviews_update(state) or {}
+        if isinstance(state, Mapping) and state.get("jump_to") == "model":
+            update["jump_to"] = "model"
+        return update or None
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
-        the gate, within the run's budget), as a ToolMessage; ``None``: run it."""
+        the gate, with the arguments the vendor finished or a recorded edit, within the run's
+        budget; an edit judged as a vendor's arguments are), as a ToolMessage; ``None``: run
+        it."""
         call = request.tool_call
         owner = _owner_of(request.state, call.get("id"))
-        refusal = self._policy.admit(record_view(owner) if owner is not None else None,
-                                     call.get("id"), call.get("name"), RunState.read(request.state))
+        view = record_view(owner) if owner is not None else None
+        refusal = self._policy.admit(view, call.get("id"), call.get("name"),
+                                     RunState.read(request.state), call.get("args"),
+                                     pending_edit=pending_edit(request),
+                                     edit_tools=edit_tools(request))
         if refusal is None:
             return None
         return ToolMessage(content=refusal.content, tool_call_id=refusal.tool_call_id,

@@ -28,8 +28,9 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   core commits before the stream ends starts its tool at once, from the step still reading
   the stream; the ``call_tool`` step then hands on that result instead of running it again;
 - the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
-  the ``not_committed`` error result, and counts it in
-  ``tool_execute_rejected_not_committed_total``.
+  the ``not_committed`` error result, and a committed call whose name or arguments are not
+  the ones the vendor finished (``arguments_changed``: the record's digest), and counts both
+  in ``tool_execute_rejected_not_committed_total``.
 """
 
 from __future__ import annotations
@@ -227,13 +228,15 @@ class ToolstreamFunctionAgent(FunctionAgent):
 
     async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
         """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
-        the gate, within the run's budget), as a tool result; ``None``: run it."""
+        the gate, with the arguments the vendor finished, within the run's budget), as a tool
+        result; ``None``: run it."""
         if ev.tool_name == REJECTED_TOOL_NAME:
             return None
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         turn = next((m for m in reversed(scratchpad) if m.role == MessageRole.ASSISTANT), None)
         refusal = self._policy.admit(record_view(turn) if turn is not None else None,
-                                     ev.tool_id, ev.tool_name, await _run_state(ctx))
+                                     ev.tool_id, ev.tool_name, await _run_state(ctx),
+                                     dict(ev.tool_kwargs))
         if refusal is None:
             return None
         output = ToolOutput(content=refusal.content, tool_name=ev.tool_name,

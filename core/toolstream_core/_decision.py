@@ -264,6 +264,12 @@ class RecordView:
     def provider(self) -> str | None:
         return self.record.get("provider")
 
+    def entry(self, call_id: str) -> CommittedEntry:
+        """The committed entry of ``call_id`` (empty when it has none)."""
+        found = next((e for e in self.record.get("committed") or [] if e.get("id") == call_id),
+                     None)
+        return found if found is not None else cast(CommittedEntry, {})
+
     @property
     def error_ids(self) -> tuple[str, ...]:
         """The ids the record's error results answer, in its order."""

@@ -38,10 +38,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
+from ._binding import binding_refusal, edit_problem
 from ._config import AssembleConfig
 from ._decision import RecordView
 from ._metrics import record_refused_execution
 from ._models import CallState, Reason, ToolCall
+from ._registry import ToolsArg
 from ._results import error_result, not_committed_text
 
 __all__ = [
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("toolstream_core.run")
+
+#: ``admit`` was not given the arguments (a caller from before digests): checked by id.
+_UNCHECKED: Any = object()
 
 #: How many times in a row a paused turn (Anthropic ``pause_turn``) is sent back to be
 #: continued before the agent ends the turn with what the vendor has said so far.
@@ -105,7 +110,8 @@ class RunState:
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A call the runner must not run, and what answers it (the same words in both agents).
-    ``reason``: ``not_committed`` or ``run_budget_exceeded``."""
+    ``reason``: ``not_committed``, ``arguments_changed``, ``human_rejected`` or
+    ``run_budget_exceeded``."""
 
     tool_call_id: str
     name: str | None
@@ -188,12 +194,17 @@ class RunPolicy:
     # -- at the tool runner (gate steps 1-5, checked where the call is about to run) -------------
 
     def admit(self, view: RecordView | None, call_id: str | None, name: str | None,
-              state: RunState) -> Refusal | None:
+              state: RunState, arguments: Any = _UNCHECKED, *,
+              pending_edit: tuple[str | None, Any] | None = None,
+              edit_tools: Callable[[str | None], ToolsArg] | None = None) -> Refusal | None:
         """Whether the call ``call_id`` of the turn ``view`` may run now: ``None`` (run it, the
         started-ledger next) or its ``Refusal``. ``view``: the record of the message holding
         the call (``None``: the message did not pass the gate, e.g. a history the caller
         passed in, which is run as it is). ``state``: the run's counts now, this turn's
-        commits included."""
+        commits included. ``arguments``: what the call is about to run with, bound to the
+        record's digest (``_binding``), with ``pending_edit``: a reviewer's edit the framework
+        substitutes further in; a recorded edit that runs is judged as strictly as a vendor's
+        arguments, against ``edit_tools(name)`` (the schema of the tool it names)."""
         if view is None:
             return None
         if call_id is None or call_id not in view.committed:  # steps 1-4: committed by the gate
@@ -202,12 +213,28 @@ class RunPolicy:
             _log.warning("toolstream: refusing to run %s (%s): not committed", name, call_id)
             record_refused_execution(name, provider=view.provider, config=self.config)
             return Refusal(call_id or "", name, "not_committed", not_committed_text(name, call_id))
+        if arguments is not _UNCHECKED:  # the arguments the vendor finished, or a recorded edit
+            unbound = binding_refusal(view.entry(call_id), name, arguments,
+                                      pending_edit=pending_edit)
+            if unbound is None and edit_tools is not None and _edited(view.entry(call_id)):
+                edit = pending_edit if pending_edit is not None else (name, arguments)
+                unbound = edit_problem(edit[0], edit[1], edit_tools(edit[0]), call_id=call_id)
+            if unbound is not None:
+                _log.warning("toolstream: refusing to run %s (%s): %s", name, call_id,
+                             unbound.reason)
+                record_refused_execution(name, provider=view.provider, config=self.config)
+                return Refusal(call_id, name, unbound.reason, unbound.content)
         limit = self.config.max_tool_calls_per_run  # step 5: the run's budget, again
         ordinal = state.run_calls - len(view.committed) + view.committed.index(call_id) + 1
         if limit is None or ordinal <= limit:
             return None
         _log.warning("toolstream: refusing to run %s (%s): over the run's budget", name, call_id)
         return _budget_refusal(name, call_id)
+
+
+def _edited(entry: Mapping[str, Any]) -> bool:
+    review = entry.get("review")
+    return isinstance(review, Mapping) and review.get("decision") == "edit"
 
 
 def _budget_refusal(name: str | None, tool_call_id: str) -> Refusal:

@@ -29,8 +29,7 @@ import pytest
 from docs_examples import ROOT
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
-from toolstream_core._decision import as_record
-from toolstream_core.integration import RECORD_KEY
+from toolstream_core.integration import RECORD_KEY, view_record
 from toolstream_core.testing import VendorEmulator, history_pairing
 
 DEPLOY = ROOT / "docs" / "deploy"
@@ -116,11 +115,16 @@ def client(server: str, emu: VendorEmulator, notes: Path) -> SyncLangGraphClient
     return get_sync_client(url=server)
 
 
+def record_of(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The decision record on a message as the API returns it."""
+    view = view_record((message.get("response_metadata") or {}).get(RECORD_KEY))
+    return dict(view.record) if view is not None else None
+
+
 def records(client: SyncLangGraphClient, thread_id: str) -> list[dict[str, Any] | None]:
     """The decision record of every AI message of the thread, read back through the API."""
     state: Any = client.threads.get_state(thread_id)
-    return [as_record((m.get("response_metadata") or {}).get(RECORD_KEY))
-            for m in state["values"]["messages"] if m.get("type") == "ai"]
+    return [record_of(m) for m in state["values"]["messages"] if m.get("type") == "ai"]
 
 
 def verdicts(found: list[dict[str, Any] | None]) -> list[tuple[list[Any], list[Any]]]:
@@ -141,8 +145,7 @@ def committed_call(client: SyncLangGraphClient, thread_id: str) -> dict[str, Any
     """The one call the gate committed in the thread, as the state holds it."""
     state: Any = client.threads.get_state(thread_id)
     [message] = [m for m in state["values"]["messages"]
-                 if m.get("type") == "ai" and (as_record((m.get("response_metadata") or {})
-                                                         .get(RECORD_KEY)) or {}).get("committed")]
+                 if m.get("type") == "ai" and (record_of(m) or {}).get("committed")]
     [call] = message["tool_calls"]
     return dict(call)
 
@@ -208,3 +211,20 @@ def test_a_rejection_through_the_api_never_runs_the_call(
     assert answer["tool_call_id"] == call["id"] and "not that file" in answer["content"]
     assert_every_request_legal(emu)
     assert len(emu.requests) == 2
+
+
+def test_arguments_replaced_through_the_api_never_run(
+        client: SyncLangGraphClient, emu: VendorEmulator, notes: Path) -> None:
+    """Issue 38's case over HTTP: the paused message's arguments replaced with
+    ``threads.update_state`` (same id, record kept), then approved: nothing is written."""
+    thread_id, call = paused_on_a_write(client, emu)
+    state: Any = client.threads.get_state(thread_id)
+    message = dict(state["values"]["messages"][-1])
+    message["tool_calls"] = [{**call, "args": {"path": "/tmp/evil.txt", "content": "pwned"}}]
+    client.threads.update_state(thread_id, {"messages": [message]})
+    resume(client, thread_id, {"type": "approve"})
+    assert written(notes) == {}
+    after: Any = client.threads.get_state(thread_id)
+    [answer] = [m for m in after["values"]["messages"] if m.get("type") == "tool"]
+    assert answer["tool_call_id"] == call["id"] and answer["content"].endswith("[arguments_changed]")
+    assert_every_request_legal(emu)
