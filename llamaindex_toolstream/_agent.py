@@ -26,7 +26,10 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   the stream; the ``call_tool`` step then hands on that result instead of running it again;
 - the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
   the ``not_committed`` error result, and counts it in
-  ``tool_execute_rejected_not_committed_total``.
+  ``tool_execute_rejected_not_committed_total``;
+- a committed call's tool runs at most once: the started-ledger in the ``Context`` store
+  (``_ledger``, behind ``_call_tool``) answers a call that comes back after its tool began
+  ``not_repeated`` (a replayed step, a recovered run).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from toolstream_core.integration import (
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
+from ._ledger import CALL, next_turn, run_once
 from ._llm import agent_llm
 from ._messages import call_name, is_paused, paused_message, read_record
 from ._session import EARLY_COMMIT, RUN_BUDGET, WATCHER, ResponseStream
@@ -145,6 +149,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
     ) -> AgentOutput:
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
+        await next_turn(cast(Context, ctx))
         await self._store_scratchpad(ctx, pair_orphan_calls)
         step = _Step(self.name, ctx)
         token = WATCHER.set(step)
@@ -226,7 +231,8 @@ class ToolstreamFunctionAgent(FunctionAgent):
                 return
             logger.debug("toolstream: started %s (%s) before the stream ended", call.name, call.id)
             _PIPELINED[id(self), call.id] = asyncio.run_coroutine_threadsafe(
-                self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
+                self._call_once(cast(Context, ctx), tool, dict(call.arguments or {}),
+                                (call.id, call.name or "")), loop)
         return start
 
     @step
@@ -239,10 +245,31 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return await self._pipelined_result(ctx, ev, started)
         refusal = await self._refusal(ctx, ev)
         if refusal is None:
-            result: ToolCallResult = await super().call_tool(ctx, ev)
+            token = CALL.set((ev.tool_id, ev.tool_name)
+                             if ev.tool_name != REJECTED_TOOL_NAME else None)
+            try:
+                result: ToolCallResult = await super().call_tool(ctx, ev)
+            finally:
+                CALL.reset(token)
             return result
         ctx.write_event_to_stream(refusal)
         return refusal
+
+    async def _call_tool(self, ctx: Context, tool: AsyncBaseTool,
+                         tool_input: dict[str, Any]) -> ToolOutput:
+        """The stock way to run one tool, behind the started-ledger (``_ledger``)."""
+        call = super()._call_tool
+        return await run_once(ctx, self.name, tool, tool_input,
+                              lambda: call(ctx, tool, tool_input))
+
+    async def _call_once(self, ctx: Context, tool: AsyncBaseTool, tool_input: dict[str, Any],
+                         call: tuple[str, str]) -> ToolOutput:
+        """``_call_tool`` for ``call`` (id, name), outside the tool step (pipelined)."""
+        token = CALL.set(call)
+        try:
+            return await self._call_tool(ctx, tool, tool_input)
+        finally:
+            CALL.reset(token)
 
     async def _pipelined_result(self, ctx: Context, ev: ToolCall,
                                 started: Future[ToolOutput]) -> ToolCallResult:
