@@ -29,7 +29,10 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
   ``tool_execute_rejected_not_committed_total``;
 - a committed call's tool runs at most once: the started-ledger in the ``Context`` store
   (``_ledger``, behind ``_call_tool``) answers a call that comes back after its tool began
-  ``not_repeated`` (a replayed step, a recovered run).
+  ``not_repeated`` (a replayed step, a recovered run);
+- a context whose run stopped part-way (``cancel_run()``, a failure) goes on with new input as
+  a new run, or without as a resume of the stopped run, with the conversation put back from
+  the copy the agent keeps in the store (``_resume``).
 """
 
 from __future__ import annotations
@@ -43,7 +46,10 @@ from typing import Any, cast
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.agent.workflow.workflow_events import (
+    AgentInput,
     AgentOutput,
+    AgentSetup,
+    AgentWorkflowStartEvent,
     ToolCall,
     ToolCallResult,
 )
@@ -69,6 +75,7 @@ from ._history import HistoryPolicy, pair_orphan_calls
 from ._ledger import CALL, next_turn, run_once
 from ._llm import agent_llm
 from ._messages import call_name, is_paused, paused_message, read_record
+from ._resume import SCOPE, keep_conversation, memory_of, scope_for
 from ._session import EARLY_COMMIT, RUN_BUDGET, WATCHER, ResponseStream
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
@@ -123,6 +130,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         when memory is empty (a context restored without it) the turn is answered in place
         by ``take_step`` instead, so the history never opens with an assistant message.
         """
+        await memory_of(ctx, self.llm, ev.get("memory", default=None))
         await super()._init_context(ctx, ev)
         await ctx.store.set(RUN_CALLS_KEY, 0)  # a new run; a restored running context skips this
         for key in [k for k in _PIPELINED if k[0] == id(self)]:
@@ -132,8 +140,46 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return
         memory: BaseMemory | None = await ctx.store.get("memory", default=None)
         if memory is not None and await memory.aget_all():
-            await memory.aput_messages(pair_orphan_calls(scratchpad))
+            await memory.aput_messages(self._pair(scratchpad))
             await ctx.store.set(self.scratchpad_key, [])
+            await keep_conversation(ctx, memory)
+
+    # -- a context whose last run stopped part-way (``_resume``) ------------------------------
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """``FunctionAgent.run``; on a context whose last run stopped part-way (cancelled,
+        failed), the run's steps learn whether it is a new run or a resume (``_resume``)."""
+        ctx = kwargs.get("ctx") or next((a for a in args if isinstance(a, Context)), None)
+        token = SCOPE.set(scope_for(ctx, args, kwargs))
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            SCOPE.reset(token)
+
+    @step
+    async def init_run(self, ctx: Context, ev: AgentWorkflowStartEvent) -> AgentInput | None:
+        """The stock start; a resume of a stopped run only puts its memory back: the run goes
+        on from its replayed steps."""
+        scope = SCOPE.get()
+        if scope is not None:
+            scope.began = True
+            if scope.mode == "resume":
+                await memory_of(ctx, self.llm, ev.get("memory", default=None))
+                return None
+        started: AgentInput = await super().init_run(ctx, ev)
+        return started
+
+    @step
+    async def run_agent_step(self, ctx: Context, ev: AgentSetup) -> AgentOutput | None:
+        """The stock model step, with the memory back if the context lost it; a step replayed
+        from a stopped run into a new run does nothing (the new run asks the model)."""
+        scope = SCOPE.get()
+        if scope is not None and scope.replayed_step():
+            logger.info("toolstream: not repeating the stopped run's model call")
+            return None
+        await memory_of(ctx, self.llm)
+        output: AgentOutput = await super().run_agent_step(ctx, ev)
+        return output
 
     # -- the LLM turn ------------------------------------------------------------------------
     # ``FunctionAgent.take_step`` runs as it is (pinned: tests/llamaindex/test_li_upstream.py);
@@ -149,8 +195,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
     ) -> AgentOutput:
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
+        await keep_conversation(cast(Context, ctx), memory)
         await next_turn(cast(Context, ctx))
-        await self._store_scratchpad(ctx, pair_orphan_calls)
+        await self._store_scratchpad(ctx, self._pair)
         step = _Step(self.name, ctx)
         token = WATCHER.set(step)
         used = await ctx.store.get(RUN_CALLS_KEY, default=0)
@@ -184,7 +231,19 @@ class ToolstreamFunctionAgent(FunctionAgent):
             output.response = full
         queued = await self._within_budget(ctx, output.tool_calls)
         output.tool_calls = [*queued, *_rejected_selections(stream)]
+        scope = SCOPE.get()
+        if scope is not None:
+            scope.queued.update(s.tool_id for s in output.tool_calls)
         return output
+
+    def _pair(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """``messages`` with every call answered, in the words of this agent's wire."""
+        return pair_orphan_calls(messages, self._gate_provider)
+
+    @property
+    def _gate_provider(self) -> str | None:
+        provider: str | None = getattr(self.llm, "provider", None)
+        return provider
 
     @property
     def _gate_config(self) -> AssembleConfig:
@@ -236,13 +295,19 @@ class ToolstreamFunctionAgent(FunctionAgent):
         return start
 
     @step
-    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
+    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
         """The workflow's tool step, behind a last check that the call was committed by the
         gate (a call sent by other code is refused, not run, and counted); a pipelined call
         already started is answered with its result, not run again."""
+        scope = SCOPE.get()
+        if scope is not None and scope.replayed_call(ev.tool_id):
+            logger.info("toolstream: not running %s (%s) of the stopped run", ev.tool_name,
+                        ev.tool_id)
+            return None
         started = _PIPELINED.pop((id(self), ev.tool_id), None)
         if started is not None:
             return await self._pipelined_result(ctx, ev, started)
+        await memory_of(ctx, self.llm)
         refusal = await self._refusal(ctx, ev)
         if refusal is None:
             token = CALL.set((ev.tool_id, ev.tool_name)
@@ -333,8 +398,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
     async def finalize(self, ctx: Context, output: AgentOutput, memory: BaseMemory) -> AgentOutput:
         """Flush the turn to memory with every call answered."""
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
-        await ctx.store.set(self.scratchpad_key, pair_orphan_calls(scratchpad))
-        return await super().finalize(ctx, output, memory)
+        await ctx.store.set(self.scratchpad_key, self._pair(scratchpad))
+        finished = await super().finalize(ctx, output, memory)
+        await keep_conversation(ctx, memory)
+        return finished
 
 
 class _Step:
