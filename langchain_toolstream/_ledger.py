@@ -14,7 +14,9 @@ to the agent's store (``create_agent(store=...)``: LangGraph's ``BaseStore``, a
 back with an entry and no result in the state did not end cleanly last time: it is answered
 with an error result (``not_repeated``) instead of running again. A tool declared safe to
 repeat (``BaseTool(metadata={"toolstream_repeatable": True})``) skips the ledger and runs
-again. Without a store there is no ledger, and a resumed call runs again, as in LangGraph.
+again. Without a store there is no ledger, and a resumed call runs again, as in LangGraph;
+a run on a thread (a checkpointer that can resume it) without a store says so once per
+process (``NO_STORE_WARNING``), naming what is lost.
 
 An entry is keyed by the thread, the AIMessage that holds the call and the call id (not by
 LangGraph's task id, which changes when a thread is resumed). A tool that raises an interrupt
@@ -65,10 +67,14 @@ class CallLedger:
         (nothing can resume it), or a tool declared safe to repeat."""
         runtime = getattr(request, "runtime", None)
         store = getattr(runtime, "store", None)
-        if not isinstance(store, BaseStore) or _repeatable(request):
-            return None
         config = getattr(runtime, "config", None) or {}
         thread_id = (config.get("configurable") or {}).get("thread_id")
+        if _repeatable(request):
+            return None
+        if not isinstance(store, BaseStore):
+            if thread_id is not None:
+                _warn_no_store(str(thread_id))
+            return None
         call = request.tool_call
         call_id = call.get("id")
         if thread_id is None or not call_id:
@@ -124,6 +130,26 @@ class CallLedger:
             status="error",
             artifact={"toolstream": {"reason": "not_repeated", "state": state}},
         )
+
+
+#: Whether this process has said that a thread runs without the ledger (said once).
+_SAID_NO_STORE: list[bool] = []
+
+NO_STORE_WARNING = (
+    "toolstream: thread {thread!r} has no store (create_agent(store=...)), so the started-"
+    "ledger is off: a committed call whose tool was running when the worker died or the run "
+    "was cancelled runs again when the thread is resumed (LangGraph runs the tool task again). "
+    "Give the agent a store (a PostgresStore beside a PostgresSaver) to run each call at most "
+    "once. Said once per process."
+)
+
+
+def _warn_no_store(thread: str) -> None:
+    """Say once per process that a thread (so, a checkpointer that can resume it) runs without
+    the ledger, naming what is lost; a thread id is how the middleware sees a checkpointer."""
+    if not _SAID_NO_STORE:
+        _SAID_NO_STORE.append(True)
+        _log.warning(NO_STORE_WARNING.format(thread=thread))
 
 
 def _repeatable(request: ToolCallRequest) -> bool:

@@ -30,7 +30,13 @@ Same constructor and behaviour as ``FunctionAgent`` (plus ``config=``), standalo
 - the ``call_tool`` step refuses a call the gate did not commit (one sent by other code), with
   the ``not_committed`` error result, and a committed call whose name or arguments are not
   the ones the vendor finished (``arguments_changed``: the record's digest), and counts both
-  in ``tool_execute_rejected_not_committed_total``.
+  in ``tool_execute_rejected_not_committed_total``;
+- a committed call's tool runs at most once: the started-ledger in the ``Context`` store
+  (``_ledger``, behind ``_call_tool``) answers a call that comes back after its tool began
+  ``not_repeated`` (a replayed step, a recovered run);
+- a context whose run stopped part-way (``cancel_run()``, a failure) goes on with new input as
+  a new run, or without as a resume of the stopped run, with the conversation put back from
+  the copy the agent keeps in the store (``_resume``).
 """
 
 from __future__ import annotations
@@ -45,7 +51,10 @@ from weakref import WeakKeyDictionary
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.agent.workflow.agent_context import AgentContext
 from llama_index.core.agent.workflow.workflow_events import (
+    AgentInput,
     AgentOutput,
+    AgentSetup,
+    AgentWorkflowStartEvent,
     ToolCall,
     ToolCallResult,
 )
@@ -60,8 +69,10 @@ from toolstream_core.integration import OnStreamError, Pipeline, RunPolicy, RunS
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
+from ._ledger import CALL, next_turn, run_once
 from ._llm import ToolstreamLLM, agent_llm
 from ._messages import call_name, is_paused, paused_message, record_view
+from ._resume import SCOPE, keep_conversation, memory_of, scope_for
 from ._session import ResponseStream, StepSettings
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
@@ -113,6 +124,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         when memory is empty (a context restored without it) the turn is answered in place
         by ``take_step`` instead, so the history never opens with an assistant message.
         """
+        await memory_of(ctx, self.llm, ev.get("memory", default=None))
         await super()._init_context(ctx, ev)
         await ctx.store.set(RunState.RUN_CALLS, 0)  # a new run; a restored running context skips this
         _PIPELINES.pop(ctx.store, None)
@@ -121,8 +133,46 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return
         memory: BaseMemory | None = await ctx.store.get("memory", default=None)
         if memory is not None and await memory.aget_all():
-            await memory.aput_messages(pair_orphan_calls(scratchpad))
+            await memory.aput_messages(self._pair(scratchpad))
             await ctx.store.set(self.scratchpad_key, [])
+            await keep_conversation(ctx, memory)
+
+    # -- a context whose last run stopped part-way (``_resume``) ------------------------------
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """``FunctionAgent.run``; on a context whose last run stopped part-way (cancelled,
+        failed), the run's steps learn whether it is a new run or a resume (``_resume``)."""
+        ctx = kwargs.get("ctx") or next((a for a in args if isinstance(a, Context)), None)
+        token = SCOPE.set(scope_for(ctx, args, kwargs))
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            SCOPE.reset(token)
+
+    @step
+    async def init_run(self, ctx: Context, ev: AgentWorkflowStartEvent) -> AgentInput | None:
+        """The stock start; a resume of a stopped run only puts its memory back: the run goes
+        on from its replayed steps."""
+        scope = SCOPE.get()
+        if scope is not None:
+            scope.began = True
+            if scope.mode == "resume":
+                await memory_of(ctx, self.llm, ev.get("memory", default=None))
+                return None
+        started: AgentInput = await super().init_run(ctx, ev)
+        return started
+
+    @step
+    async def run_agent_step(self, ctx: Context, ev: AgentSetup) -> AgentOutput | None:
+        """The stock model step, with the memory back if the context lost it; a step replayed
+        from a stopped run into a new run does nothing (the new run asks the model)."""
+        scope = SCOPE.get()
+        if scope is not None and scope.replayed_step():
+            logger.info("toolstream: not repeating the stopped run's model call")
+            return None
+        await memory_of(ctx, self.llm)
+        output: AgentOutput = await super().run_agent_step(ctx, ev)
+        return output
 
     # -- the LLM turn ------------------------------------------------------------------------
     # ``FunctionAgent.take_step`` runs as it is (pinned: tests/llamaindex/test_li_upstream.py),
@@ -139,7 +189,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
     ) -> AgentOutput:
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
-        await self._store_scratchpad(ctx, pair_orphan_calls)
+        await keep_conversation(cast(Context, ctx), memory)
+        await next_turn(cast(Context, ctx))
+        await self._store_scratchpad(ctx, self._pair)
         policy = self._policy
         state = await _run_state(ctx)
         watcher = _Step(self.name, ctx)
@@ -172,7 +224,19 @@ class ToolstreamFunctionAgent(FunctionAgent):
             used = (await _run_state(ctx)).run_calls
             await ctx.store.set(RunState.RUN_CALLS, used + len(view.committed))
         output.tool_calls = [*output.tool_calls, *_rejected_selections(stream)]
+        scope = SCOPE.get()
+        if scope is not None:
+            scope.queued.update(s.tool_id for s in output.tool_calls)
         return output
+
+    def _pair(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """``messages`` with every call answered, in the words of this agent's wire."""
+        return pair_orphan_calls(messages, self._gate_provider)
+
+    @property
+    def _gate_provider(self) -> str | None:
+        provider: str | None = getattr(self.llm, "provider", None)
+        return provider
 
     @property
     def _policy(self) -> RunPolicy:
@@ -193,25 +257,53 @@ class ToolstreamFunctionAgent(FunctionAgent):
             if tool is None:
                 return None
             return asyncio.run_coroutine_threadsafe(
-                self._call_tool(cast(Context, ctx), tool, dict(call.arguments or {})), loop)
+                self._call_once(cast(Context, ctx), tool, dict(call.arguments or {}),
+                                (call.id or "", call.name or "")), loop)
         return start
 
     @step
-    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult:
+    async def call_tool(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
         """The workflow's tool step, behind the run policy's last check (``RunPolicy.admit``):
         a call the gate did not commit (sent by other code) is refused, not run, and counted;
         a call past the run's budget is answered ``run_budget_exceeded``. A pipelined call
         already started is answered with its result, not run again."""
+        scope = SCOPE.get()
+        if scope is not None and scope.replayed_call(ev.tool_id):
+            logger.info("toolstream: not running %s (%s) of the stopped run", ev.tool_name,
+                        ev.tool_id)
+            return None
         pipeline = _PIPELINES.get(ctx.store)
         started = pipeline.take(ev.tool_id) if pipeline is not None else None
         if started is not None:
             return await self._pipelined_result(ctx, ev, started)
+        await memory_of(ctx, self.llm)
         refusal = await self._refusal(ctx, ev)
         if refusal is None:
-            result: ToolCallResult = await super().call_tool(ctx, ev)
+            token = CALL.set((ev.tool_id, ev.tool_name)
+                             if ev.tool_name != REJECTED_TOOL_NAME else None)
+            try:
+                result: ToolCallResult = await super().call_tool(ctx, ev)
+            finally:
+                CALL.reset(token)
             return result
         ctx.write_event_to_stream(refusal)
         return refusal
+
+    async def _call_tool(self, ctx: Context, tool: AsyncBaseTool,
+                         tool_input: dict[str, Any]) -> ToolOutput:
+        """The stock way to run one tool, behind the started-ledger (``_ledger``)."""
+        call = super()._call_tool
+        return await run_once(ctx, self.name, tool, tool_input,
+                              lambda: call(ctx, tool, tool_input))
+
+    async def _call_once(self, ctx: Context, tool: AsyncBaseTool, tool_input: dict[str, Any],
+                         call: tuple[str, str]) -> ToolOutput:
+        """``_call_tool`` for ``call`` (id, name), outside the tool step (pipelined)."""
+        token = CALL.set(call)
+        try:
+            return await self._call_tool(ctx, tool, tool_input)
+        finally:
+            CALL.reset(token)
 
     async def _pipelined_result(self, ctx: Context, ev: ToolCall,
                                 started: Future[ToolOutput]) -> ToolCallResult:
@@ -274,8 +366,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
     async def finalize(self, ctx: Context, output: AgentOutput, memory: BaseMemory) -> AgentOutput:
         """Flush the turn to memory with every call answered."""
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
-        await ctx.store.set(self.scratchpad_key, pair_orphan_calls(scratchpad))
-        return await super().finalize(ctx, output, memory)
+        await ctx.store.set(self.scratchpad_key, self._pair(scratchpad))
+        finished = await super().finalize(ctx, output, memory)
+        await keep_conversation(ctx, memory)
+        return finished
 
 
 class _Step:

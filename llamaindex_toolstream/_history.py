@@ -127,7 +127,8 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     return apply_plan(plan, history, _KIT)
 
 
-def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+def pair_orphan_calls(messages: Sequence[ChatMessage],
+                      provider: str | None = None) -> list[ChatMessage]:
     """``messages`` with an error result added for every tool call that has none.
 
     An interrupted run (cancelled while its tools ran, or a caller that forgot
@@ -136,9 +137,10 @@ def pair_orphan_calls(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
     (Gemini pairs results by position; the workflow hands them back in its own order). The
     gated LLM does this itself before every request; this is for a history you send some
-    other way.
+    other way. ``provider``: the wire it goes to, when known (the words leave out an id the
+    model never saw, as on Gemini, the same as the gated LLM's and LangChain's).
     """
-    return pair_orphans(messages, _KIT)
+    return pair_orphans(messages, _KIT, provider)
 
 
 def _no_result(edit: HistoryEdit) -> ChatMessage:

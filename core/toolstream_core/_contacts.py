@@ -207,10 +207,11 @@ PRIVATE_CONTACTS: tuple[PrivateContact, ...] = (
                    "where the agent's run state starts: the gate's per-run state is set there",
                    ("self", "ctx", "ev")),
     PrivateContact("llama-index-core", "llama_index.core.agent.workflow.base_agent:BaseWorkflowAgent",
-                   "_call_tool", "method", "call", _LI_AGENT,
+                   "_call_tool", "method", "override; call", _LI_AGENT,
                    "how the tool step runs one tool (the Context injected, a waiting-for-event "
                    "raised on, an exception made an error output): a pipelined tool started "
-                   "while the stream is read runs the same way", ("self", "ctx", "tool", "tool_input")),
+                   "while the stream is read runs the same way, and both run behind the "
+                   "started-ledger", ("self", "ctx", "tool", "tool_input")),
     PrivateContact("llama-index-core", "llama_index.core.agent.workflow.react_agent:ReActAgent",
                    "_get_response", "method", "override; call", ("llamaindex_toolstream/_react.py",),
                    "the ReAct step's model call: the gated response's record says whether the "

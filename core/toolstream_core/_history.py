@@ -431,11 +431,13 @@ def apply_plan(plan: HistoryPlan, messages: list[M], kit: MessageKit[M]) -> list
     return out
 
 
-def pair_orphans(messages: Sequence[M], kit: MessageKit[M]) -> list[M]:
+def pair_orphans(messages: Sequence[M], kit: MessageKit[M], provider: str | None = None) -> list[M]:
     """``messages`` with every unanswered call answered (``plan_history`` with ``repair``, no
-    vendor check): the one path behind both shims' ``pair_orphan_calls``."""
+    vendor check): the one path behind both shims' ``pair_orphan_calls``. ``provider``: the
+    wire the history goes to, when known (its words then leave out an id the model never saw,
+    as on Gemini)."""
     history = list(messages)
-    return apply_plan(plan_history(kit.entries(history), None), history, kit)
+    return apply_plan(plan_history(kit.entries(history), provider), history, kit)
 
 
 def _result_text(content: Any) -> str:

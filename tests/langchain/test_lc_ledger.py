@@ -90,3 +90,41 @@ def test_a_tool_that_interrupts_runs_again_on_resume(pg_url: str, emu: VendorEmu
     assert len(entered) == 2 and len(wrote) == 1  # LangGraph re-runs an interrupted tool
     assert last_tool_message(result).text == "wrote it"
     assert set(emu.statuses) == {200} and len(emu.requests) == 2
+
+
+def test_a_thread_without_a_store_says_once_that_a_resumed_tool_runs_again(
+        emu: VendorEmulator, caplog: Any, monkeypatch: Any) -> None:
+    """A checkpointer and no store: no ledger, so a tool interrupted by a crash or a cancel runs
+    again on resume. The middleware says so, once per process, naming what is lost; an agent
+    with a store says nothing."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    from langchain_toolstream import _ledger
+
+    monkeypatch.setattr(_ledger, "_SAID_NO_STORE", [])
+    runs: list[str] = []
+
+    @tool
+    def write_file(path: str, content: str = "") -> str:
+        """Write a text file."""
+        runs.append(path)
+        return "wrote it"
+
+    def said() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "started-ledger is off" in r.getMessage()]
+
+    with_store = create_agent(model(emu, "stored"), tools=[write_file],
+                              middleware=[ToolstreamMiddleware()], checkpointer=InMemorySaver(),
+                              store=InMemoryStore())
+    with_store.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "stored"}})
+    assert len(runs) == 1 and said() == []
+
+    agent = create_agent(model(emu, "bare"), tools=[write_file],
+                         middleware=[ToolstreamMiddleware()], checkpointer=InMemorySaver())
+    for thread in ("bare-1", "bare-2"):
+        agent.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread}})
+    assert len(runs) == 3
+    [text] = said()
+    assert "'bare-1'" in text and "runs again when the thread is resumed" in text
+    assert "create_agent(store=...)" in text

@@ -20,6 +20,7 @@ tests/conftest.py does not collect tests/llamaindex where llama_index is not ins
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,10 +36,11 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.tools import StructuredTool
 from langchain_models import make_model
 from li_helpers import Recorder, make_llm, run_agent
-from llama_index.core.agent.workflow import AgentStream
+from llama_index.core.agent.workflow import AgentStream, ToolCall
 from toolstream_core import Turn
 from toolstream_core.testing import SCENARIOS, VendorEmulator
 from toolstream_core.testing._server import Hold
+from workflows.errors import WorkflowCancelledByUser
 
 from langchain_toolstream import ToolstreamMiddleware
 from llamaindex_toolstream import ToolstreamFunctionAgent
@@ -57,8 +59,9 @@ SCENARIOS_ROWS = ("single_call", "parallel_calls", "resent_duplicate", "truncate
 ROWS = [(api, scenario) for scenario in SCENARIOS_ROWS for api in APIS
         if api in SCENARIOS[scenario].apis]
 
-#: What marks a result the gate wrote (its error for a rejected call, or "no result").
-GATE_TEXT = ("was not run:", "has no result:")
+#: What marks a result the gate wrote (its error for a rejected call, "no result", or a call
+#: not run again by the started-ledger).
+GATE_TEXT = ("was not run:", "has no result:", "was not run again:")
 
 
 @dataclass
@@ -458,3 +461,91 @@ def test_the_legality_check_can_fail() -> None:
         with pytest.raises(AssertionError):
             assert_legal("openai-chat", {"messages": messages})
     assert_legal("openai-chat", {"messages": [call, a, b]})
+
+
+# -- cancel and continue (issue 37) -------------------------------------------------------------
+#: The rows of a run cancelled while its tool runs, then continued on the same thread/context:
+#: a resume (LangGraph ``invoke(None)``, LlamaIndex ``run(ctx=ctx)``) or new input.
+CONTINUE_APIS = ("openai-chat", "anthropic", "gemini")
+
+
+async def _langchain_cancelled(api: str, emu: VendorEmulator, mode: str) -> Outcome:
+    """LangChain: the consuming task cancelled while write_file runs, then the same thread
+    continued (an in-memory checkpointer and store: the ledger's home)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    recorder = Recorder(delay=5.0)
+    turns: list[Turn] = []
+    _, on_turn = _play(api, emu, ("single_call",), False, recorder, turns)
+    tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
+    agent = create_agent(make_model(api, emu), tools=tools,
+                         middleware=[ToolstreamMiddleware(on_turn=on_turn)],
+                         checkpointer=InMemorySaver(), store=InMemoryStore())
+    config: Any = {"configurable": {"thread_id": f"cancel-{api}-{mode}"}}
+    task = asyncio.ensure_future(agent.ainvoke({"messages": [HumanMessage("go")]}, config))
+    while not recorder.runs:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    emu.clear()
+    emu.queue(api, "text")
+    recorder.delay = 0.0
+    error: BaseException | None = None
+    try:
+        await agent.ainvoke(None if mode == "resume" else {"messages": [HumanMessage("again")]},
+                            config)
+    except Exception as exc:  # compared with the other agent's, never hidden
+        error = exc
+    return Outcome(recorder.runs, turns, [r.body for r in emu.requests], emu.statuses, error)
+
+
+async def _llamaindex_cancelled(api: str, emu: VendorEmulator, mode: str) -> Outcome:
+    """LlamaIndex: ``cancel_run()`` while write_file runs, then the same context continued."""
+    recorder = Recorder(delay=5.0)
+    turns: list[Turn] = []
+    _, on_turn = _play(api, emu, ("single_call",), False, recorder, turns)
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
+                                    on_turn=on_turn)
+    handler = agent.run(user_msg="go")
+    async for event in handler.stream_events():
+        if isinstance(event, ToolCall):
+            while not recorder.runs:
+                await asyncio.sleep(0.01)
+            await handler.cancel_run()
+            break
+    with pytest.raises(WorkflowCancelledByUser):
+        await handler
+    emu.clear()
+    emu.queue(api, "text")
+    recorder.delay = 0.0
+    again = agent.run(ctx=handler.ctx) if mode == "resume" else \
+        agent.run(user_msg="again", ctx=handler.ctx)
+    error: BaseException | None = None
+    try:
+        await again
+    except Exception as exc:  # compared with the other agent's, never hidden
+        error = exc
+    return Outcome(recorder.runs, turns, [r.body for r in emu.requests], emu.statuses, error)
+
+
+@pytest.mark.parametrize("mode", ["resume", "new"])
+@pytest.mark.parametrize("api", CONTINUE_APIS)
+async def test_both_agents_continue_a_run_cancelled_during_a_tool(api: str, mode: str,
+                                                                  emu: VendorEmulator) -> None:
+    lc = await _langchain_cancelled(api, emu, mode)
+    li = await _llamaindex_cancelled(api, emu, mode)
+    assert (lc.error, li.error) == (None, None)
+    # the tool ran once, when it was called, and not again on the continue
+    assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
+    assert [name for name, _ in li.runs] == ["write_file"]
+    # the continue sent one legal request, the model told the same thing
+    assert len(lc.requests) == len(li.requests) == 1
+    lc_texts, li_texts = gate_texts(api, lc.requests[0]), gate_texts(api, li.requests[0])
+    assert lc_texts == li_texts and len(li_texts) == 1
+    marker = "[not_repeated]" if mode == "resume" else "has no result"
+    assert marker in li_texts[0]
+    for outcome in (lc, li):
+        assert_legal(api, outcome.requests[0])
+        assert outcome.statuses == [200]
