@@ -25,7 +25,9 @@ from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core.integration import (
     FinishSignal,
     declare_finish_signal,
+    declare_test_double,
     declared_signal,
+    declared_test_double,
     finish_reason_of,
 )
 
@@ -42,28 +44,15 @@ __all__ = [
 
 # LangChain's own fakes (``GenericFakeChatModel``, ``FakeMessagesListChatModel``,
 # ``FakeListChatModel``, ``FakeChatModel``, ``ParrotFakeChatModel``) and their subclasses: they
-# answer from memory, so no stream of theirs can be cut (docs/decisions/0099).
+# answer from memory, so no stream of theirs can be cut (docs/decisions/0099). A project's own
+# fake is declared once for both shims (``declare_test_double``, the core's registry).
 _FAKES_MODULE = "langchain_core.language_models.fake_chat_models"
-_DOUBLES: set[type] = set()
-
-
-def declare_test_double(model_class: type) -> None:
-    """Tell the gate that ``model_class`` (and its subclasses) is a test double.
-
-    A fake chat model answers from memory: its turn cannot be cut, so one that ends without a
-    finish signal the gate reads is finished (``"stop"``), where a real model's silence is a
-    cut (``stream_truncated``). A finish signal the double does show still wins, so a fake that
-    plays ``max_tokens`` is judged as the vendor would be. LangChain's own fakes need no
-    declaration; this is the one conftest line for a project's own.
-    """
-    if not isinstance(model_class, type):
-        raise TypeError("declare_test_double: expected a chat model class")
-    _DOUBLES.add(model_class)
 
 
 def is_test_double(model_class: type) -> bool:
     """Whether ``model_class`` is one of LangChain's fakes or a declared test double."""
-    return any(cls in _DOUBLES or cls.__module__ == _FAKES_MODULE for cls in model_class.__mro__)
+    return declared_test_double(model_class) or any(
+        cls.__module__ == _FAKES_MODULE for cls in model_class.__mro__)
 
 
 def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
