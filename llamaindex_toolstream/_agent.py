@@ -199,7 +199,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if pipeline is not None:
             _PIPELINES[ctx.store] = pipeline
         llm = cast(ToolstreamLLM, self.llm).for_step(StepSettings(
-            policy.budget_left(state), pipeline, watcher.forward))
+            policy.budget_left(state), pipeline, watcher.hand_on))
         agent = self.model_copy(update={"llm": llm})
         output = await FunctionAgent.take_step(agent, ctx, llm_input, offered, memory)
         while is_paused(output.response):
@@ -382,7 +382,7 @@ class _Step:
         self._translators: dict[ResponseStream, ProgressTranslator] = {}
         self.last: ResponseStream | None = None
 
-    def forward(self, stream: ResponseStream) -> None:
+    def hand_on(self, stream: ResponseStream) -> None:
         """Hand ``stream``'s waiting UI events to the workflow's event stream."""
         self.last = stream
         translator = self._translators.get(stream)

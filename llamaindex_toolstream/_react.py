@@ -122,13 +122,13 @@ class ToolstreamReActAgent(ReActAgent):
         output: AgentOutput = await ReActAgent.take_step(step, ctx, llm_input, tools, memory)
         return output
 
-    def _judge(self, response: ChatResponse) -> ChatResponse:
+    def _with_verdict(self, response: ChatResponse) -> ChatResponse:
         cast(ToolstreamReActOutputParser, self.output_parser).failure = _turn_failure(response)
         return response
 
     async def _get_response(self, current_llm_input: list[ChatMessage]) -> ChatResponse:
-        return self._judge(await super()._get_response(current_llm_input))
+        return self._with_verdict(await super()._get_response(current_llm_input))
 
     async def _get_streaming_response(self, ctx: AgentContext,
                                       current_llm_input: list[ChatMessage]) -> ChatResponse:
-        return self._judge(await super()._get_streaming_response(ctx, current_llm_input))
+        return self._with_verdict(await super()._get_streaming_response(ctx, current_llm_input))
