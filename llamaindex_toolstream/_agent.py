@@ -72,7 +72,7 @@ from ._history import HistoryPolicy, pair_orphan_calls
 from ._ledger import CALL, next_turn, run_once
 from ._llm import ToolstreamLLM, agent_llm
 from ._messages import call_name, is_paused, paused_message, record_view
-from ._resume import SCOPE, keep_conversation, memory_of, scope_for
+from ._resume import SCOPE, keep_conversation, memory_of, model_input, scope_for
 from ._session import ResponseStream, StepSettings
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
 
@@ -133,9 +133,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return
         memory: BaseMemory | None = await ctx.store.get("memory", default=None)
         if memory is not None and await memory.aget_all():
-            await memory.aput_messages(self._pair(scratchpad))
+            paired = self._pair(scratchpad)
+            await memory.aput_messages(paired)
             await ctx.store.set(self.scratchpad_key, [])
-            await keep_conversation(ctx, memory)
+            await keep_conversation(ctx, paired, more=True)
 
     # -- a context whose last run stopped part-way (``_resume``) ------------------------------
 
@@ -171,6 +172,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
             logger.info("toolstream: not repeating the stopped run's model call")
             return None
         await memory_of(ctx, self.llm)
+        ev.input = await model_input(ctx, ev.input)
         output: AgentOutput = await super().run_agent_step(ctx, ev)
         return output
 
@@ -189,7 +191,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
     ) -> AgentOutput:
         """One LLM turn: committed calls go to the tool step, rejected ones to the responder."""
         offered = [t for t in tools if t.metadata.name != REJECTED_TOOL_NAME]
-        await keep_conversation(cast(Context, ctx), memory)
+        await keep_conversation(cast(Context, ctx), self._conversation(llm_input))
         await next_turn(cast(Context, ctx))
         await self._store_scratchpad(ctx, self._pair)
         policy = self._policy
@@ -228,6 +230,15 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if scope is not None:
             scope.queued.update(s.tool_id for s in output.tool_calls)
         return output
+
+    def _conversation(self, llm_input: list[ChatMessage]) -> list[ChatMessage]:
+        """The memory's messages a model step was given: its input less the system prompt
+        ``setup_agent`` put first (the scratchpad is not in it)."""
+        first = llm_input[0] if llm_input else None
+        if (first is not None and self.system_prompt and first.role == MessageRole.SYSTEM
+                and first.content == self.system_prompt):
+            return list(llm_input[1:])
+        return list(llm_input)
 
     def _pair(self, messages: list[ChatMessage]) -> list[ChatMessage]:
         """``messages`` with every call answered, in the words of this agent's wire."""
@@ -366,9 +377,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
     async def finalize(self, ctx: Context, output: AgentOutput, memory: BaseMemory) -> AgentOutput:
         """Flush the turn to memory with every call answered."""
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
-        await ctx.store.set(self.scratchpad_key, self._pair(scratchpad))
+        paired = self._pair(scratchpad)
+        await ctx.store.set(self.scratchpad_key, paired)
         finished = await super().finalize(ctx, output, memory)
-        await keep_conversation(ctx, memory)
+        await keep_conversation(ctx, paired, more=True)
         return finished
 
 

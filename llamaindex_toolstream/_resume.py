@@ -24,7 +24,10 @@ thread (``RunScope``):
 Either way the conversation comes back whole: the agent keeps a copy of it in the context
 store (``CONVERSATION_KEY``, plain chat messages, which ``Context.to_dict`` keeps and a
 durable runtime writes through), and a step that finds the memory missing, or shorter than the
-copy (a memory persisted once and then changed in place), puts the copy back first.
+copy, puts the copy back first. On DBOS the stored memory is written once, empty, and each
+step gets a copy of it that the stock agent changes in place and never saves: without the
+copy a step after the first model call (and every step after a recovery) sends the model a
+conversation without the user's message.
 """
 
 from __future__ import annotations
@@ -35,12 +38,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.workflow import Context
 
 __all__ = ["CONVERSATION_KEY", "SCOPE", "RunScope", "keep_conversation", "memory_of",
-           "scope_for"]
+           "model_input", "scope_for"]
 
 _log = logging.getLogger(__name__)
 
@@ -89,9 +92,15 @@ def scope_for(ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> RunScope
     return RunScope("new" if given or any(a is not None for a in positional) else "resume")
 
 
-async def keep_conversation(ctx: Context, memory: BaseMemory) -> None:
-    """Save the memory's messages as the conversation's copy in the context store."""
-    await ctx.store.set(CONVERSATION_KEY, list(await memory.aget_all()))
+async def keep_conversation(ctx: Context, messages: Sequence[ChatMessage], *,
+                            more: bool = False) -> None:
+    """Save ``messages`` as the conversation's copy in the context store (``more``: add them
+    to the copy). Taken from what the steps really pass on (the model's input, the turn
+    flushed to memory), never read back from the stored memory, which a durable runtime hands
+    out as a copy that the stock agent then changes in place and never saves."""
+    saved: list[ChatMessage] = await ctx.store.get(CONVERSATION_KEY, default=None) or [] \
+        if more else []
+    await ctx.store.set(CONVERSATION_KEY, [*saved, *messages])
 
 
 async def memory_of(ctx: Context, llm: Any, given: BaseMemory | None = None) -> BaseMemory | None:
@@ -111,8 +120,24 @@ async def memory_of(ctx: Context, llm: Any, given: BaseMemory | None = None) -> 
         return held
     if not saved:
         return None
-    memory = held if held is not None else ChatMemoryBuffer.from_defaults(llm=llm)
     _log.info("toolstream: the context lost its memory; putting back %d messages", len(saved))
+    if held is not None:
+        await held.aset(list(saved))  # in place: a durable store may not take it back whole
+        return held
+    memory = ChatMemoryBuffer.from_defaults(llm=llm)
     await memory.aset(list(saved))
     await ctx.store.set("memory", memory)
     return memory
+
+
+async def model_input(ctx: Context, llm_input: list[ChatMessage]) -> list[ChatMessage]:
+    """A model step's input, with the conversation's copy in place of a conversation that lost
+    every user message (a memory a durable runtime handed out empty): the system messages it
+    starts with are kept, then the copy."""
+    if any(m.role == MessageRole.USER for m in llm_input):
+        return llm_input
+    saved: list[ChatMessage] = await ctx.store.get(CONVERSATION_KEY, default=None) or []
+    if not any(m.role == MessageRole.USER for m in saved):
+        return llm_input
+    head = [m for m in llm_input[:1] if m.role == MessageRole.SYSTEM]
+    return [*head, *(m for m in saved if m not in head)]
