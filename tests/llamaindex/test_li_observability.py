@@ -50,7 +50,7 @@ async def test_rejected_call_is_an_event_under_the_agent_step(api: str, emu: Ven
     assert event["gen_ai.tool.call.id"] == answer.additional_kwargs["tool_call_id"]
     assert event["gen_ai.tool.name"] == "write_file"
     assert event["error.type"] == "stream_truncated"
-    assert parent_name(cut, instrumented) == "BaseWorkflowAgent.run_agent_step"
+    assert parent_name(cut, instrumented) == "ToolstreamFunctionAgent.run_agent_step"
     roots = [s for s in instrumented.get_finished_spans() if s.parent is None]
     assert [r.name for r in roots] == ["ToolstreamFunctionAgent.run"]
     assert cut.context.trace_id == roots[0].context.trace_id  # one trace for the whole run
@@ -94,5 +94,5 @@ async def test_agui_from_the_llm_callback(api: str, emu: VendorEmulator) -> None
 def test_docs_example_runs() -> None:
     assert run_example("llamaindex-agui-trace") == [
         "TOOL_CALL_START TOOL_CALL_END CUSTOM TOOL_CALL_RESULT",
-        "BaseWorkflowAgent.run_agent_step stream_truncated",
+        "ToolstreamFunctionAgent.run_agent_step stream_truncated",
     ]

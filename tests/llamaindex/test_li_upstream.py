@@ -50,6 +50,22 @@ PINNED: dict[tuple[type, str], tuple[str, str]] = {
         "1c9ae54ebb6aae08",
         "sets up memory (ctx.store 'memory') without touching the scratchpad; the override "
         "then moves an interrupted run's scratchpad into memory, answered"),
+    (BaseWorkflowAgent, "run"): (
+        "a702ecd2741d1a85",
+        "starts the workflow with ctx among its keyword arguments; the override only tells the "
+        "run's steps whether a stopped run's context goes on as a new run or a resume (_resume)"),
+    (BaseWorkflowAgent, "init_run"): (
+        "c9d146f2009120ff",
+        "puts the memory and the user message into ctx.store and returns AgentInput; the override "
+        "calls it for a new run and, on a resume, only puts the memory back"),
+    (BaseWorkflowAgent, "run_agent_step"): (
+        "0a0a14c74a76901f",
+        "reads 'memory' from ctx.store and calls take_step; the override puts the memory back "
+        "when the context lost it and skips a stopped run's replayed model call"),
+    (BaseWorkflowAgent, "_call_tool"): (
+        "b816832d2326dc11",
+        "runs one tool with its input and returns its ToolOutput; the override runs it behind "
+        "the started-ledger (at most once)"),
 }
 
 
@@ -77,4 +93,4 @@ def test_every_override_is_pinned() -> None:
     pinned = {name for _, name in PINNED}
     assert overrides <= pinned, sorted(overrides - pinned)
     assert overrides == {"take_step", "handle_tool_call_results", "finalize", "_init_context",
-                         "call_tool"}
+                         "call_tool", "run", "init_run", "run_agent_step", "_call_tool"}
