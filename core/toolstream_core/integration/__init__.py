@@ -122,7 +122,6 @@ from .._history import (
     check_entries,
     pair_orphans,
     plan_request,
-    rewrites_requests,
     signed_before_calls,
 )
 from .._idle import StreamIdleTimeout
@@ -137,6 +136,7 @@ from .._ledger import (
     not_repeated_text,
 )
 from .._progress import ProgressEncoder, rejection_detail
+from .._requests import rewrites_requests
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
 from .._sensitive import masked_arguments

@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any, Protocol
 
-from .._history import _REQUESTS
 from .._idle import AsyncIdleGuard, IdleGuard
+from .._requests import REQUESTS
 from .._string_arguments import with_string_arguments
 from ._convert import events_for_response
 from ._sdk_calls import _CALLS, _FORMS, _SYNC_STREAMS, _cohere_v1_text, sdk_of
@@ -126,10 +126,10 @@ class _NamespaceTap:
         def call(*args: Any, **kwargs: Any) -> Any:
             kind = classify(owner, path, kwargs)
             if kind is None:  # not read here (a whole answer), but sent as the gate says
-                request = _REQUESTS.get(self._sdk) if name == "create" else None
+                request = REQUESTS.get(self._sdk) if name == "create" else None
                 return method(*args, **(request(kwargs) if request is not None else kwargs))
             provider, whole = kind
-            request = _REQUESTS.get(provider)
+            request = REQUESTS.get(provider)
             if request is not None:
                 kwargs = request(kwargs)
             sink.raw_start(provider, kwargs)
