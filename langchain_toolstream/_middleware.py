@@ -67,7 +67,7 @@ from ._history import HistoryPolicy
 from ._ledger import CallLedger
 from ._messages import errors_by_id, is_paused, paused_message, record_view
 from ._pipeline import ToolStarter
-from ._review import edit_tools, pending_edit, reviews_update
+from ._review import admission_view, edit_tools, pending_edit, reviews_update
 from ._structured import acall_structured, agent_verdict, call_structured
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
@@ -218,7 +218,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         it."""
         call = request.tool_call
         owner = _owner_of(request.state, call.get("id"))
-        view = record_view(owner) if owner is not None else None
+        view = admission_view(owner, request.state) if owner is not None else None
         refusal = self._policy.admit(view, call.get("id"), call.get("name"),
                                      RunState.read(request.state), call.get("args"),
                                      pending_edit=pending_edit(request),

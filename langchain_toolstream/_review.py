@@ -11,8 +11,8 @@ policy (``RunPolicy.admit``) with the call as it stands and the edit still to be
 a call runs only as the vendor finished it or as the recorded edit says, the edit judged like
 a vendor's arguments, and never a call a reviewer rejected, whatever happened to its answer.
 
-Listed after it, the gate's ``after_model`` runs first and sees no decision: an edit then
-reaches the tool unrecorded and is refused (``arguments_changed``).
+Listed after it, the gate's ``after_model`` runs first and sees no decision: the run policy
+then judges the edit still in the state as the tool starts (``admission_view``), the same way.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any
 
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
-from toolstream_core.integration import RECORD_KEY, with_reviews
+from toolstream_core.integration import RECORD_KEY, RecordView, view_record, with_reviews
 
-from ._messages import read_record
+from ._messages import read_record, record_view
 from ._tools import Registry, registry_from_tools
 
-__all__ = ["HITL_EDITS", "HITL_SOURCE", "edit_tools", "pending_edit", "reviews_update"]
+__all__ = ["HITL_EDITS", "HITL_SOURCE", "admission_view", "edit_tools", "pending_edit",
+           "reviews_update"]
 
 _log = logging.getLogger(__name__)
 
@@ -48,23 +49,31 @@ def _edits(state: Any) -> dict[str, tuple[str | None, Any]]:
             for call_id, action in found.items() if isinstance(action, Mapping)}
 
 
+def _reviewed(message: AIMessage, state: Any) -> dict[str, Any] | None:
+    """``message``'s record with the reviewer's decisions in ``state`` on its committed calls
+    added; ``None`` when there is nothing new to record."""
+    record = read_record(message)
+    if record is None or not record.get("committed"):
+        return None
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    after = list(messages or [])
+    position = next((i for i in range(len(after) - 1, -1, -1) if after[i] is message), None)
+    later = after[position + 1:] if position is not None else []
+    answered = [m.tool_call_id for m in later if isinstance(m, ToolMessage)
+                and m.additional_kwargs.get("lc_source") == HITL_SOURCE]
+    return with_reviews(record, edits=_edits(state), answered=answered)
+
+
 def reviews_update(state: Any) -> dict[str, Any] | None:
     """The state update that records the reviewer's decisions on the last turn's committed
     calls in its message's decision record; ``None`` when there is nothing new."""
     messages = state.get("messages") if isinstance(state, Mapping) else None
     if not messages:
         return None
-    position = next((i for i in range(len(messages) - 1, -1, -1)
-                     if isinstance(messages[i], AIMessage)), None)
-    if position is None:
+    message = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if message is None:
         return None
-    message = messages[position]
-    record = read_record(message)
-    if record is None or not record.get("committed"):
-        return None
-    answered = [m.tool_call_id for m in messages[position + 1:] if isinstance(m, ToolMessage)
-                and m.additional_kwargs.get("lc_source") == HITL_SOURCE]
-    updated = with_reviews(record, edits=_edits(state), answered=answered)
+    updated = _reviewed(message, state)
     if updated is None:
         return None
     for entry in updated["committed"]:
@@ -73,6 +82,18 @@ def reviews_update(state: Any) -> dict[str, Any] | None:
                       entry["review"].get("decision"), entry.get("name"), entry.get("id"))
     metadata = {**message.response_metadata, RECORD_KEY: updated}
     return {"messages": [message.model_copy(update={"response_metadata": metadata})]}
+
+
+def admission_view(message: AIMessage, state: Any) -> RecordView | None:
+    """The record the run policy admits a call of ``message`` by: as stored, plus the
+    reviewer's decisions in ``state`` not recorded yet.
+
+    Listed after ``HumanInTheLoopMiddleware``, the gate's ``after_model`` node runs before the
+    reviewer's and records nothing; the edit it keeps in the state (``HITL_EDITS``, written only
+    by its ``after_model``) is then judged here, as the tool starts, exactly as a recorded one
+    would be (the arguments must be the edit's and valid for the tool it names)."""
+    updated = _reviewed(message, state)
+    return view_record(updated) if updated is not None else record_view(message)
 
 
 def pending_edit(request: ToolCallRequest) -> tuple[str | None, Any] | None:

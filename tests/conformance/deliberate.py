@@ -89,13 +89,21 @@ OPEN: tuple[Open, ...] = (
           _AGENTS + "middleware/implementations/test_model_refusal.py::test_refusal_with_provider_strategy*"),
          "structured output: the gate's retries and errors replace the strategy's own "
          "(retry counts, error texts, messages kept, refusals)", 36),
-    Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_*",),
-         "HumanInTheLoopMiddleware per-call answers with the same tool called twice", 36),
+    Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_*",
+          _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
+                    "test_resume_with_each_decision?per_call-edit*"),
+         "HumanInTheLoopMiddleware per-call mode: an edit substituted in its wrap_tool_call "
+         "reaches a gate listed after it unrecorded and is refused; a call with an empty id "
+         "(the same tool called twice) is not the reviewer's call any more", 36),
     Open((_AGENTS + "middleware/implementations/test_model_call_limit.py::test_run_limit_with_create_agent",),
          "ModelCallLimitMiddleware: the gate's retry of a rejected turn skips the limit's message", 36),
     Open((_AGENTS + "middleware/core/test_framework.py::test_jump_to_is_ephemeral",
           _AGENTS + "middleware/core/test_framework.py::test_create_agent_invoke*"),
          "the gate's state keys (jump_to, its counters) show in the agent's output state", 36),
+    Open((_AGENTS + "middleware/core/test_wrap_tool_call.py::test_wrap_tool_call_modify_args",),
+         "a middleware listed before the gate that changes a call's arguments in wrap_tool_call "
+         "is refused [arguments_changed] (arguments bound to the commit, decision 0113): "
+         "deliberate or not is for that rule's owner to say", 36),
     Open((_AGENTS + "middleware/core/test_internal_call_transformer.py::test_internal_whole_message_*",),
          "a whole message marked internal shows in the raw event log", 36),
 )

@@ -159,3 +159,31 @@ def test_human_in_the_loop_beside_the_gate(order: str) -> None:
         outcomes[run] = ("__interrupt__" in first, before, world.ran, _seen(state["messages"]))
     assert outcomes[order] == outcomes["stock"]
     assert outcomes["stock"][:3] == (True, [], [("add", {"a": 1, "b": 2})])
+
+
+def _edited(edit_args: dict[str, Any]) -> tuple[list[Any], list[BaseMessage]]:
+    """The gate listed after ``HumanInTheLoopMiddleware`` (its ``after_model`` runs before the
+    reviewer's); one add call, edited to ``edit_args``: what ran and the final messages."""
+    world = _World()
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"add": True})
+    agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools,
+                         middleware=[hitl, ToolstreamMiddleware()], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    assert "__interrupt__" in agent.invoke({"messages": [HumanMessage("add")]}, config)
+    edit = {"type": "edit", "edited_action": {"name": "add", "args": edit_args}}
+    state = agent.invoke(Command(resume={"decisions": [edit]}), config)
+    return world.ran, state["messages"]
+
+
+def test_a_reviewers_edit_runs_once_with_the_gate_listed_after_the_review() -> None:
+    ran, messages = _edited({"a": 5, "b": 6})
+    assert ran == [("add", {"a": 5, "b": 6})]
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "success" and "11" in answer.text
+
+
+def test_a_reviewers_edit_that_breaks_the_schema_never_runs_with_the_gate_after() -> None:
+    ran, messages = _edited({"a": "not a number"})
+    assert ran == []
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "error" and answer.text.endswith("[schema_violation]")
