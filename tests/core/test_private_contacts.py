@@ -17,6 +17,7 @@ Each row names a private name of another library that toolstream touches. Here:
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import importlib
 import importlib.util
@@ -266,8 +267,12 @@ def _shim_classes() -> list[type]:
 
 
 def _overrides(cls: type) -> list[tuple[str, type]]:
-    """The private members ``cls`` defines over a framework base class's."""
+    """The private members ``cls`` defines over a framework base class's. The standard
+    library's ``enum`` is not a framework: the members it writes into every ``Enum`` subclass
+    (``_generate_next_value_``) are its documented "sunder" API, not ours."""
     out = []
+    if issubclass(cls, enum.Enum):
+        return out
     for name, member in vars(cls).items():
         kinds = (property, functools.cached_property, classmethod, staticmethod)
         if not _private(name) or not (isinstance(member, kinds) or inspect.isfunction(member)):

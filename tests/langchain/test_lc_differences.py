@@ -71,7 +71,8 @@ def test_the_graph_has_the_gates_node() -> None:
     gated = set(_echo_agent([ToolstreamMiddleware()]).get_graph().nodes)
     assert stock < gated
     # a middleware that wraps tool calls brings the agent a tool node even with no tools
-    assert gated - stock == {"ToolstreamMiddleware.before_agent", "tools"}
+    assert gated - stock == {"ToolstreamMiddleware.before_agent", "ToolstreamMiddleware.after_model",
+                             "tools"}
 
 
 @pytest.mark.parametrize("disable_streaming", [False, True])
