@@ -282,10 +282,10 @@ class ToolstreamChatModel(BaseChatModel):
     def _whole_answer(self, kwargs: Mapping[str, Any]) -> bool:
         """Whether ``invoke`` gates the wrapped model's whole answer instead of its stream.
 
-        For a test double (decision 0099), where LangChain chose not to stream and the double
+        For a test double (decision 0095), where LangChain chose not to stream and the double
         would not stream on its own: a fake's stream need not carry its whole answer
         (``GenericFakeChatModel`` streams no ``tool_calls``), so the gate reads what the stock
-        agent reads. A real model's ``invoke`` streams (decision 0100).
+        agent reads. A real model's ``invoke`` streams (decision 0096).
         """
         model = self.chat_model
         if not is_test_double(type(model)) or kwargs.get("stream"):

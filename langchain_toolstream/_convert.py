@@ -44,7 +44,7 @@ __all__ = [
 
 # LangChain's own fakes (``GenericFakeChatModel``, ``FakeMessagesListChatModel``,
 # ``FakeListChatModel``, ``FakeChatModel``, ``ParrotFakeChatModel``) and their subclasses: they
-# answer from memory, so no stream of theirs can be cut (docs/decisions/0099-test-doubles-finished.md). A project's own
+# answer from memory, so no stream of theirs can be cut (docs/decisions/0095-test-doubles-finished.md). A project's own
 # fake is declared once for both shims (``declare_test_double``, the core's registry).
 _FAKES_MODULE = "langchain_core.language_models.fake_chat_models"
 

@@ -4,7 +4,7 @@ gate, in either order (issue 36).
 Differential: the same scenario runs on the stock agent, with ``ToolstreamMiddleware()`` before
 the built-in and after it; what the user sees must be the same: which tools ran with which
 arguments, and each message's kind, text and tool-call names (the gate's decision record is
-metadata, not compared). The model is LangChain's own fake (a test double, decision 0099),
+metadata, not compared). The model is LangChain's own fake (a test double, decision 0095),
 the agent and the middlewares are LangChain's. The built-ins whose scenarios need a vendor
 (auto mode, the router, provider tool search, the shell, file search, the refusal middleware)
 run in the nox session ``conformance``: their own upstream tests, gate first and last.

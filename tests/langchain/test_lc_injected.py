@@ -1,7 +1,7 @@
 """Injected parameters are never required of the model (issue 36): the gate checks a call
 against the schema the model is shown, minus what the agent's ``ToolNode`` fills in.
 
-Real ``create_agent`` over LangChain's own fake (a test double, decision 0099); what ran is
+Real ``create_agent`` over LangChain's own fake (a test double, decision 0095); what ran is
 counted in the tools.
 """
 

@@ -1,4 +1,4 @@
-"""Test doubles (docs/decisions/0099-test-doubles-finished.md): LangChain's own fakes are finished without setup; a
+"""Test doubles (docs/decisions/0095-test-doubles-finished.md): LangChain's own fakes are finished without setup; a
 project's own fake takes one line, ``declare_test_double``; any other model the gate cannot
 read is still never trusted.
 

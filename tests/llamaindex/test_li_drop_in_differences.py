@@ -1,6 +1,6 @@
 """Where ``ToolstreamFunctionAgent`` differs from the stock ``FunctionAgent`` on purpose: one
 test per row of the "Differences from the stock agent" table of docs/llamaindex.md, each run
-on both agents so the difference itself is what is checked (decision 0107).
+on both agents so the difference itself is what is checked (decision 0100).
 
 The scenarios are those of ``test_li_drop_in.py`` (llama-index-core's workflow tests), over
 LlamaIndex's own ``MockFunctionCallingLLM``, where the gate's contract asks for something else.

@@ -103,7 +103,7 @@ async def test_unknown_class_without_provider_is_never_trusted_silently(
     read through LlamaIndex's messages, and with no finish signal the gate can read (the
     streamed ``raw`` of LlamaIndex's ``Anthropic`` keeps none at the top) its calls are
     rejected and answered (none runs), a warning names what to declare and the record keeps
-    the same note (decision 0105)."""
+    the same note (decision 0098)."""
 
     class Undeclared(HomeGrown):  # a class of its own: the warning is once per class
         pass
