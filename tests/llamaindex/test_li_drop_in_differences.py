@@ -28,12 +28,8 @@ from llama_index.core.types import Model
 from pydantic import BaseModel
 from test_li_drop_in import calling, drain, says, scripted
 
-from llamaindex_toolstream import (
-    REJECTED_TOOL_NAME,
-    ToolstreamFunctionAgent,
-    declare_test_double,
-    read_record,
-)
+from llamaindex_toolstream import ToolstreamFunctionAgent, declare_test_double, read_record
+from llamaindex_toolstream._tools import REJECTED_TOOL_NAME
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
