@@ -114,6 +114,9 @@ def main() -> int:
     parser.add_argument("-k", dest="only", default=None, help="run one gated run by name")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    # pytest runs with the sdist as its working directory: a relative report path would
+    # land under it, so every path handed to it is absolute
+    args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
     patterns = {pattern: "deliberate" for entry in DELIBERATE for pattern in entry.tests}
     patterns.update({pattern: "open" for entry in OPEN for pattern in entry.tests})
