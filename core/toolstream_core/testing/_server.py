@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 from . import _wire_ollama
 from ._conversation import final_text, model_metadata, trailing_results
 from ._http import BACKLOG, AsyncHTTPServer, Pause, Request, Response
-from ._profiles import PROFILES, profiled_complete, render_profiled
+from ._profile_render import profiled_complete, render_profiled
+from ._profiles import PROFILES
 from ._routes import (
     OLLAMA_INFO,
     REASONS,
