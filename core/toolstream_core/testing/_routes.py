@@ -3,12 +3,13 @@
 The routing half of :class:`~toolstream_core.testing.VendorEmulator` (``_server`` keeps the
 queues and the playing): which API, mode and wire a request's method and path address
 (:func:`route_for`), whether a scenario exists on that API (:func:`check_applies`), and the JSON
-responses, a vendor's own error shape included (:func:`bad_request`). Pure functions: no
-server state, no I/O.
+responses, a vendor's own error shape included (:func:`bad_request`), and Ollama's read-only
+model routes (:func:`ollama_info`). Pure functions: no server state, no I/O.
 """
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -24,11 +25,11 @@ from . import (
     _wire_openai_chat,
     _wire_openai_responses,
 )
-from ._http import Response
+from ._http import Request, Response
 from ._scenarios import API_NAMES, SCENARIOS
 from ._wire_common import Reply, dumps
 
-__all__ = ["OLLAMA_INFO", "REASONS", "WIRES", "Route", "bad_request", "check_applies", "json_response",
+__all__ = ["OLLAMA_INFO", "REASONS", "WIRES", "Route", "bad_request", "check_applies", "json_response", "ollama_info",
            "reply_response", "route_for"]
 
 WIRES: dict[str, ModuleType] = {
@@ -145,3 +146,14 @@ def _azure_chat(path: str) -> bool:
     head, _, deployment = path.removesuffix("/chat/completions").rpartition("/deployments/")
     return path.endswith("/chat/completions") and bool(deployment) and "/" not in deployment \
         and head in ("", "/openai")
+
+
+def ollama_info(request: Request, path: str) -> Response:
+    """``/api/show``, ``/api/tags``, ``/api/version``: details of the one emulated model."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        body = {}
+    model = str(body.get("model") or "emulated-model") if isinstance(body, dict) \
+        else "emulated-model"
+    return reply_response(_wire_ollama.model_info(path, model))

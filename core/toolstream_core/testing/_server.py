@@ -21,7 +21,6 @@ from types import TracebackType
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from . import _wire_ollama
 from ._conversation import final_text, model_metadata, trailing_results
 from ._http import BACKLOG, AsyncHTTPServer, Pause, Request, Response
 from ._profile_render import profiled_complete, render_profiled
@@ -34,6 +33,7 @@ from ._routes import (
     bad_request,
     check_applies,
     json_response,
+    ollama_info,
     reply_response,
     route_for,
 )
@@ -332,7 +332,7 @@ class VendorEmulator:
         """One HTTP request to one response (runs on the server's loop: quick, no I/O)."""
         path = urlsplit(request.target).path.rstrip("/")
         if path in OLLAMA_INFO:
-            return self._ollama_info(request, path)
+            return ollama_info(request, path)
         if request.method == "GET":
             return self._metadata(request)
         if request.method != "POST":
@@ -414,16 +414,6 @@ class VendorEmulator:
                    ("Transfer-Encoding", "chunked")]
         framed = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)
         return Response(200, "OK", headers, framed, chunked=True, held=stall.closed.set)
-
-    def _ollama_info(self, request: Request, path: str) -> Response:
-        """``/api/show``, ``/api/tags``, ``/api/version``: details of the one emulated model."""
-        try:
-            body = json.loads(request.body or b"{}")
-        except ValueError:
-            body = {}
-        model = str(body.get("model") or "emulated-model") if isinstance(body, dict) \
-            else "emulated-model"
-        return reply_response(_wire_ollama.model_info(path, model))
 
     def _next_hold(self, api: str, scenario: str) -> Pause | None:
         """The pause of the hold queued for this stream, if its scenario is the one played."""
