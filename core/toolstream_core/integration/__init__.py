@@ -73,6 +73,8 @@ What a UI, a trace and a metric see:
 - :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
   ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
   next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :class:`StartedLedger`: the started-ledger's rule (an entry's key, value and states, whether
+  a call may run, the ``not_repeated`` words, repeatable tools); each agent keeps the store.
 - :func:`not_committed_text`: the words of the error result for a call an agent refuses to
   run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
@@ -125,16 +127,7 @@ from .._history import (
     signed_before_calls,
 )
 from .._idle import StreamIdleTimeout
-from .._ledger import (
-    LEDGER_STATES,
-    REPEATABLE_KEY,
-    LedgerState,
-    is_repeatable,
-    ledger_entry,
-    ledger_key,
-    may_run,
-    not_repeated_text,
-)
+from .._ledger import StartedLedger
 from .._progress import ProgressEncoder, rejection_detail
 from .._requests import rewrites_requests
 from .._results import ungated_error_text
@@ -160,9 +153,7 @@ from ._session import (
 __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_ON_STREAM_ERROR",
-    "LEDGER_STATES",
     "RECORD_KEY",
-    "REPEATABLE_KEY",
     "DecisionRecord",
     "FinishSignal",
     "GateSession",
@@ -172,7 +163,6 @@ __all__ = [
     "HistoryError",
     "HistoryPolicy",
     "HistoryProblem",
-    "LedgerState",
     "MessageKit",
     "OnStreamError",
     "Pipeline",
@@ -181,6 +171,7 @@ __all__ = [
     "RecordView",
     "RunPolicy",
     "RunState",
+    "StartedLedger",
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
@@ -200,15 +191,10 @@ __all__ = [
     "finish_reason_of",
     "history_args",
     "is_paused_turn",
-    "is_repeatable",
     "judge_call",
     "judge_finished",
     "judge_text",
-    "ledger_entry",
-    "ledger_key",
     "masked_arguments",
-    "may_run",
-    "not_repeated_text",
     "ollama_tap_kwargs",
     "pair_orphans",
     "plan_request",
