@@ -22,7 +22,7 @@ One model call through the gate:
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
-- :func:`finish_reason_of`, :func:`chat_finish_value`: a framework's metadata (where the shim
+- :func:`finish_reason_of`: a framework's metadata (where the shim
   reads the framework's view, not the vendor's events) as the Chat Completions finish reason;
   :func:`declare_finish_signal` / :func:`declared_signal` (:data:`FinishSignal`): where a
   class the gate cannot read puts its end of turn, declared once for both shims;
@@ -90,7 +90,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
+from .._binding import with_reviews
 from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
@@ -103,7 +103,6 @@ from .._decision import (
 )
 from .._finish import (
     FinishSignal,
-    chat_finish_value,
     declare_finish_signal,
     declare_test_double,
     declared_signal,
@@ -175,18 +174,13 @@ __all__ = [
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
-    "Unbound",
     "apply_plan",
-    "arguments_digest",
-    "binding_refusal",
     "call_observer",
-    "chat_finish_value",
     "check_entries",
     "declare_finish_signal",
     "declare_test_double",
     "declared_signal",
     "declared_test_double",
-    "edit_problem",
     "events_for_response",
     "finish_reason_of",
     "history_args",
