@@ -35,9 +35,9 @@ from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provide
 from toolstream_core.integration import (
     DEFAULT_HISTORY,
     DEFAULT_ON_STREAM_ERROR,
+    FINISH,
     FinishSignal,
     OnStreamError,
-    declared_signal,
     events_for_response,
     refuse_gate_options,
     rewrites_requests,
@@ -133,7 +133,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         super().__init__(llm=llm, provider=detected or "openai-chat", history=history,
                          on_stream_error=on_stream_error, **kwargs)
         self._reads_messages = detected is None
-        self._finish = declared_signal(type(llm)) if detected is None else None
+        self._finish = FINISH.signal_of(type(llm)) if detected is None else None
         self._double = detected is None and is_test_double(llm)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)

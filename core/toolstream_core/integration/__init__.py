@@ -22,13 +22,12 @@ One model call through the gate:
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
 - :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
-- :func:`finish_reason_of`: a framework's metadata (where the shim
-  reads the framework's view, not the vendor's events) as the Chat Completions finish reason;
-  :func:`declare_finish_signal` / :func:`declared_signal` (:data:`FinishSignal`): where a
-  class the gate cannot read puts its end of turn, declared once for both shims;
-  :func:`declare_test_double` / :func:`declared_test_double`: a project's own test double,
-  whose clean end is its finish;
-  :func:`unread_finish_note`: the one text for a class that showed none.
+- :data:`FINISH` (a :class:`~toolstream_core._finish.FinishRule`): a framework's metadata (where
+  the shim reads the framework's view, not the vendor's events) as the Chat Completions finish
+  reason (``reason_of``); where a class the gate cannot read puts its end of turn
+  (``declare_finish_signal``, ``signal_of``, :data:`FinishSignal`) and a project's own test
+  double, whose clean end is its finish (``declare_test_double``, ``is_test_double``), declared
+  once for both shims; ``unread_note``, the one text for a class that showed none.
 - :func:`settings_limit`: the output-token limit a settings object carries.
 - :class:`StreamIdleTimeout`: what a stream that stayed silent past
   ``assemble_idle_timeout_s`` raises (``GateSession`` guards tapped and untapped streams).
@@ -101,15 +100,7 @@ from .._decision import (
     turn_record,
     view_record,
 )
-from .._finish import (
-    FinishSignal,
-    declare_finish_signal,
-    declare_test_double,
-    declared_signal,
-    declared_test_double,
-    finish_reason_of,
-    unread_finish_note,
-)
+from .._finish import FINISH, FinishSignal
 from .._history import (
     DEFAULT_HISTORY,
     HistoryCall,
@@ -152,6 +143,7 @@ from ._session import (
 __all__ = [
     "DEFAULT_HISTORY",
     "DEFAULT_ON_STREAM_ERROR",
+    "FINISH",
     "RECORD_KEY",
     "DecisionRecord",
     "FinishSignal",
@@ -177,12 +169,7 @@ __all__ = [
     "apply_plan",
     "call_observer",
     "check_entries",
-    "declare_finish_signal",
-    "declare_test_double",
-    "declared_signal",
-    "declared_test_double",
     "events_for_response",
-    "finish_reason_of",
     "history_args",
     "is_paused_turn",
     "judge_call",
@@ -202,7 +189,6 @@ __all__ = [
     "thinking_enabled",
     "turn_record",
     "ungated_error_text",
-    "unread_finish_note",
     "view_record",
     "with_reviews",
 ]
