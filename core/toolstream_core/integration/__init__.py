@@ -65,10 +65,10 @@ Structured output:
 What a UI, a trace and a metric see:
 
 - :class:`ProgressEncoder`: the gate's UI events as plain JSON dicts (schema in
-  ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line.
-- :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
-  arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
-  could quote private argument text), so every channel applies the same rule.
+  ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line; its
+  ``arguments`` and ``detail``: what a UI event may show of a call's arguments (a sensitive
+  tool's masked) and of a rejection's detail (no parse message that could quote private
+  argument text), so every channel (LlamaIndex's event classes too) applies the same rule.
 - :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
   ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
   next turn's ``run_budget``, the check again before a call is queued, its error result).
@@ -118,11 +118,10 @@ from .._history import (
 )
 from .._idle import StreamIdleTimeout
 from .._ledger import StartedLedger
-from .._progress import ProgressEncoder, rejection_detail
+from .._progress import ProgressEncoder
 from .._requests import rewrites_requests
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
-from .._sensitive import masked_arguments
 from .._structured import (
     StructuredOutputError,
     judge_call,
@@ -175,13 +174,11 @@ __all__ = [
     "judge_call",
     "judge_finished",
     "judge_text",
-    "masked_arguments",
     "ollama_tap_kwargs",
     "pair_orphans",
     "plan_request",
     "refuse_gate_options",
     "rejected_arguments",
-    "rejection_detail",
     "rewrites_requests",
     "settings_limit",
     "signed_before_calls",
