@@ -109,13 +109,11 @@ from .._history import (
     HistoryError,
     HistoryPolicy,
     HistoryProblem,
-    MessageKit,
-    apply_plan,
     check_entries,
-    pair_orphans,
     plan_request,
     signed_before_calls,
 )
+from .._history_kit import MessageKit, apply_plan, pair_orphans
 from .._idle import StreamIdleTimeout
 from .._ledger import StartedLedger
 from .._progress import ProgressEncoder
