@@ -34,7 +34,6 @@ __all__ = [
     "check_entries",
     "plan_history",
     "plan_request",
-    "signed_before_calls",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -85,6 +84,15 @@ class HistoryEntry:
     gated: bool = False
     errors: tuple[str, ...] = ()
 
+    @staticmethod
+    def signed_before_calls(blocks: Iterable[bool | None]) -> bool:
+        """``HistoryEntry.reasoning_first`` from a message's reasoning and call blocks in order
+        (other blocks left out): ``True``/``False`` for a reasoning block, signed or not, ``None``
+        for a call. Anthropic's order: the first of them is a signed thinking block."""
+        for signed in blocks:
+            return bool(signed)
+        return False
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryProblem:
@@ -109,15 +117,6 @@ class HistoryError(ValueError):
         self.provider = provider
         lines = "; ".join(f"message {p.index}: {p.detail}" for p in self.problems)
         super().__init__(f"this history would be rejected by {provider or 'the vendor'}: {lines}")
-
-
-def signed_before_calls(blocks: Iterable[bool | None]) -> bool:
-    """``HistoryEntry.reasoning_first`` from a message's reasoning and call blocks in order
-    (other blocks left out): ``True``/``False`` for a reasoning block, signed or not, ``None``
-    for a call. Anthropic's order: the first of them is a signed thinking block."""
-    for signed in blocks:
-        return bool(signed)
-    return False
 
 
 def check_entries(

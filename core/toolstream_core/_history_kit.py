@@ -2,19 +2,30 @@
 
 ``_history`` plans (which message is kept, shown, answered, and with what); a shim hands its
 message constructors here as a :class:`MessageKit`, and :func:`apply_plan` builds the history
-the plan asks for, so LangChain and LlamaIndex lay out the same one. :func:`pair_orphans` is
-the one path behind both shims' ``pair_orphan_calls``.
+the plan asks for, so LangChain and LlamaIndex lay out the same one. The kit's methods are
+the shims' three history paths: ``check`` (behind ``check_history``), ``prepare`` (the
+history a gated request sends) and ``pair_orphans`` (behind ``pair_orphan_calls``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from ._history import HistoryEdit, HistoryEntry, HistoryPlan, plan_history
+from ._history import (
+    HistoryEdit,
+    HistoryEntry,
+    HistoryPlan,
+    HistoryPolicy,
+    HistoryProblem,
+    check_entries,
+    plan_history,
+    plan_request,
+)
 
-__all__ = ["MessageKit", "apply_plan", "pair_orphans"]
+__all__ = ["MessageKit", "apply_plan", "pair_orphans", "thinking_enabled"]
 
 M = TypeVar("M")
 
@@ -27,7 +38,8 @@ class MessageKit(Generic[M]):
     ``entries``: the messages in neutral form (one entry per message). ``paused``: a paused
     turn without its client calls. ``show``: an assistant message with the given call ids sent
     as calls. ``errors``: a message's own error results by the id each answers. ``no_result``:
-    the result of a call that has none (``HistoryEdit.content``).
+    the result of a call that has none (``HistoryEdit.content``). ``exempt``: the problem
+    kinds the framework's own class repairs on the wire, so ``prepare`` does not refuse them.
     """
 
     entries: Callable[[Sequence[M]], Sequence[HistoryEntry]]
@@ -35,6 +47,38 @@ class MessageKit(Generic[M]):
     show: Callable[[M, tuple[str, ...]], M]
     errors: Callable[[M], Mapping[str, M]]
     no_result: Callable[[HistoryEdit], M]
+    exempt: frozenset[str] = frozenset()
+
+    def check(self, messages: Sequence[M], provider: str | None, *, reasoning: bool | None = None,
+              stored: bool = True) -> list[HistoryProblem]:
+        """What ``provider`` would reject in ``messages`` (``check_entries``)."""
+        return check_entries(self.entries(messages), provider, reasoning=reasoning, stored=stored)
+
+    def prepare(self, messages: list[M], provider: str | None, policy: HistoryPolicy, *,
+                log: logging.Logger, thinking: Any = None, stored: bool = True,
+                entries: Sequence[HistoryEntry] | None = None, appended: Sequence[M] = ()) -> list[M]:
+        """The history a request sends under ``policy`` (``plan_request``, then applied);
+        ``messages`` itself when nothing changes. ``thinking``: the model's thinking setting
+        (``thinking_enabled``); ``entries``: ``messages`` in neutral form where the shim reads
+        them with more than ``self.entries`` knows (the class it sends to); ``appended``: the
+        messages the request adds after them, checked with them but not returned."""
+        plan = plan_request(self.entries(messages) if entries is None else entries, provider, policy,
+                            log=log, reasoning=thinking_enabled(thinking), stored=stored,
+                            exempt=self.exempt, appended=self.entries(appended) if appended else ())
+        return apply_plan(plan, messages, self)
+
+    def pair_orphans(self, messages: Sequence[M], provider: str | None = None) -> list[M]:
+        """``pair_orphans`` with this kit."""
+        return pair_orphans(messages, self, provider)
+
+
+def thinking_enabled(setting: Any) -> bool | None:
+    """Whether a model's Anthropic thinking setting (``{"type": "enabled", ...}``, as both
+    frameworks keep it) turns thinking on; ``None`` when there is no such setting, so the
+    history decides (``check_entries``' ``reasoning=None``)."""
+    if isinstance(setting, Mapping):
+        return setting.get("type") in ("enabled", "adaptive")
+    return None
 
 
 def apply_plan(plan: HistoryPlan, messages: list[M], kit: MessageKit[M]) -> list[M]:

@@ -45,14 +45,13 @@ The decision record a shim keeps on its message:
 
 The outgoing history:
 
-- :func:`plan_request`, :class:`HistoryEdit`: the history under a ``history=`` policy
-  (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`), planned over neutral
-  :class:`HistoryEntry` / :class:`HistoryCall` values (:func:`signed_before_calls`: whether a
-  message's signed reasoning comes first); :func:`apply_plan` applies the edits with a shim's
-  :class:`MessageKit` (its message constructors), and :func:`pair_orphans` is the one repair
-  path behind ``pair_orphan_calls``. :func:`check_entries` lists what the vendor would refuse
-  (:class:`HistoryProblem`); under ``"check"`` the plan raises :class:`HistoryError` for it.
-  :func:`thinking_enabled`: how a model's thinking setting reads.
+- :class:`MessageKit`: a shim's message constructors for the history the core plans, over
+  neutral :class:`HistoryEntry` / :class:`HistoryCall` values (``HistoryEntry.signed_before_calls``:
+  whether a message's signed reasoning comes first); its ``check`` lists what the vendor would
+  refuse (:class:`HistoryProblem`), ``prepare`` lays out a request's history under a
+  ``history=`` policy (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`; under ``"check"``
+  it raises :class:`HistoryError`), applying :class:`HistoryEdit` s, and ``pair_orphans`` is the
+  one repair path behind ``pair_orphan_calls``.
 
 Structured output:
 
@@ -109,11 +108,8 @@ from .._history import (
     HistoryError,
     HistoryPolicy,
     HistoryProblem,
-    check_entries,
-    plan_request,
-    signed_before_calls,
 )
-from .._history_kit import MessageKit, apply_plan, pair_orphans
+from .._history_kit import MessageKit
 from .._idle import StreamIdleTimeout
 from .._ledger import StartedLedger
 from .._progress import ProgressEncoder
@@ -163,9 +159,7 @@ __all__ = [
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
-    "apply_plan",
     "call_observer",
-    "check_entries",
     "events_for_response",
     "history_args",
     "is_paused_turn",
@@ -173,29 +167,16 @@ __all__ = [
     "judge_finished",
     "judge_text",
     "ollama_tap_kwargs",
-    "pair_orphans",
-    "plan_request",
     "refuse_gate_options",
     "rejected_arguments",
     "rewrites_requests",
     "settings_limit",
-    "signed_before_calls",
     "tap_client",
-    "thinking_enabled",
     "turn_record",
     "ungated_error_text",
     "view_record",
     "with_reviews",
 ]
-
-
-def thinking_enabled(setting: Any) -> bool | None:
-    """Whether a model's Anthropic thinking setting (``{"type": "enabled", ...}``, as both
-    frameworks keep it) turns thinking on; ``None`` when there is no such setting, so the
-    history decides (``check_entries``' ``reasoning=None``)."""
-    if isinstance(setting, Mapping):
-        return setting.get("type") in ("enabled", "adaptive")
-    return None
 
 
 def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
