@@ -34,14 +34,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
-from toolstream_core.integration import (
-    DEFAULT_ON_STREAM_ERROR,
-    FINISH,
-    RECORD_KEY,
-    GateSession,
-    OnStreamError,
-    history_args,
-)
+from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, OnStreamError, history_args
 
 from ._convert import ChunkConverter, is_test_double, message_to_events
 from ._link import GateLink, register, unregister
@@ -107,7 +100,7 @@ class ChunkStream:
         output_limit: int | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
-        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
         run_budget: int | None = None,
         on_early_commit: Callable[[ToolCall], None] | None = None,
     ) -> None:

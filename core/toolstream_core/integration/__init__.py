@@ -13,15 +13,16 @@ One model call through the gate:
 
 - :class:`GateSession`: the same object under every shim (begin, observe, end, cancel; the
   decided ``Turn``, its record, the observers and the fault policy :data:`OnStreamError`,
-  default :data:`DEFAULT_ON_STREAM_ERROR`); it is the :class:`RawSink` the SDK tap feeds.
-  :func:`call_observer` calls a user's ``on_event`` / ``on_turn``, logging a failure.
+  default ``GateSession.DEFAULT_ON_STREAM_ERROR``); it is the :class:`RawSink` the SDK tap
+  feeds. Its static rules, the same in every shim: ``call_observer`` (a user's ``on_event`` /
+  ``on_turn``, a failure logged), ``rewrites_requests`` (whether the tap also changes what a
+  provider's request says, Anthropic's ``is_error``, so a shim sends a whole request through
+  its tapped copy too), ``events_for_response`` (a whole, non-streamed, response as the events
+  it stands for), ``refuse_options`` (the one rule for an agent given an already-gated model).
 - :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
   events of its streaming calls reach a sink before the framework reads them.
-  :func:`rewrites_requests`: whether the tap also changes what a provider's request says
-  (Anthropic's ``is_error``), so a shim sends a whole request through its tapped copy too.
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
-- :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
 - :data:`FINISH` (a :class:`~toolstream_core._finish.FinishRule`): a framework's metadata (where
   the shim reads the framework's view, not the vendor's events) as the Chat Completions finish
   reason (``reason_of``); where a class the gate cannot read puts its end of turn
@@ -31,7 +32,6 @@ One model call through the gate:
 - :func:`settings_limit`: the output-token limit a settings object carries.
 - :class:`StreamIdleTimeout`: what a stream that stayed silent past
   ``assemble_idle_timeout_s`` raises (``GateSession`` guards tapped and untapped streams).
-- :func:`refuse_gate_options`: the one rule for an agent given an already-gated model.
 
 The decision record a shim keeps on its message:
 
@@ -113,7 +113,6 @@ from .._history_kit import MessageKit
 from .._idle import StreamIdleTimeout
 from .._ledger import StartedLedger
 from .._progress import ProgressEncoder
-from .._requests import rewrites_requests
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
 from .._structured import (
@@ -123,19 +122,12 @@ from .._structured import (
     judge_text,
     rejected_arguments,
 )
-from ..vendors._convert import events_for_response
 from ..vendors._limits import settings_limit
 from ..vendors._tap import RawSink, tap_client
-from ._session import (
-    DEFAULT_ON_STREAM_ERROR,
-    GateSession,
-    OnStreamError,
-    call_observer,
-)
+from ._session import GateSession, OnStreamError
 
 __all__ = [
     "DEFAULT_HISTORY",
-    "DEFAULT_ON_STREAM_ERROR",
     "FINISH",
     "RECORD_KEY",
     "DecisionRecord",
@@ -159,17 +151,13 @@ __all__ = [
     "StreamIdleTimeout",
     "StructuredOutputError",
     "TapUnavailableError",
-    "call_observer",
-    "events_for_response",
     "history_args",
     "is_paused_turn",
     "judge_call",
     "judge_finished",
     "judge_text",
     "ollama_tap_kwargs",
-    "refuse_gate_options",
     "rejected_arguments",
-    "rewrites_requests",
     "settings_limit",
     "tap_client",
     "turn_record",
@@ -191,14 +179,3 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     from ..vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
-
-
-def refuse_gate_options(holder: str, **options: Any) -> None:
-    """The one rule for an agent whose model is already gated: that gate is used, so gate
-    options given to the agent as well (``tools=``, ``config=``, ``on_stream_error=``,
-    ``history=``, ``on_turn=``, ``on_event=``; ``None`` means not given) would be silently
-    ignored: a ``ValueError`` naming them and where they belong (``holder``)."""
-    given = sorted(name for name, value in options.items() if value is not None)
-    if given:
-        raise ValueError(f"the agent's model is already gated by toolstream: give "
-                         f"{', '.join(f'{name}=' for name in given)} to {holder} instead of the agent")
