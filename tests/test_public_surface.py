@@ -31,10 +31,9 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "HistoryCall", "HistoryEdit", "HistoryEntry", "HistoryError", "HistoryPolicy",
         "HistoryProblem", "MessageKit", "OnStreamError", "Pipeline", "ProgressEncoder", "RawSink",
         "RecordView", "RunPolicy", "RunState", "StartedLedger", "StreamIdleTimeout",
-        "StructuredOutputError", "TapUnavailableError", "history_args", "is_paused_turn",
-        "judge_call", "judge_finished", "judge_text", "ollama_tap_kwargs", "rejected_arguments",
-        "settings_limit", "tap_client", "turn_record", "ungated_error_text", "view_record",
-        "with_reviews",
+        "StructuredOutput", "StructuredOutputError", "TapUnavailableError", "history_args",
+        "is_paused_turn", "ollama_tap_kwargs", "settings_limit", "tap_client", "turn_record",
+        "ungated_error_text", "view_record", "with_reviews",
     ]),
     "toolstream_core.testing": ("core/toolstream_core/testing/__init__.py", [
         "API_NAMES", "DEFAULT_PROMPT", "DROPPED_HEADER", "PROFILES", "SCENARIOS", "STALL_SCENARIO",

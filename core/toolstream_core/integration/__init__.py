@@ -55,11 +55,11 @@ The outgoing history:
 
 Structured output:
 
-- :func:`judge_call`, :func:`judge_text`: the one rule (a schema's tool call, or a JSON
-  text): an object only from an output the vendor provably finished, parsed once and strictly,
-  valid against the schema; else :class:`StructuredOutputError`. :func:`judge_finished` is its
-  first question alone (did the turn end normally); :func:`rejected_arguments` the raw text of
-  a turn's rejected calls, for the error.
+- :class:`StructuredOutput`: the one rule (a schema's tool call, ``judge_call``, or a JSON text,
+  ``judge_text``): an object only from an output the vendor provably finished, parsed once and
+  strictly, valid against the schema; else :class:`StructuredOutputError`. ``judge_finished``
+  is its first question alone (did the turn end normally); ``rejected_arguments`` the raw text
+  of a turn's rejected calls, for the error.
 
 What a UI, a trace and a metric see:
 
@@ -115,13 +115,7 @@ from .._ledger import StartedLedger
 from .._progress import ProgressEncoder
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
-from .._structured import (
-    StructuredOutputError,
-    judge_call,
-    judge_finished,
-    judge_text,
-    rejected_arguments,
-)
+from .._structured import StructuredOutput, StructuredOutputError
 from ..vendors._limits import settings_limit
 from ..vendors._tap import RawSink, tap_client
 from ._session import GateSession, OnStreamError
@@ -149,15 +143,12 @@ __all__ = [
     "RunState",
     "StartedLedger",
     "StreamIdleTimeout",
+    "StructuredOutput",
     "StructuredOutputError",
     "TapUnavailableError",
     "history_args",
     "is_paused_turn",
-    "judge_call",
-    "judge_finished",
-    "judge_text",
     "ollama_tap_kwargs",
-    "rejected_arguments",
     "settings_limit",
     "tap_client",
     "turn_record",
