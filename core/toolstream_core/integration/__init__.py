@@ -36,8 +36,8 @@ One model call through the gate:
 The decision record a shim keeps on its message:
 
 - :data:`RECORD_KEY`, :class:`DecisionRecord`, :func:`turn_record`: where, in what shape, and
-  built from a ``Turn``; :func:`view_record` reads it once into a :class:`RecordView` (calls
-  by id, order, paused and gated flags), the same way in every shim; :func:`is_paused_turn`
+  built from a ``Turn``; ``RecordView.read`` reads it once into a :class:`RecordView` (calls
+  by id, order, paused and gated flags), the same way in every shim; ``RecordView.paused_stop``
   reads a paused turn off a message without a record. :func:`history_args`: a call's
   arguments as the history may carry them.
 - :func:`ungated_error_text`: the words of the error result for a call an ungated framework
@@ -95,9 +95,7 @@ from .._decision import (
     DecisionRecord,
     RecordView,
     history_args,
-    is_paused_turn,
     turn_record,
-    view_record,
 )
 from .._finish import FINISH, FinishSignal
 from .._history import (
@@ -147,13 +145,11 @@ __all__ = [
     "StructuredOutputError",
     "TapUnavailableError",
     "history_args",
-    "is_paused_turn",
     "ollama_tap_kwargs",
     "settings_limit",
     "tap_client",
     "turn_record",
     "ungated_error_text",
-    "view_record",
     "with_reviews",
 ]
 
