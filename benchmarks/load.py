@@ -53,7 +53,8 @@ from typing import Any
 
 from toolstream_core import Assembler, aassemble
 from toolstream_core.testing import DEFAULT_PROMPT, TOOLS, openai_chat_tools
-from toolstream_core.testing._profiles import PROFILES, render_profiled
+from toolstream_core.testing._profile_render import render_profiled
+from toolstream_core.testing._profiles import PROFILES
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 from toolstream_core.testing._wire_openai_chat import render_stream
 

@@ -44,7 +44,7 @@ from toolstream_core import (
     CallOpened,
     CallRejected,
 )
-from toolstream_core.integration import call_observer
+from toolstream_core.integration import GateSession
 from toolstream_core.integration._private import untraced
 
 from ._convert import ChunkConverter
@@ -243,6 +243,6 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
         token = _RUN.set(run_id)
         try:
-            call_observer(self.on_event, event, log=_log, what="on_event")
+            GateSession.call_observer(self.on_event, event, log=_log, what="on_event")
         finally:
             _RUN.reset(token)

@@ -26,7 +26,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, DEFAULT_ON_STREAM_ERROR
+from toolstream_core.integration import DEFAULT_HISTORY, GateSession
 
 from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
@@ -71,7 +71,7 @@ class ToolstreamChatModel(BaseChatModel):
     toolstream_config: AssembleConfig = Field(default_factory=AssembleConfig)
     """The ``AssembleConfig`` policy (``agent_stream_assemble:``)."""
 
-    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR
+    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR
     """When the stream fails (a dropped connection, a vendor error, an idle timeout) after a
     tool call started: ``"pair"`` (default) returns the partial message with every call
     rejected, so an agent answers each id and the model can retry; ``"raise"`` propagates the
@@ -413,7 +413,7 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
     history: HistoryPolicy = DEFAULT_HISTORY,
@@ -426,7 +426,7 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
     history: HistoryPolicy = DEFAULT_HISTORY,
@@ -438,7 +438,7 @@ def with_toolstream(
     *,
     tools: ToolsArg | None = None,
     config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
     on_turn: Callable[[Turn], None] | None = None,
     on_event: Callable[[AssemblerEvent], None] | None = None,
     history: HistoryPolicy = DEFAULT_HISTORY,

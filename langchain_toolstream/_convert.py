@@ -11,7 +11,7 @@ for a model it can tap.
 Every family is mapped onto Chat Completions deltas because that is the one vocabulary that
 can say everything a ``ToolCallChunk`` holds (index, id, name, argument fragment) plus a finish
 reason; the vendor's finish signal is translated to the chat finish reason that means the same
-(``toolstream_core.integration.finish_reason_of``: the vocabulary and the declared signals,
+(``toolstream_core.integration.FINISH.reason_of``: the vocabulary and the declared signals,
 shared with the LlamaIndex shim).
 """
 
@@ -22,22 +22,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
-from toolstream_core.integration import (
-    FinishSignal,
-    declare_finish_signal,
-    declare_test_double,
-    declared_signal,
-    declared_test_double,
-    finish_reason_of,
-)
+from toolstream_core.integration import FINISH, FinishSignal
 
 __all__ = [
     "ChunkConverter",
     "FinishSignal",
     "declare_finish_signal",
     "declare_test_double",
-    "declared_signal",
-    "finish_reason_of",
     "is_test_double",
     "message_to_events",
 ]
@@ -48,10 +39,15 @@ __all__ = [
 # fake is declared once for both shims (``declare_test_double``, the core's registry).
 _FAKES_MODULE = "langchain_core.language_models.fake_chat_models"
 
+#: The public declarations (``langchain_toolstream.declare_finish_signal`` and
+#: ``declare_test_double``): the core's one registry, shared with the LlamaIndex shim.
+declare_finish_signal = FINISH.declare_finish_signal
+declare_test_double = FINISH.declare_test_double
+
 
 def is_test_double(model_class: type) -> bool:
     """Whether ``model_class`` is one of LangChain's fakes or a declared test double."""
-    return declared_test_double(model_class) or any(
+    return FINISH.is_test_double(model_class) or any(
         cls.__module__ == _FAKES_MODULE for cls in model_class.__mro__)
 
 
@@ -94,7 +90,7 @@ class ChunkConverter:
         if isinstance(chunk, ChatGenerationChunk) and chunk.generation_info:
             metadata.update(chunk.generation_info)
         self.keys_seen.update(metadata)
-        finish = finish_reason_of(metadata, self._declared)
+        finish = FINISH.reason_of(metadata, self._declared)
         if finish and self.finish_reason is None:
             self.finish_reason = finish
             out.append(_chat_chunk({}, finish))
@@ -141,7 +137,7 @@ def message_to_events(message: AIMessage, declared: FinishSignal | None = None,
             "function": {"name": itc.get("name"), "arguments": itc.get("args") or ""},
         })
     events = [_chat_chunk({"role": "assistant", "tool_calls": calls} if calls else {})]
-    finish = finish_reason_of(message.response_metadata or {}, declared)
+    finish = FINISH.reason_of(message.response_metadata or {}, declared)
     if not finish and double:
         finish = "stop"  # a test double's answer is whole (``declare_test_double``)
     if finish:

@@ -34,16 +34,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
-from toolstream_core.integration import (
-    DEFAULT_ON_STREAM_ERROR,
-    RECORD_KEY,
-    GateSession,
-    OnStreamError,
-    history_args,
-    unread_finish_note,
-)
+from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, OnStreamError, history_args
 
-from ._convert import ChunkConverter, declared_signal, is_test_double, message_to_events
+from ._convert import ChunkConverter, is_test_double, message_to_events
 from ._link import GateLink, register, unregister
 from ._observability import graph_progress, run_span
 from ._tap import static_provider, tap_model
@@ -107,7 +100,7 @@ class ChunkStream:
         output_limit: int | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
-        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
         run_budget: int | None = None,
         on_early_commit: Callable[[ToolCall], None] | None = None,
     ) -> None:
@@ -122,7 +115,7 @@ class ChunkStream:
             on_stream_error=on_stream_error, parent=lambda: run_span(run_manager), log=_log,
             run_budget=run_budget, on_early_commit=on_early_commit)
         self._model_class: type = type(model)
-        self._declared = declared_signal(self._model_class)
+        self._declared = FINISH.signal_of(self._model_class)
         self._double = is_test_double(self._model_class)
         self._converter = ChunkConverter(self._declared, double=self._double)
         self._shadow: list[dict[str, Any]] = []  # converted chunks, used only if the tap saw nothing
@@ -431,7 +424,7 @@ def _unread_finish(model_class: type, keys: set[str]) -> str | None:
     """
     if model_class in _READABLE or model_class.__module__.partition(".")[0] in _KNOWN_PACKAGES:
         return None
-    note = unread_finish_note(model_class.__name__, "response_metadata", keys,
+    note = FINISH.unread_note(model_class.__name__, "response_metadata", keys,
                               "langchain_toolstream")
     if model_class not in _WARNED:
         _WARNED.add(model_class)

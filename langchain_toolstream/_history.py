@@ -25,12 +25,6 @@ from toolstream_core.integration import (
     HistoryPolicy,
     HistoryProblem,
     MessageKit,
-    apply_plan,
-    check_entries,
-    pair_orphans,
-    plan_request,
-    signed_before_calls,
-    thinking_enabled,
 )
 
 from ._messages import call_order, errors_by_id, is_paused, paused_message, record_view
@@ -87,7 +81,7 @@ def _assistant(message: AIMessage, family: str | None) -> HistoryEntry:
     errors = view.error_ids if view is not None else tuple(
         str(c["id"]) for c in message.invalid_tool_calls if c.get("id"))
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=signed_before_calls(
+                        reasoning_first=HistoryEntry.signed_before_calls(
                             kind == "redacted_thinking" or bool(b.get("signature"))
                             if kind in _THINKING else None
                             for b in blocks if (kind := b.get("type")) in _THINKING | _CALL_BLOCKS),
@@ -122,19 +116,16 @@ def check_history(messages: Sequence[BaseMessage], provider: str | None, *,
     (``stored=False``), a Gemini function call that lost its ``thoughtSignature``. Empty:
     the vendor would accept it. Only ``unanswered`` problems are ``repairable``.
     """
-    return check_entries(history_entries(messages), provider, reasoning=reasoning, stored=stored)
+    return _KIT.check(messages, provider, reasoning=reasoning, stored=stored)
 
 
 def prepare_history(messages: list[BaseMessage], family: str | None, policy: HistoryPolicy,
                     model: Any) -> list[BaseMessage]:
     """The history the request sends under ``policy`` (see ``HistoryPolicy``); the caller's
     list is returned as it is when nothing changes."""
-    entries = history_entries(messages, family)
-    plan = plan_request(entries, family, policy, log=_log,
-                        reasoning=thinking_enabled(getattr(model, "thinking", None)),
+    return _KIT.prepare(messages, family, policy, log=_log, thinking=getattr(model, "thinking", None),
                         stored=getattr(model, "store", None) is not False,
-                        exempt=_INTEGRATION_REPAIRS)
-    return apply_plan(plan, messages, _KIT)
+                        entries=history_entries(messages, family))
 
 
 def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -148,7 +139,7 @@ def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     The gated model does this itself before every request; this is for a history you send
     some other way.
     """
-    return pair_orphans(messages, _KIT)
+    return _KIT.pair_orphans(messages)
 
 
 def _no_result(edit: HistoryEdit) -> ToolMessage:
@@ -198,7 +189,7 @@ def _paused(message: BaseMessage) -> BaseMessage:
     return paused_message(message) if isinstance(message, AIMessage) else message
 
 
-#: LangChain's constructors for the core's history plan (``apply_plan``, ``pair_orphans``).
+#: LangChain's constructors for the core's history plan, and what its classes repair themselves.
 _KIT: MessageKit[BaseMessage] = MessageKit(
     entries=history_entries, paused=_paused, show=_with_calls_shown, errors=errors_by_id,
-    no_result=_no_result)
+    no_result=_no_result, exempt=_INTEGRATION_REPAIRS)

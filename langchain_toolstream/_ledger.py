@@ -37,18 +37,18 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
-from toolstream_core import integration as rule
+from toolstream_core.integration import StartedLedger
 
 __all__ = ["LEDGER_NAMESPACE", "REPEATABLE_KEY", "CallLedger"]
 
 _log = logging.getLogger(__name__)
 
 #: Where the entries live in the store; each value holds ``thread_id``, ``call_id``, ``name``
-#: and ``state`` (``"started"`` or ``"finished"``): ``toolstream_core``'s ``ledger_entry``.
+#: and ``state`` (``"started"`` or ``"finished"``): ``toolstream_core``'s ``StartedLedger.entry``.
 LEDGER_NAMESPACE = ("toolstream", "started")
 
 #: ``BaseTool(metadata={REPEATABLE_KEY: True})``: running the tool twice for one call is safe.
-REPEATABLE_KEY = rule.REPEATABLE_KEY
+REPEATABLE_KEY = StartedLedger.REPEATABLE_KEY
 
 ToolResult = ToolMessage | Command[Any]
 
@@ -79,7 +79,7 @@ class CallLedger:
         call_id = call.get("id")
         if thread_id is None or not call_id:
             return None
-        key = rule.ledger_key(str(thread_id), message_id, call_id)
+        key = StartedLedger.key(str(thread_id), message_id, call_id)
         return cls(store, key, {"scope": str(thread_id), "call_id": call_id,
                                 "name": call.get("name")})
 
@@ -89,7 +89,7 @@ class CallLedger:
             handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         """Run the tool unless an earlier attempt began; record the attempt either way."""
         earlier = self.store.get(LEDGER_NAMESPACE, self.key)
-        if earlier is not None and not rule.may_run(earlier.value):
+        if earlier is not None and not StartedLedger.may_run(earlier.value):
             return self._not_repeated(earlier.value)
         self.store.put(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
@@ -104,7 +104,7 @@ class CallLedger:
                    handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
         """``run`` for the async agent."""
         earlier = await self.store.aget(LEDGER_NAMESPACE, self.key)
-        if earlier is not None and not rule.may_run(earlier.value):
+        if earlier is not None and not StartedLedger.may_run(earlier.value):
             return self._not_repeated(earlier.value)
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("started"), index=False)
         try:
@@ -115,8 +115,8 @@ class CallLedger:
         await self.store.aput(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
         return result
 
-    def _value(self, state: rule.LedgerState) -> dict[str, Any]:
-        return rule.ledger_entry(self.entry["scope"], self.entry["call_id"], self.entry["name"], state)
+    def _value(self, state: StartedLedger.State) -> dict[str, Any]:
+        return StartedLedger.entry(self.entry["scope"], self.entry["call_id"], self.entry["name"], state)
 
     def _not_repeated(self, earlier: Mapping[str, Any]) -> ToolMessage:
         state = str(earlier.get("state") or "started")
@@ -124,7 +124,7 @@ class CallLedger:
         _log.warning("toolstream: not running %s (%s) again: an earlier attempt %s", name, call_id,
                      state)
         return ToolMessage(
-            content=rule.not_repeated_text(name, call_id, earlier),
+            content=StartedLedger.not_repeated_text(name, call_id, earlier),
             tool_call_id=call_id,
             name=name,
             status="error",
@@ -154,4 +154,4 @@ def _warn_no_store(thread: str) -> None:
 
 def _repeatable(request: ToolCallRequest) -> bool:
     metadata = getattr(request.tool, "metadata", None)
-    return isinstance(metadata, Mapping) and rule.is_repeatable(metadata.get(REPEATABLE_KEY))
+    return isinstance(metadata, Mapping) and StartedLedger.is_repeatable(metadata.get(REPEATABLE_KEY))

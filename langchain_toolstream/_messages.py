@@ -12,14 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
-from toolstream_core.integration import (
-    RECORD_KEY,
-    DecisionRecord,
-    RecordView,
-    is_paused_turn,
-    ungated_error_text,
-    view_record,
-)
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, ungated_error_text
 
 __all__ = [
     "call_order",
@@ -47,7 +40,7 @@ def read_record(message: BaseMessage) -> DecisionRecord | None:
 def record_view(message: BaseMessage) -> RecordView | None:
     """The record on ``message`` read once (``RecordView``); ``None`` if it did not pass the
     gate. Callers that ask several things of one message read it once here."""
-    return view_record((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
+    return RecordView.read((getattr(message, "response_metadata", None) or {}).get(RECORD_KEY))
 
 
 def message_with_rejected_calls(message: BaseMessage) -> BaseMessage:
@@ -119,7 +112,7 @@ def is_paused(message: BaseMessage, view: RecordView | None = None) -> bool:
     if view is not None:
         return view.paused
     metadata = getattr(message, "response_metadata", None) or {}
-    return is_paused_turn(None, metadata.get("stop_reason"))
+    return RecordView.paused_stop(metadata.get("stop_reason"))
 
 
 def paused_message(message: AIMessage) -> AIMessage:

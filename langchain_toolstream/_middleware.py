@@ -51,14 +51,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import (
-    DEFAULT_HISTORY,
-    DEFAULT_ON_STREAM_ERROR,
-    Pipeline,
-    RunPolicy,
-    RunState,
-    refuse_gate_options,
-)
+from toolstream_core.integration import DEFAULT_HISTORY, GateSession, Pipeline, RunPolicy, RunState
 from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -139,7 +132,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         self._given: dict[str, Any] = {
             "tools": tools, "config": config, "on_stream_error": on_stream_error,
             "history": history, "on_turn": on_turn, "on_event": on_event}
-        self._on_stream_error: OnStreamError = on_stream_error or DEFAULT_ON_STREAM_ERROR
+        self._on_stream_error: OnStreamError = on_stream_error or GateSession.DEFAULT_ON_STREAM_ERROR
         self._history: HistoryPolicy = history or DEFAULT_HISTORY
         self._on_turn = on_turn
         self._on_event = on_event
@@ -179,7 +172,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         """The agent's model through the gate: its own when it is already gated (then no gate
         option may be given here too), else ``with_toolstream`` with this middleware's."""
         if isinstance(model, ToolstreamChatModel):
-            refuse_gate_options("with_toolstream", **self._given)
+            GateSession.refuse_options("with_toolstream", **self._given)
             return model
         return with_toolstream(model, tools=self._registry, config=self._config,
                                on_stream_error=self._on_stream_error, on_turn=self._on_turn,

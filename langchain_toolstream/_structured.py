@@ -6,7 +6,7 @@ binding or its ``response_format`` / JSON-schema setting: ``function_calling``,
 model step is taken, pointed at the gated model. What changes is the parser: LangChain's
 parsers return ``None`` when no call came (a cut call), repair cut JSON text
 (``parse_partial_json``), or raise the SDK's own error; here the core's one rule judges the
-output (``toolstream_core.integration.judge_call`` / ``judge_text``: the turn proven finished,
+output (``toolstream_core.integration.StructuredOutput.judge_call`` / ``judge_text``: the turn proven finished,
 one strict parse, the schema) and a failure is ``StructuredOutputError``, with
 ``include_raw=True`` its ``parsing_error``.
 
@@ -29,15 +29,7 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict
 from toolstream_core import Reason, Turn
-from toolstream_core.integration import (
-    RECORD_KEY,
-    DecisionRecord,
-    StructuredOutputError,
-    judge_call,
-    judge_text,
-    rejected_arguments,
-    turn_record,
-)
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, StructuredOutput, StructuredOutputError, turn_record
 
 from ._messages import message_with_rejected_calls, read_record
 from ._rebind import rebind
@@ -146,16 +138,16 @@ class GatedStructuredOutput(RunnableSerializable[LanguageModelInput, Any]):
         if record is None and turn is not None:  # the stream raised before its last chunk
             record = turn_record(turn, mode="tap", error=error)
             message = _with_record(message, record)
-        raw = rejected_arguments(turn)
+        raw = StructuredOutput.rejected_arguments(turn)
         try:
             if self.tool is not None:
                 calls = [(c.get("id"), c.get("name"), c.get("args"))
                          for c in (message.tool_calls if message is not None else [])]
-                value = judge_call(record, calls, name=self.tool, raw=raw,
-                                   validate=self.validate_value)
+                value = StructuredOutput.judge_call(record, calls, name=self.tool, raw=raw,
+                                                    validate=self.validate_value)
             else:
-                value = judge_text(record, message.text if message is not None else None,
-                                   schema=self.json_schema, validate=self.validate_value)
+                value = StructuredOutput.judge_text(record, message.text if message is not None else None,
+                                                    schema=self.json_schema, validate=self.validate_value)
         except StructuredOutputError as failure:
             if error is not None:
                 failure.__cause__ = error
@@ -296,8 +288,8 @@ def agent_verdict(response_format: Any, messages: list[BaseMessage],
         return _NO_VERDICT
     try:
         if record.get("rejected") or _asks_for_a_call(response_format):
-            judge_call(record, [], name=None)
-        judge_text(record, message.text)
+            StructuredOutput.judge_call(record, [], name=None)
+        StructuredOutput.judge_text(record, message.text)
         failure = StructuredOutputError(
             Reason.no_output, "the model answered with text, not the structured response")
     except StructuredOutputError as error:

@@ -33,11 +33,10 @@ from toolstream_core.integration import (
     HistoryError,
     StructuredOutputError,
     TapUnavailableError,
-    declare_finish_signal,
-    declare_test_double,
 )
 
 from ._agent import ToolstreamFunctionAgent
+from ._convert import declare_finish_signal, declare_test_double
 from ._events import (
     CallCommittedEvent,
     CallOpenedEvent,

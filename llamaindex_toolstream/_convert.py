@@ -28,9 +28,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
-from toolstream_core.integration import FinishSignal, finish_reason_of, unread_finish_note
+from toolstream_core.integration import FINISH, FinishSignal
 
-__all__ = ["MessageView"]
+__all__ = ["MessageView", "declare_finish_signal", "declare_test_double"]
+
+#: The public declarations (``llamaindex_toolstream.declare_finish_signal`` and
+#: ``declare_test_double``): the core's one registry, shared with the LangChain shim.
+declare_finish_signal = FINISH.declare_finish_signal
+declare_test_double = FINISH.declare_test_double
 
 _log = logging.getLogger(__name__)
 
@@ -88,7 +93,7 @@ class MessageView:
         metadata = _metadata(response)
         self._keys.update(metadata)
         if self.finish_reason is None:
-            self.finish_reason = finish_reason_of(metadata, self._declared)
+            self.finish_reason = FINISH.reason_of(metadata, self._declared)
 
     def _calls(self) -> list[tuple[str, str, str]]:
         """(id, name, argument text) of every call in the last message, in the class's order."""
@@ -143,7 +148,7 @@ class MessageView:
             return None
         if cls in _READABLE:
             return None
-        note = unread_finish_note(cls.__name__, "ChatResponse metadata", self._keys,
+        note = FINISH.unread_note(cls.__name__, "ChatResponse metadata", self._keys,
                                   "llamaindex_toolstream")
         if cls not in _WARNED:
             _WARNED.add(cls)

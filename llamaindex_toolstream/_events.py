@@ -21,7 +21,7 @@ from toolstream_core import (
     ErrorResult,
     ToolCall,
 )
-from toolstream_core.integration import masked_arguments, rejection_detail
+from toolstream_core.integration import ProgressEncoder
 
 __all__ = [
     "CallCommittedEvent",
@@ -81,7 +81,7 @@ class ProgressTranslator:
                  *, forward_args: bool = True):
         self._agent = agent_name
         self._result_for = result_for
-        self._forward = forward_args  # the config's ui_forward_partial_args
+        self._shown = ProgressEncoder(forward_args=forward_args)  # what a UI may show: its rule
         self._identity: dict[str, tuple[str | None, str | None]] = {}
 
     def translate(self, events: list[AssemblerEvent]) -> list[CallStreamEvent]:
@@ -116,7 +116,7 @@ class ProgressTranslator:
                 out.append(CallCommittedEvent(agent_name=self._agent, key=str(call.key),
                                               tool_id=call.id, tool_name=call.name,
                                               sensitive=call.sensitive is not False,
-                                              tool_kwargs=masked_arguments(call.arguments, call.sensitive)))
+                                              tool_kwargs=self._shown.arguments(call)))
             elif isinstance(event, CallRejected):
                 call = event.call
                 result = self._result_for(call)
@@ -125,6 +125,6 @@ class ProgressTranslator:
                     tool_id=result.tool_call_id if result is not None else call.id,
                     tool_name=call.name, reason=str(call.reason or "upstream_error"),
                     sensitive=call.sensitive is not False,
-                    detail=rejection_detail(call, self._forward),
+                    detail=self._shown.detail(call),
                     content=result.content if result is not None else ""))
         return out

@@ -25,12 +25,6 @@ from toolstream_core.integration import (
     HistoryPolicy,
     HistoryProblem,
     MessageKit,
-    apply_plan,
-    check_entries,
-    pair_orphans,
-    plan_request,
-    signed_before_calls,
-    thinking_enabled,
 )
 
 from ._messages import errors_by_id, is_paused, paused_message, record_view, ungated_error_ids
@@ -64,7 +58,7 @@ def _assistant(message: ChatMessage) -> HistoryEntry:
                  or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
     view = record_view(message)  # read once for this message
     return HistoryEntry("assistant", calls, reasoning=reasoning,
-                        reasoning_first=signed_before_calls(
+                        reasoning_first=HistoryEntry.signed_before_calls(
                             _signed(b) if isinstance(b, ThinkingBlock) else None
                             for b in message.blocks if isinstance(b, ThinkingBlock | ToolCallBlock)),
                         paused=is_paused(message, view),
@@ -100,7 +94,7 @@ def check_history(messages: Sequence[ChatMessage], provider: str | None, *,
     call that lost its thought signature. Only ``unanswered`` problems are ``repairable``
     (``pair_orphan_calls`` fixes them, and the gated LLM does before every request).
     """
-    return check_entries(history_entries(messages), provider, reasoning=reasoning, stored=stored)
+    return _KIT.check(messages, provider, reasoning=reasoning, stored=stored)
 
 
 def _as_message(user_msg: str | ChatMessage) -> ChatMessage:
@@ -117,14 +111,10 @@ def prepare_history(messages: Sequence[ChatMessage], provider: str | None, polic
     checked with them (it ends the tool loop the Anthropic and Gemini rules look at) but not
     returned, since the wrapped LLM appends it itself.
     """
-    history = list(messages)
-    appended = history_entries([_as_message(user_msg)]) if user_msg is not None else []
-    entries = history_entries(history)
-    plan = plan_request(entries, provider, policy, log=_log,
-                        reasoning=thinking_enabled(getattr(llm, "thinking_dict", None)),
+    return _KIT.prepare(list(messages), provider, policy, log=_log,
+                        thinking=getattr(llm, "thinking_dict", None),
                         stored=getattr(llm, "store", None) is not False,
-                        exempt=_INTEGRATION_REPAIRS, appended=appended)
-    return apply_plan(plan, history, _KIT)
+                        appended=[_as_message(user_msg)] if user_msg is not None else ())
 
 
 def pair_orphan_calls(messages: Sequence[ChatMessage],
@@ -140,7 +130,7 @@ def pair_orphan_calls(messages: Sequence[ChatMessage],
     other way. ``provider``: the wire it goes to, when known (the words leave out an id the
     model never saw, as on Gemini, the same as the gated LLM's and LangChain's).
     """
-    return pair_orphans(messages, _KIT, provider)
+    return _KIT.pair_orphans(messages, provider)
 
 
 def _no_result(edit: HistoryEdit) -> ChatMessage:
@@ -153,7 +143,7 @@ def _as_is(message: ChatMessage, shown: tuple[str, ...]) -> ChatMessage:
     return message
 
 
-#: LlamaIndex's constructors for the core's history plan (``apply_plan``, ``pair_orphans``).
+#: LlamaIndex's constructors for the core's history plan, and what its classes repair themselves.
 _KIT: MessageKit[ChatMessage] = MessageKit(
     entries=history_entries, paused=paused_message, show=_as_is, errors=errors_by_id,
-    no_result=_no_result)
+    no_result=_no_result, exempt=_INTEGRATION_REPAIRS)

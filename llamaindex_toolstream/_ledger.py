@@ -27,7 +27,7 @@ from typing import Any
 
 from llama_index.core.tools import AsyncBaseTool, ToolOutput
 from llama_index.core.workflow import Context
-from toolstream_core import integration as rule
+from toolstream_core.integration import StartedLedger
 from workflows.runtime.types.results import WaitingForEvent
 
 __all__ = ["CALL", "LEDGER_KEY", "TURNS_KEY", "next_turn", "run_once"]
@@ -35,7 +35,7 @@ __all__ = ["CALL", "LEDGER_KEY", "TURNS_KEY", "next_turn", "run_once"]
 _log = logging.getLogger(__name__)
 
 #: Where the entries live in ``ctx.store``: ``{digest of the key: entry}``, each entry
-#: ``toolstream_core``'s ``ledger_entry`` (``thread_id`` holds the agent's name).
+#: ``toolstream_core``'s ``StartedLedger.entry`` (``thread_id`` holds the agent's name).
 LEDGER_KEY = "toolstream_started"
 
 #: The model turns the context has taken, in ``ctx.store``: an entry is keyed by the turn its
@@ -50,7 +50,7 @@ CALL: ContextVar[tuple[str, str] | None] = ContextVar("toolstream_call", default
 
 def _path(scope: str, turn: int, call_id: str) -> str:
     # ``ctx.store`` paths are dot-separated; a call id may hold anything, so its key is hashed.
-    key = rule.ledger_key(scope, f"turn-{turn}", call_id)
+    key = StartedLedger.key(scope, f"turn-{turn}", call_id)
     return f"{LEDGER_KEY}.{hashlib.sha256(key.encode()).hexdigest()[:32]}"
 
 
@@ -64,15 +64,15 @@ async def run_once(ctx: Context, scope: str, tool: AsyncBaseTool, tool_input: di
     """``run()`` the tool of the call in ``CALL`` unless an earlier attempt began; record the
     attempt either way. No call (a caller outside the tool step) or a repeatable tool: run."""
     call = CALL.get()
-    if call is None or rule.is_repeatable(getattr(tool, rule.REPEATABLE_KEY, None)):
+    if call is None or StartedLedger.is_repeatable(getattr(tool, StartedLedger.REPEATABLE_KEY, None)):
         return await run()
     call_id, name = call
     path = _path(scope, int(await ctx.store.get(TURNS_KEY, default=0)), call_id)
     earlier = await ctx.store.get(path, default=None)
-    if not rule.may_run(earlier):
+    if not StartedLedger.may_run(earlier):
         _log.warning("toolstream: not running %s (%s) again: an earlier attempt %s", name,
                      call_id, earlier.get("state"))
-        text = rule.not_repeated_text(name, call_id, earlier)
+        text = StartedLedger.not_repeated_text(name, call_id, earlier)
         return ToolOutput(content=text, tool_name=name, raw_input=dict(tool_input),
                           raw_output=text, is_error=True)
     await _write(ctx, path, scope, call_id, name, "started")
@@ -86,5 +86,5 @@ async def run_once(ctx: Context, scope: str, tool: AsyncBaseTool, tool_input: di
 
 
 async def _write(ctx: Context, path: str, scope: str, call_id: str, name: str,
-                 state: rule.LedgerState) -> None:
-    await ctx.store.set(path, rule.ledger_entry(scope, call_id, name, state))
+                 state: StartedLedger.State) -> None:
+    await ctx.store.set(path, StartedLedger.entry(scope, call_id, name, state))

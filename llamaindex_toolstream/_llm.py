@@ -32,16 +32,7 @@ from llama_index.core.llms.llm import LLM, ToolSelection
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.types import Model
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
-from toolstream_core.integration import (
-    DEFAULT_HISTORY,
-    DEFAULT_ON_STREAM_ERROR,
-    FinishSignal,
-    OnStreamError,
-    declared_signal,
-    events_for_response,
-    refuse_gate_options,
-    rewrites_requests,
-)
+from toolstream_core.integration import DEFAULT_HISTORY, FINISH, FinishSignal, GateSession, OnStreamError
 
 from . import _structured as structured
 from ._convert import MessageView
@@ -92,7 +83,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     history: HistoryPolicy = Field(default=DEFAULT_HISTORY, description="What happens to the "
                                    "outgoing history before each request (see ``HistoryPolicy``).")
     on_stream_error: OnStreamError = Field(
-        default=DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
+        default=GateSession.DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
         "started: 'pair' (end the turn with every call answered) or 'raise'.")
     structured_retries: int = Field(default=0, ge=0, description="How many times a structured "
                                     "output the core did not accept is answered and asked "
@@ -117,7 +108,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         on_turn: Callable[[Turn], None] | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
         history: HistoryPolicy = DEFAULT_HISTORY,
-        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
         **kwargs: Any,
     ) -> None:
         if isinstance(llm, ToolstreamLLM):
@@ -133,7 +124,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         super().__init__(llm=llm, provider=detected or "openai-chat", history=history,
                          on_stream_error=on_stream_error, **kwargs)
         self._reads_messages = detected is None
-        self._finish = declared_signal(type(llm)) if detected is None else None
+        self._finish = FINISH.signal_of(type(llm)) if detected is None else None
         self._double = detected is None and is_test_double(llm)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_tools(tools)
@@ -199,14 +190,14 @@ class ToolstreamLLM(FunctionCallingLLM):
         changes what the request says (Anthropic's ``is_error`` on the gate's error results,
         for which the class has no field), else the wrapped LLM. The answer is read from
         ``ChatResponse.raw`` either way."""
-        if not rewrites_requests(self.provider):
+        if not GateSession.rewrites_requests(self.provider):
             return self.llm
         return tap_llm(self.llm, self.provider, session.gate) or self.llm
 
     def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
         """A non-streamed response: replay it to the core as the events it stands for."""
-        events = None if session.view is not None else events_for_response(session.provider,
-                                                                             response.raw)
+        events = (None if session.view is not None
+                  else GateSession.events_for_response(session.provider, response.raw))
         session.absorb_whole(response, events)
         try:
             self._check_read(session)
@@ -400,7 +391,7 @@ class ToolstreamLLM(FunctionCallingLLM):
             session = self._session(None)
             session.absorb_whole(response, None)
         elif session is None and response.raw is not None:
-            events = events_for_response(self.provider, response.raw)
+            events = GateSession.events_for_response(self.provider, response.raw)
             if events is not None:
                 session = self._session(None)
                 session.absorb_whole(response, events)
@@ -495,12 +486,12 @@ def agent_llm(llm: LLM, *, config: ConfigArg | None,
     LLM already gated keeps its own gate (any gate option given to the agent as well is a
     ``ValueError``); another is wrapped, with the agents' bounded structured-output retries."""
     if isinstance(llm, ToolstreamLLM):
-        refuse_gate_options("ToolstreamLLM", config=config, on_turn=on_turn, on_event=on_event,
-                            history=history, on_stream_error=on_stream_error)
+        GateSession.refuse_options("ToolstreamLLM", config=config, on_turn=on_turn, on_event=on_event,
+                                   history=history, on_stream_error=on_stream_error)
         return llm
     return ToolstreamLLM(llm, config=config, on_turn=on_turn, on_event=on_event,
                          history=history or DEFAULT_HISTORY,
-                         on_stream_error=on_stream_error or DEFAULT_ON_STREAM_ERROR,
+                         on_stream_error=on_stream_error or GateSession.DEFAULT_ON_STREAM_ERROR,
                          structured_retries=structured.STRUCTURED_RETRIES)
 
 

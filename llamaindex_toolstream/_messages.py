@@ -24,14 +24,7 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
 )
 from toolstream_core import CallState, ToolCall, Turn
-from toolstream_core.integration import (
-    RECORD_KEY,
-    DecisionRecord,
-    RecordView,
-    is_paused_turn,
-    ungated_error_text,
-    view_record,
-)
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, ungated_error_text
 
 __all__ = [
     "FALLBACK_NAME",
@@ -165,7 +158,7 @@ def record_view(response: ChatResponse | ChatMessage) -> RecordView | None:
     ungated. Callers that ask several things of one message read it once here."""
     for holder in (response, getattr(response, "message", None)):
         extra = getattr(holder, "additional_kwargs", None)
-        view = view_record(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
+        view = RecordView.read(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
         if view is not None:
             return view
     return None
@@ -270,7 +263,7 @@ def is_paused(response: ChatResponse | ChatMessage, view: RecordView | None = No
     view = view if view is not None else record_view(response)
     if view is not None:
         return view.paused
-    return is_paused_turn(None, _message_of(response).additional_kwargs.get("stop_reason"))
+    return RecordView.paused_stop(_message_of(response).additional_kwargs.get("stop_reason"))
 
 
 def paused_message(message: ChatMessage) -> ChatMessage:

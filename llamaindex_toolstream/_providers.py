@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from toolstream_core import PROVIDERS, Provider
-from toolstream_core.integration import declared_test_double
+from toolstream_core.integration import FINISH
 
 __all__ = [
     "PROVIDER_CLASSES",
@@ -70,7 +70,7 @@ TEST_DOUBLES: tuple[tuple[str, str], ...] = (
 
 def is_test_double(llm: Any) -> bool:
     """Whether ``llm`` is one of LlamaIndex's doubles or of a class declared a test double."""
-    return declared_test_double(type(llm)) or any(
+    return FINISH.is_test_double(type(llm)) or any(
         _instance_of(llm, module, name) for module, name in TEST_DOUBLES)
 
 

@@ -30,7 +30,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 from toolstream_core import AssemblerEvent, Turn
-from toolstream_core.integration import OnStreamError, StructuredOutputError, judge_finished
+from toolstream_core.integration import OnStreamError, StructuredOutput, StructuredOutputError
 
 from ._history import HistoryPolicy
 from ._llm import agent_llm
@@ -58,7 +58,7 @@ def _turn_failure(response: ChatResponse) -> StructuredOutputError | None:
     if record is None:
         return None
     try:
-        judge_finished(record, raw=response.message.content)
+        StructuredOutput.judge_finished(record, raw=response.message.content)
     except StructuredOutputError as failure:
         return failure
     return None

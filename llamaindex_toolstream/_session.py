@@ -18,7 +18,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, ToolCall, ToolSpec, Turn
-from toolstream_core.integration import DEFAULT_ON_STREAM_ERROR, RECORD_KEY, DecisionRecord, GateSession, OnStreamError
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, GateSession, OnStreamError
 
 from ._convert import MessageView
 from ._messages import rebuild_message
@@ -105,7 +105,7 @@ class ResponseStream:
         on_event: Callable[[AssemblerEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
         max_output_tokens: int | None = None,
-        on_stream_error: OnStreamError = DEFAULT_ON_STREAM_ERROR,
+        on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
         view: MessageView | None = None,
         step: StepSettings | None = None,
     ) -> None:

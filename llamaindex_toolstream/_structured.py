@@ -7,7 +7,7 @@ LlamaIndex's LLM classes each pick how to ask for a structured output: a JSON-sc
 elsewhere), or a prompted text (mode ``LLM``: ``LLMTextCompletionProgram``). A gated LLM asks
 the same way (`_JSON_REQUESTS` says, per class, which chat keywords make its own ``chat`` send
 that JSON-schema request), through the gate, and hands the answer to the core's one rule
-(``toolstream_core.integration.judge_call`` / ``judge_text``): the schema's object only from an
+(``toolstream_core.integration.StructuredOutput.judge_call`` / ``judge_text``): the schema's object only from an
 output the vendor provably finished, parsed once and strictly; else ``StructuredOutputError``.
 
 Every structured request is streamed through the gate (the turn is judged on the vendor's
@@ -34,13 +34,7 @@ from llama_index.core.output_parsers import PydanticOutputParser
 from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.program.function_program import get_function_tool
 from llama_index.core.types import PydanticProgramMode
-from toolstream_core.integration import (
-    DecisionRecord,
-    StructuredOutputError,
-    judge_call,
-    judge_text,
-    rejected_arguments,
-)
+from toolstream_core.integration import DecisionRecord, StructuredOutput, StructuredOutputError
 
 from ._messages import error_tool_messages, message_with_rejected_calls, read_record
 from ._session import stream_of
@@ -198,20 +192,20 @@ def _judged(gated: ToolstreamLLM, plan: _Plan, answer: _Answer) -> Any:
     if plan.kind == "function":
         selections = gated.get_tool_calls_from_response(response, error_on_no_tool_call=False)
         committed = [(s.tool_id, s.tool_name, s.tool_kwargs) for s in selections]
-        return judge_call(record, committed, name=plan.tool.metadata.name,
-                          raw=raw_arguments(response), validate=validate)
+        return StructuredOutput.judge_call(record, committed, name=plan.tool.metadata.name,
+                                           raw=raw_arguments(response), validate=validate)
     text: str | None = answer.text
     if plan.kind == "text" and text:
         # the JSON in the prose, as the program's parser reads it; none: the strict parse says so
         with contextlib.suppress(ValueError):
             text = extract_json_str(text)
-    return judge_text(record, text, validate=validate)
+    return StructuredOutput.judge_text(record, text, validate=validate)
 
 
 def raw_arguments(response: ChatResponse) -> dict[str, str]:
     """The argument text of each rejected call of ``response`` by its answer id."""
     session = stream_of(response)
-    return rejected_arguments(session.turn if session is not None else None)
+    return StructuredOutput.rejected_arguments(session.turn if session is not None else None)
 
 
 def no_committed_call(response: ChatResponse) -> StructuredOutputError:
@@ -219,7 +213,7 @@ def no_committed_call(response: ChatResponse) -> StructuredOutputError:
     (``get_tool_calls_from_response(error_on_no_tool_call=True)``, ``FunctionCallingProgram``)."""
     record: DecisionRecord | None = read_record(response)
     try:
-        judge_call(record, [], raw=raw_arguments(response))
+        StructuredOutput.judge_call(record, [], raw=raw_arguments(response))
     except StructuredOutputError as failure:
         return failure
     raise AssertionError("judge_call returns only a committed call")  # pragma: no cover

@@ -267,7 +267,7 @@ PRIVATE_CONTACTS: tuple[PrivateContact, ...] = (
                    "vcrpy has no public hook that sees the request", ("cassette", "vcr_request")),
     PrivateContact("vcrpy", "vcr.stubs.httpx_stubs", "_deserialize_response", "function",
                    "call; patch while active",
-                   ("core/toolstream_core/testing/_complete.py", "core/toolstream_core/testing/_recording.py"),
+                   ("core/toolstream_core/testing/_complete.py", "core/toolstream_core/testing/_drops.py"),
                    "the test kit replays a cassette's dropped connection as a body that fails "
                    "mid-stream; vcrpy builds the httpx response only here", ("vcr_response",)),
     PrivateContact("langchain-openai", "langchain_openai.chat_models.base:BaseChatOpenAI",

@@ -260,6 +260,18 @@ class RecordView:
     paused: bool
     gated: bool
 
+    @staticmethod
+    def read(value: Any) -> RecordView | None:
+        """``value`` (what a framework message holds under ``RECORD_KEY``) read once
+        (``view_record``); ``None`` when it is not a record."""
+        return view_record(value)
+
+    @staticmethod
+    def paused_stop(stop_reason: Any) -> bool:
+        """Whether a message the gate did not decide (no record) is a turn the vendor paused,
+        from the stop reason the framework kept on it (``is_paused_turn``)."""
+        return is_paused_turn(None, stop_reason)
+
     @property
     def provider(self) -> str | None:
         return self.record.get("provider")

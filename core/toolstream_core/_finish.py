@@ -15,16 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = [
-    "FinishSignal",
-    "chat_finish_value",
-    "declare_finish_signal",
-    "declare_test_double",
-    "declared_signal",
-    "declared_test_double",
-    "finish_reason_of",
-    "unread_finish_note",
-]
+__all__ = ["FINISH", "FinishRule", "FinishSignal", "chat_finish_value"]
 
 # Vendor stop signals -> the Chat Completions finish reason with the same meaning. Anything not
 # listed is passed through verbatim, which the core treats as an abnormal end (never a commit).
@@ -91,56 +82,6 @@ FinishSignal = str | Callable[[Mapping[str, Any]], "str | None"]
 returns a Chat Completions finish reason (``"tool_calls"``, ``"stop"``, ``"length"``...) or
 ``None`` while the turn goes on."""
 
-_DECLARED: dict[type, FinishSignal] = {}
-
-
-def declare_finish_signal(model_class: type, signal: FinishSignal) -> None:
-    """Tell the gate where ``model_class`` (and its subclasses) puts its end of turn.
-
-    For models the gate reads through their framework's view (a LangChain chat model it cannot
-    tap, a LlamaIndex LLM class it does not know) whose metadata carries none of the finish
-    signals it knows: without a readable finish, every tool call the model makes is rejected
-    ``stream_truncated`` (the gate warns once per class and says so in the decision record).
-    Declared for the class, so it holds for every entry point of either shim.
-    """
-    if not isinstance(model_class, type):
-        raise TypeError("declare_finish_signal: expected a model class")
-    if not (isinstance(signal, str) and signal) and not callable(signal):
-        raise TypeError("declare_finish_signal: expected a metadata key or a function")
-    _DECLARED[model_class] = signal
-
-
-def declared_signal(model_class: type) -> FinishSignal | None:
-    """The signal declared for ``model_class`` or the nearest base class, if any."""
-    for cls in model_class.__mro__:
-        found = _DECLARED.get(cls)
-        if found is not None:
-            return found
-    return None
-
-
-_DOUBLES: set[type] = set()
-
-
-def declare_test_double(model_class: type) -> None:
-    """Tell the gate that ``model_class`` (and its subclasses) is a test double.
-
-    A double answers from memory: its turn cannot be cut, so one that ends cleanly without a
-    finish signal the gate reads is finished (``"stop"``), where a real model's silence is a
-    cut (``stream_truncated``). A finish signal the double does show still decides, so one that
-    plays ``length`` is judged as the vendor would be. The frameworks' own doubles need no
-    declaration (each shim knows them); this is the one conftest line for a project's own.
-    """
-    if not isinstance(model_class, type):
-        raise TypeError("declare_test_double: expected a model class")
-    _DOUBLES.add(model_class)
-
-
-def declared_test_double(model_class: type) -> bool:
-    """Whether ``model_class`` or a base class was declared a test double."""
-    return any(cls in _DOUBLES for cls in model_class.__mro__)
-
-
 def _read_declared(metadata: Mapping[str, Any], signal: FinishSignal) -> str | None:
     if isinstance(signal, str):
         value = metadata.get(signal)
@@ -149,26 +90,81 @@ def _read_declared(metadata: Mapping[str, Any], signal: FinishSignal) -> str | N
     return str(found) if found else None
 
 
-def finish_reason_of(metadata: Mapping[str, Any], declared: FinishSignal | None = None) -> str | None:
-    """The chat-style finish reason hidden in a framework's metadata, if any."""
-    if declared is not None:
-        found = _read_declared(metadata, declared)
-        if found is not None:
-            return found
-    for key, read in _SIGNALS:
-        value = metadata.get(key)
-        if value:
-            return read(value)
-    status = metadata.get("status")
-    if isinstance(status, str) and status in _RESPONSES:
-        return _RESPONSES[status]
-    return None
+class FinishRule:
+    """The finish rule both shims apply where they read a framework's view: the vocabularies
+    (``reason_of``), and the signals and test doubles users declare once for both shims
+    (``declare_finish_signal``, ``declare_test_double``: each shim re-exports them under those
+    names). One instance, :data:`FINISH`, holds the declarations of the process."""
+
+    def __init__(self) -> None:
+        self._declared: dict[type, FinishSignal] = {}
+        self._doubles: set[type] = set()
+
+    def declare_finish_signal(self, model_class: type, signal: FinishSignal) -> None:
+        """Tell the gate where ``model_class`` (and its subclasses) puts its end of turn.
+
+        For models the gate reads through their framework's view (a LangChain chat model it cannot
+        tap, a LlamaIndex LLM class it does not know) whose metadata carries none of the finish
+        signals it knows: without a readable finish, every tool call the model makes is rejected
+        ``stream_truncated`` (the gate warns once per class and says so in the decision record).
+        Declared for the class, so it holds for every entry point of either shim.
+        """
+        if not isinstance(model_class, type):
+            raise TypeError("declare_finish_signal: expected a model class")
+        if not (isinstance(signal, str) and signal) and not callable(signal):
+            raise TypeError("declare_finish_signal: expected a metadata key or a function")
+        self._declared[model_class] = signal
+
+    def signal_of(self, model_class: type) -> FinishSignal | None:
+        """The signal declared for ``model_class`` or the nearest base class, if any."""
+        for cls in model_class.__mro__:
+            found = self._declared.get(cls)
+            if found is not None:
+                return found
+        return None
+
+    def declare_test_double(self, model_class: type) -> None:
+        """Tell the gate that ``model_class`` (and its subclasses) is a test double.
+
+        A double answers from memory: its turn cannot be cut, so one that ends cleanly without a
+        finish signal the gate reads is finished (``"stop"``), where a real model's silence is a
+        cut (``stream_truncated``). A finish signal the double does show still decides, so one that
+        plays ``length`` is judged as the vendor would be. The frameworks' own doubles need no
+        declaration (each shim knows them); this is the one conftest line for a project's own.
+        """
+        if not isinstance(model_class, type):
+            raise TypeError("declare_test_double: expected a model class")
+        self._doubles.add(model_class)
+
+    def is_test_double(self, model_class: type) -> bool:
+        """Whether ``model_class`` or a base class was declared a test double."""
+        return any(cls in self._doubles for cls in model_class.__mro__)
+
+    @staticmethod
+    def reason_of(metadata: Mapping[str, Any], declared: FinishSignal | None = None) -> str | None:
+        """The chat-style finish reason hidden in a framework's metadata, if any."""
+        if declared is not None:
+            found = _read_declared(metadata, declared)
+            if found is not None:
+                return found
+        for key, read in _SIGNALS:
+            value = metadata.get(key)
+            if value:
+                return read(value)
+        status = metadata.get("status")
+        if isinstance(status, str) and status in _RESPONSES:
+            return _RESPONSES[status]
+        return None
+
+    @staticmethod
+    def unread_note(class_name: str, where: str, keys: set[str], shim: str) -> str:
+        """The one text, in either shim, for a class that ended a turn with no finish signal the
+        gate can read: what it looked at (``where``, the keys seen) and what to declare."""
+        seen = ", ".join(sorted(keys)) or "none"
+        return (f"{class_name} showed no finish signal the gate can read ({where} keys: {seen});"
+                f" its tool calls are rejected until one is declared with"
+                f" {shim}.declare_finish_signal")
 
 
-def unread_finish_note(class_name: str, where: str, keys: set[str], shim: str) -> str:
-    """The one text, in either shim, for a class that ended a turn with no finish signal the
-    gate can read: what it looked at (``where``, the keys seen) and what to declare."""
-    seen = ", ".join(sorted(keys)) or "none"
-    return (f"{class_name} showed no finish signal the gate can read ({where} keys: {seen});"
-            f" its tool calls are rejected until one is declared with"
-            f" {shim}.declare_finish_signal")
+#: The process's finish rule and declarations, shared by both shims.
+FINISH = FinishRule()

@@ -14,9 +14,9 @@ shims raise ``HistoryError`` for them instead of sending a request the vendor re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
 from ._results import unanswered_text
 
@@ -30,14 +30,10 @@ __all__ = [
     "HistoryPlan",
     "HistoryPolicy",
     "HistoryProblem",
-    "MessageKit",
     "ProblemKind",
-    "apply_plan",
     "check_entries",
-    "pair_orphans",
     "plan_history",
     "plan_request",
-    "signed_before_calls",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -88,6 +84,15 @@ class HistoryEntry:
     gated: bool = False
     errors: tuple[str, ...] = ()
 
+    @staticmethod
+    def signed_before_calls(blocks: Iterable[bool | None]) -> bool:
+        """``HistoryEntry.reasoning_first`` from a message's reasoning and call blocks in order
+        (other blocks left out): ``True``/``False`` for a reasoning block, signed or not, ``None``
+        for a call. Anthropic's order: the first of them is a signed thinking block."""
+        for signed in blocks:
+            return bool(signed)
+        return False
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryProblem:
@@ -112,15 +117,6 @@ class HistoryError(ValueError):
         self.provider = provider
         lines = "; ".join(f"message {p.index}: {p.detail}" for p in self.problems)
         super().__init__(f"this history would be rejected by {provider or 'the vendor'}: {lines}")
-
-
-def signed_before_calls(blocks: Iterable[bool | None]) -> bool:
-    """``HistoryEntry.reasoning_first`` from a message's reasoning and call blocks in order
-    (other blocks left out): ``True``/``False`` for a reasoning block, signed or not, ``None``
-    for a call. Anthropic's order: the first of them is a signed thinking block."""
-    for signed in blocks:
-        return bool(signed)
-    return False
 
 
 def check_entries(
@@ -381,59 +377,3 @@ def _refuse_history(problems: Iterable[HistoryProblem], provider: str | None, *,
         log.warning("toolstream: refusing to send a history the vendor would reject: %s",
                     "; ".join(p.detail for p in refused))
         raise HistoryError(refused, provider)
-
-
-# -- applying the plan: each framework's messages, one dispatch -----------------------------------
-
-M = TypeVar("M")
-
-
-@dataclass(frozen=True, slots=True)
-class MessageKit(Generic[M]):
-    """How one framework builds the messages a plan asks for; the plan and its dispatch are
-    the core's, so both shims lay out the same history.
-
-    ``entries``: the messages in neutral form (one entry per message). ``paused``: a paused
-    turn without its client calls. ``show``: an assistant message with the given call ids sent
-    as calls. ``errors``: a message's own error results by the id each answers. ``no_result``:
-    the result of a call that has none (``HistoryEdit.content``).
-    """
-
-    entries: Callable[[Sequence[M]], Sequence[HistoryEntry]]
-    paused: Callable[[M], M]
-    show: Callable[[M, tuple[str, ...]], M]
-    errors: Callable[[M], Mapping[str, M]]
-    no_result: Callable[[HistoryEdit], M]
-
-
-def apply_plan(plan: HistoryPlan, messages: list[M], kit: MessageKit[M]) -> list[M]:
-    """The planned history built from ``messages`` with ``kit``'s constructors; ``messages``
-    itself when the plan changes nothing."""
-    if not plan.changed:
-        return messages
-    errors: dict[int, Mapping[str, M]] = {}
-    out: list[M] = []
-    for edit in plan.edits:
-        message = messages[edit.index]
-        if edit.op == "keep":
-            out.append(message)
-        elif edit.op == "paused":
-            out.append(kit.paused(message))
-        elif edit.op == "show":
-            out.append(kit.show(message, edit.shown))
-        elif edit.op == "error":
-            if edit.index not in errors:
-                errors[edit.index] = kit.errors(message)
-            out.append(errors[edit.index][edit.call_id or ""])
-        else:
-            out.append(kit.no_result(edit))
-    return out
-
-
-def pair_orphans(messages: Sequence[M], kit: MessageKit[M], provider: str | None = None) -> list[M]:
-    """``messages`` with every unanswered call answered (``plan_history`` with ``repair``, no
-    vendor check): the one path behind both shims' ``pair_orphan_calls``. ``provider``: the
-    wire the history goes to, when known (its words then leave out an id the model never saw,
-    as on Gemini)."""
-    history = list(messages)
-    return apply_plan(plan_history(kit.entries(history), provider), history, kit)

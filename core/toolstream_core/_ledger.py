@@ -21,28 +21,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
-__all__ = [
-    "LEDGER_STATES",
-    "REPEATABLE_KEY",
-    "LedgerState",
-    "is_repeatable",
-    "ledger_entry",
-    "ledger_key",
-    "may_run",
-    "not_repeated_text",
-]
+__all__ = ["LedgerState", "StartedLedger"]
 
 LedgerState = Literal["started", "finished"]
 """An entry's state: the tool began (it may have run in part or in full), or it returned."""
-
-#: Every state an entry can be in, in the order a call goes through them.
-LEDGER_STATES: tuple[LedgerState, ...] = ("started", "finished")
-
-#: A tool's flag (``BaseTool.metadata[REPEATABLE_KEY]``, or the attribute of that name on a
-#: LlamaIndex tool): running it twice for one call is safe, so it skips the ledger.
-REPEATABLE_KEY = "toolstream_repeatable"
 
 _NOT_REPEATED = (
     "Tool call {name!r} (id {id}) was not run again: it {what} in an earlier attempt that "
@@ -53,31 +37,47 @@ _WHAT = {"started": "started (it may have run in part or in full)",
          "finished": "ran to its end"}
 
 
-def ledger_key(scope: str, message_id: str | None, call_id: str) -> str:
-    """The key of one call's entry: the run's scope (a LangGraph thread; a LlamaIndex agent
-    within its context), the message that holds the call (``""`` where messages carry no id)
-    and the call id. Never a framework's task id, which changes when a run is resumed."""
-    return json.dumps([scope, message_id or "", call_id])
+class StartedLedger:
+    """The ledger's rule in one place; each agent keeps the entries in its own store.
 
+    Not instantiated: the rule has no state (the store is the shim's).
+    """
 
-def ledger_entry(scope: str, call_id: str, name: str | None, state: LedgerState) -> dict[str, Any]:
-    """An entry's value, as both stores hold it (plain JSON)."""
-    return {"thread_id": scope, "call_id": call_id, "name": name, "state": state}
+    #: An entry's state (the type), and every state an entry can be in, in the order a call
+    #: goes through them.
+    State: TypeAlias = LedgerState
+    STATES: tuple[LedgerState, ...] = ("started", "finished")
 
+    #: A tool's flag (``BaseTool.metadata[REPEATABLE_KEY]``, or the attribute of that name on a
+    #: LlamaIndex tool): running it twice for one call is safe, so it skips the ledger.
+    REPEATABLE_KEY = "toolstream_repeatable"
 
-def may_run(earlier: Mapping[str, Any] | None) -> bool:
-    """The decision: a call runs only when no earlier attempt left an entry. Any entry
-    (started or finished) means an attempt began and its result was not recorded in the run's
-    state, so running again could repeat its effect: answer ``not_repeated`` instead."""
-    return earlier is None
+    @staticmethod
+    def key(scope: str, message_id: str | None, call_id: str) -> str:
+        """The key of one call's entry: the run's scope (a LangGraph thread; a LlamaIndex agent
+        within its context), the message that holds the call (``""`` where messages carry no id)
+        and the call id. Never a framework's task id, which changes when a run is resumed."""
+        return json.dumps([scope, message_id or "", call_id])
 
+    @staticmethod
+    def entry(scope: str, call_id: str, name: str | None, state: LedgerState) -> dict[str, Any]:
+        """An entry's value, as both stores hold it (plain JSON)."""
+        return {"thread_id": scope, "call_id": call_id, "name": name, "state": state}
 
-def not_repeated_text(name: str | None, call_id: str, earlier: Mapping[str, Any]) -> str:
-    """The error result of a call not run again, saying what the earlier attempt got to."""
-    state = str(earlier.get("state") or "started")
-    return _NOT_REPEATED.format(name=name, id=call_id, what=_WHAT.get(state, state))
+    @staticmethod
+    def may_run(earlier: Mapping[str, Any] | None) -> bool:
+        """The decision: a call runs only when no earlier attempt left an entry. Any entry
+        (started or finished) means an attempt began and its result was not recorded in the run's
+        state, so running again could repeat its effect: answer ``not_repeated`` instead."""
+        return earlier is None
 
+    @staticmethod
+    def not_repeated_text(name: str | None, call_id: str, earlier: Mapping[str, Any]) -> str:
+        """The error result of a call not run again, saying what the earlier attempt got to."""
+        state = str(earlier.get("state") or "started")
+        return _NOT_REPEATED.format(name=name, id=call_id, what=_WHAT.get(state, state))
 
-def is_repeatable(flag: Any) -> bool:
-    """Whether a tool's ``REPEATABLE_KEY`` value declares it safe to repeat (only ``True``)."""
-    return flag is True
+    @staticmethod
+    def is_repeatable(flag: Any) -> bool:
+        """Whether a tool's ``REPEATABLE_KEY`` value declares it safe to repeat (only ``True``)."""
+        return flag is True

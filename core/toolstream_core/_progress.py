@@ -59,6 +59,15 @@ class ProgressEncoder:
         self._forward = forward_args
         self._identity: dict[Hashable, tuple[str | None, str | None]] = {}
 
+    def arguments(self, call: ToolCall) -> Any:
+        """What a UI may show of a committed call's arguments: a sensitive tool's masked (§3)."""
+        return masked_arguments(call.arguments, call.sensitive)
+
+    def detail(self, call: ToolCall) -> str | None:
+        """What a UI may show of a rejection's detail: none that could quote private argument
+        text (``rejection_detail``, 4.9), so every channel applies the same rule."""
+        return rejection_detail(call, self._forward)
+
     def encode(self, event: AssemblerEvent) -> dict[str, Any]:
         if isinstance(event, ArgumentsDelta):
             call_id, name = self._identity.get(event.key, (None, None))
@@ -75,13 +84,13 @@ class ProgressEncoder:
         if isinstance(event, CallCommitted):
             out = {"type": "toolstream.call_committed", "v": SCHEMA_VERSION, "key": str(call.key),
                    "id": call.id, "name": call.name,
-                   "arguments": masked_arguments(call.arguments, call.sensitive)}
+                   "arguments": self.arguments(call)}
         else:
             assert isinstance(event, CallRejected)
             out = {"type": "toolstream.call_rejected", "v": SCHEMA_VERSION, "key": str(call.key),
                    "id": call.id, "name": call.name, "state": str(call.state),
                    "reason": str(call.reason or Reason.upstream_error),
-                   "detail": rejection_detail(call, self._forward),
+                   "detail": self.detail(call),
                    "content": rejection_content(call, self._forward)}
         if call.sensitive is not False:
             out["sensitive"] = True

@@ -30,8 +30,8 @@ from ._models import Reason, Turn
 from ._registry import _compile, schema_violation_detail
 from ._strict_json import StrictJSONError, loads_strict
 
-__all__ = ["CommittedOutput", "StructuredOutputError", "judge_call", "judge_finished", "judge_text",
-           "rejected_arguments"]
+__all__ = ["CommittedOutput", "StructuredOutput", "StructuredOutputError", "judge_call", "judge_finished",
+           "judge_text", "rejected_arguments"]
 
 Validate = Callable[[Any], Any]
 """Turns the parsed JSON value into the framework's object (a pydantic class's
@@ -174,3 +174,17 @@ def _validated(value: Any, schema: Mapping[str, Any] | None, validate: Validate 
     except (ValueError, TypeError) as exc:
         raise StructuredOutputError(Reason.schema_violation, str(exc), call_id=call_id,
                                     raw=raw) from exc
+
+
+class StructuredOutput:
+    """The one rule of a structured output (DESIGN §6), as every shim asks it: an object only
+    from an output the vendor provably finished, parsed once and strictly, valid against the
+    schema; else ``StructuredOutputError``. ``judge_call`` (a schema's tool call),
+    ``judge_text`` (a JSON text), ``judge_finished`` (its first question alone: did the turn end
+    normally), ``rejected_arguments`` (the raw text of a turn's rejected calls, for the error).
+    Not instantiated: the rule has no state."""
+
+    judge_call = staticmethod(judge_call)
+    judge_text = staticmethod(judge_text)
+    judge_finished = staticmethod(judge_finished)
+    rejected_arguments = staticmethod(rejected_arguments)

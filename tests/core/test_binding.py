@@ -5,13 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from toolstream_core import AssembleConfig, Assembler, ToolSpec
-from toolstream_core.integration import (
-    arguments_digest,
-    binding_refusal,
-    edit_problem,
-    turn_record,
-    with_reviews,
-)
+from toolstream_core._binding import arguments_digest, binding_refusal, edit_problem
+from toolstream_core.integration import turn_record, with_reviews
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
            "additionalProperties": False}

@@ -17,8 +17,8 @@ import builders as b
 import pytest
 from builders import ADD, PROVIDERS, SEARCH, make, run, snapshot
 from streams_util import find_streams_dir, load_stream
+from toolstream_core.testing._routes import WIRES
 from toolstream_core.testing._scenarios import build_script, scenario_rng
-from toolstream_core.testing._server import _WIRES as WIRES
 
 _REAL = {
     "openai-chat": [

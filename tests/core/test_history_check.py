@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from toolstream_core import Assembler
-from toolstream_core.integration import HistoryCall, HistoryEntry, HistoryError, check_entries, turn_record
+from toolstream_core._history import check_entries
+from toolstream_core.integration import HistoryCall, HistoryEntry, HistoryError, turn_record
 
 USER = HistoryEntry("user")
 

@@ -10,15 +10,9 @@ import logging
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from toolstream_core._history import plan_history
+from toolstream_core._history import check_entries, plan_history, plan_request
 from toolstream_core._results import unanswered_text
-from toolstream_core.integration import (
-    HistoryCall,
-    HistoryEntry,
-    HistoryError,
-    check_entries,
-    plan_request,
-)
+from toolstream_core.integration import HistoryCall, HistoryEntry, HistoryError
 
 LOG = logging.getLogger("test")
 USER = HistoryEntry("user")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from toolstream_core import AssembleConfig, Assembler, AssemblerEvent
-from toolstream_core.integration import GateSession, events_for_response, ollama_tap_kwargs, tap_client
+from toolstream_core.integration import GateSession, ollama_tap_kwargs, tap_client
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.vendors import declare_tools, make_client, open_stream
 from toolstream_core.vendors._limits import request_limit
@@ -95,7 +95,7 @@ def test_a_whole_answer_reaches_the_sink_as_the_events_it_stands_for(
     sink = Sink()
     answer = _whole(api, tap_client(_client(api, emulator), sink))
     assert answer is not None and sink.provider == api and sink.ended == [None]
-    assert sink.events == events_for_response(api, answer)
+    assert sink.events == GateSession.events_for_response(api, answer)
     assert [c.name for c in sink.turn().committed] == ["get_weather", "get_weather"]
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from toolstream_core import Assembler
-from toolstream_core.integration import RecordView, turn_record, view_record
+from toolstream_core._decision import view_record
+from toolstream_core.integration import RecordView, turn_record
 from toolstream_core.testing import TOOLS
 
 

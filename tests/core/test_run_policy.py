@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from toolstream_core import AssembleConfig, CallState, ToolCall
+from toolstream_core._decision import view_record
 from toolstream_core._run_policy import MAX_PAUSED_CONTINUATIONS
-from toolstream_core.integration import RunPolicy, RunState, view_record
+from toolstream_core.integration import RunPolicy, RunState
 
 
 def view(committed: list[str], rejected: tuple[str, ...] = ()) -> Any:

@@ -1,6 +1,6 @@
 """DESIGN §6, structured output: a structured output is an object only from an output proven finished.
 
-The judges (``toolstream_core.integration.judge_text`` / ``judge_call``) read the turn's
+The judges (``StructuredOutput.judge_text`` / ``judge_call``, in ``toolstream_core._structured``) read the turn's
 decision record, as both shims keep it, so every case here goes through a real ``Turn`` built
 from vendor events and its ``turn_record``.
 """
@@ -13,7 +13,8 @@ from typing import Any
 import builders as b
 import pytest
 from toolstream_core import Reason, ToolSpec, Turn
-from toolstream_core.integration import StructuredOutputError, judge_call, judge_text, turn_record
+from toolstream_core._structured import judge_call, judge_text
+from toolstream_core.integration import StructuredOutputError, turn_record
 from toolstream_core.testing import _vendor_events as ve
 
 FORECAST = {
@@ -210,7 +211,7 @@ def test_a_cancelled_turn_ends_cancelled() -> None:
 
 
 def test_judge_finished_asks_only_whether_the_turn_ended_normally() -> None:
-    from toolstream_core.integration import judge_finished
+    from toolstream_core._structured import judge_finished
 
     judge_finished(record(chat_text("Action: x"), "openai-chat"))  # ended normally: no error
     with pytest.raises(StructuredOutputError) as caught:
@@ -219,7 +220,7 @@ def test_judge_finished_asks_only_whether_the_turn_ended_normally() -> None:
 
 
 def test_rejected_arguments_are_keyed_by_the_id_their_result_answers() -> None:
-    from toolstream_core.integration import rejected_arguments
+    from toolstream_core._structured import rejected_arguments
 
     turn = b.run(call_stream(CUT, "truncated"), provider="openai-chat", tools=TOOLS)
     assert rejected_arguments(turn) == {"call_f": CUT}

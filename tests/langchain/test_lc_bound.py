@@ -22,7 +22,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
-from toolstream_core.integration import arguments_digest
+from toolstream_core._binding import arguments_digest
 from toolstream_core.testing import VendorEmulator, history_pairing
 
 from benchmarks.postgres import setup_langgraph_tables

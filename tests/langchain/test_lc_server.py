@@ -29,7 +29,8 @@ import pytest
 from docs_examples import ROOT
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
-from toolstream_core.integration import RECORD_KEY, view_record
+from toolstream_core._decision import view_record
+from toolstream_core.integration import RECORD_KEY
 from toolstream_core.testing import VendorEmulator, history_pairing
 
 DEPLOY = ROOT / "docs" / "deploy"

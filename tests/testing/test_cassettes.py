@@ -18,14 +18,9 @@ from toolstream_core import Assembler, Turn
 from toolstream_core.sse import EventDecoder
 from toolstream_core.testing import API_NAMES, DROPPED_HEADER, SCENARIOS, TOOLS, Expectation
 from toolstream_core.testing._clients import followup_sdk, stream_sdk
+from toolstream_core.testing._drops import is_dropped_connection
 from toolstream_core.testing._record_cassettes import MODELS, continue_paused
-from toolstream_core.testing._recording import (
-    CASSETTE_DIR,
-    cassette_path,
-    is_dropped_connection,
-    replay_vcr,
-    use_cassette,
-)
+from toolstream_core.testing._recording import CASSETTE_DIR, cassette_path, replay_vcr, use_cassette
 from toolstream_core.testing._scenarios import build_script, scenario_rng
 
 SCENARIO_ARGS = {"single_call": build_script("single_call", scenario_rng(0, "anthropic",

@@ -18,7 +18,7 @@ import pytest
 from streams_util import scenario_through_sdk
 from toolstream_core.testing import SCENARIOS, TOOLS, VendorEmulator
 from toolstream_core.testing._clients import stream_sdk
-from toolstream_core.testing._recording import is_dropped_connection
+from toolstream_core.testing._drops import is_dropped_connection
 from toolstream_core.testing._scenarios import split_text
 
 #: The SSE APIs this file's collector reads (the other families: test_emulator_families.py).

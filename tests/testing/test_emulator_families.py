@@ -16,7 +16,7 @@ import httpx
 import pytest
 from streams_util import scenario_through_sdk
 from toolstream_core.testing import SCENARIOS, VendorEmulator
-from toolstream_core.testing._recording import is_dropped_connection
+from toolstream_core.testing._drops import is_dropped_connection
 
 pytest.importorskip("boto3")
 pytest.importorskip("ollama")

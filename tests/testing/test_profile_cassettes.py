@@ -19,13 +19,14 @@ from test_profiles import check
 from toolstream_core import Assembler
 from toolstream_core.testing import PROFILES, SCENARIOS, TOOLS
 from toolstream_core.testing._clients import followup_sdk, stream_sdk
+from toolstream_core.testing._drops import is_dropped_connection
 from toolstream_core.testing._record_cassettes import (
     MODELS,
     PROFILE_DIR,
     PROFILE_MAX_TOKENS,
     record_profiles,
 )
-from toolstream_core.testing._recording import CASSETTE_DIR, is_dropped_connection, use_cassette
+from toolstream_core.testing._recording import CASSETTE_DIR, use_cassette
 
 API = "openai-chat"
 CHAT = [n for n, s in SCENARIOS.items() if API in s.apis]

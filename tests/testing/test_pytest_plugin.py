@@ -29,7 +29,7 @@ import pytest
 
 from toolstream_core import Assembler
 from toolstream_core.testing import TOOLS
-from toolstream_core.testing._recording import is_dropped_connection
+from toolstream_core.testing._drops import is_dropped_connection
 
 
 def run_turn(client, model="gpt-4.1-mini"):

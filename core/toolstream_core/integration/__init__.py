@@ -13,32 +13,31 @@ One model call through the gate:
 
 - :class:`GateSession`: the same object under every shim (begin, observe, end, cancel; the
   decided ``Turn``, its record, the observers and the fault policy :data:`OnStreamError`,
-  default :data:`DEFAULT_ON_STREAM_ERROR`); it is the :class:`RawSink` the SDK tap feeds.
-  :func:`call_observer` calls a user's ``on_event`` / ``on_turn``, logging a failure.
+  default ``GateSession.DEFAULT_ON_STREAM_ERROR``); it is the :class:`RawSink` the SDK tap
+  feeds. Its static rules, the same in every shim: ``call_observer`` (a user's ``on_event`` /
+  ``on_turn``, a failure logged), ``rewrites_requests`` (whether the tap also changes what a
+  provider's request says, Anthropic's ``is_error``, so a shim sends a whole request through
+  its tapped copy too), ``events_for_response`` (a whole, non-streamed, response as the events
+  it stands for), ``refuse_options`` (the one rule for an agent given an already-gated model).
 - :func:`tap_client` and :class:`RawSink`: wrap an SDK client (or resource) so that the
   events of its streaming calls reach a sink before the framework reads them.
-  :func:`rewrites_requests`: whether the tap also changes what a provider's request says
-  (Anthropic's ``is_error``), so a shim sends a whole request through its tapped copy too.
   :func:`ollama_tap_kwargs`: the keyword arguments of an ``ollama`` client that tee its
   ``/api/chat`` lines to a sink (the client's own objects drop each call's id and index).
-- :func:`events_for_response`: a whole (non-streamed) response as the events it stands for.
-- :func:`finish_reason_of`, :func:`chat_finish_value`: a framework's metadata (where the shim
-  reads the framework's view, not the vendor's events) as the Chat Completions finish reason;
-  :func:`declare_finish_signal` / :func:`declared_signal` (:data:`FinishSignal`): where a
-  class the gate cannot read puts its end of turn, declared once for both shims;
-  :func:`declare_test_double` / :func:`declared_test_double`: a project's own test double,
-  whose clean end is its finish;
-  :func:`unread_finish_note`: the one text for a class that showed none.
+- :data:`FINISH` (a :class:`~toolstream_core._finish.FinishRule`): a framework's metadata (where
+  the shim reads the framework's view, not the vendor's events) as the Chat Completions finish
+  reason (``reason_of``); where a class the gate cannot read puts its end of turn
+  (``declare_finish_signal``, ``signal_of``, :data:`FinishSignal`) and a project's own test
+  double, whose clean end is its finish (``declare_test_double``, ``is_test_double``), declared
+  once for both shims; ``unread_note``, the one text for a class that showed none.
 - :func:`settings_limit`: the output-token limit a settings object carries.
 - :class:`StreamIdleTimeout`: what a stream that stayed silent past
   ``assemble_idle_timeout_s`` raises (``GateSession`` guards tapped and untapped streams).
-- :func:`refuse_gate_options`: the one rule for an agent given an already-gated model.
 
 The decision record a shim keeps on its message:
 
 - :data:`RECORD_KEY`, :class:`DecisionRecord`, :func:`turn_record`: where, in what shape, and
-  built from a ``Turn``; :func:`view_record` reads it once into a :class:`RecordView` (calls
-  by id, order, paused and gated flags), the same way in every shim; :func:`is_paused_turn`
+  built from a ``Turn``; ``RecordView.read`` reads it once into a :class:`RecordView` (calls
+  by id, order, paused and gated flags), the same way in every shim; ``RecordView.paused_stop``
   reads a paused turn off a message without a record. :func:`history_args`: a call's
   arguments as the history may carry them.
 - :func:`ungated_error_text`: the words of the error result for a call an ungated framework
@@ -46,33 +45,34 @@ The decision record a shim keeps on its message:
 
 The outgoing history:
 
-- :func:`plan_request`, :class:`HistoryEdit`: the history under a ``history=`` policy
-  (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`), planned over neutral
-  :class:`HistoryEntry` / :class:`HistoryCall` values (:func:`signed_before_calls`: whether a
-  message's signed reasoning comes first); :func:`apply_plan` applies the edits with a shim's
-  :class:`MessageKit` (its message constructors), and :func:`pair_orphans` is the one repair
-  path behind ``pair_orphan_calls``. :func:`check_entries` lists what the vendor would refuse
-  (:class:`HistoryProblem`); under ``"check"`` the plan raises :class:`HistoryError` for it.
-  :func:`thinking_enabled`: how a model's thinking setting reads.
+- :class:`MessageKit`: a shim's message constructors for the history the core plans, over
+  neutral :class:`HistoryEntry` / :class:`HistoryCall` values (``HistoryEntry.signed_before_calls``:
+  whether a message's signed reasoning comes first); its ``check`` lists what the vendor would
+  refuse (:class:`HistoryProblem`), ``prepare`` lays out a request's history under a
+  ``history=`` policy (:data:`HistoryPolicy`, default :data:`DEFAULT_HISTORY`; under ``"check"``
+  it raises :class:`HistoryError`), applying :class:`HistoryEdit` s, and ``pair_orphans`` is the
+  one repair path behind ``pair_orphan_calls``.
 
 Structured output:
 
-- :func:`judge_call`, :func:`judge_text`: the one rule (a schema's tool call, or a JSON
-  text): an object only from an output the vendor provably finished, parsed once and strictly,
-  valid against the schema; else :class:`StructuredOutputError`. :func:`judge_finished` is its
-  first question alone (did the turn end normally); :func:`rejected_arguments` the raw text of
-  a turn's rejected calls, for the error.
+- :class:`StructuredOutput`: the one rule (a schema's tool call, ``judge_call``, or a JSON text,
+  ``judge_text``): an object only from an output the vendor provably finished, parsed once and
+  strictly, valid against the schema; else :class:`StructuredOutputError`. ``judge_finished``
+  is its first question alone (did the turn end normally); ``rejected_arguments`` the raw text
+  of a turn's rejected calls, for the error.
 
 What a UI, a trace and a metric see:
 
 - :class:`ProgressEncoder`: the gate's UI events as plain JSON dicts (schema in
-  ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line.
-- :func:`masked_arguments`, :func:`rejection_detail`: what a UI event may show of a call's
-  arguments (a sensitive tool's masked) and of a rejection's detail (no parse message that
-  could quote private argument text), so every channel applies the same rule.
+  ``docs/observability.md``), for LangGraph's custom stream, SSE or a log line; its
+  ``arguments`` and ``detail``: what a UI event may show of a call's arguments (a sensitive
+  tool's masked) and of a rejection's detail (no parse message that could quote private
+  argument text), so every channel (LlamaIndex's event classes too) applies the same rule.
 - :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
   ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
   next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :class:`StartedLedger`: the started-ledger's rule (an entry's key, value and states, whether
+  a call may run, the ``not_repeated`` words, repeatable tools); each agent keeps the store.
 - :func:`not_committed_text`: the words of the error result for a call an agent refuses to
   run because the gate never committed it, so both shims say the same thing.
 - :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
@@ -88,27 +88,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._binding import Unbound, arguments_digest, binding_refusal, edit_problem, with_reviews
+from .._binding import with_reviews
 from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
     DecisionRecord,
     RecordView,
     history_args,
-    is_paused_turn,
     turn_record,
-    view_record,
 )
-from .._finish import (
-    FinishSignal,
-    chat_finish_value,
-    declare_finish_signal,
-    declare_test_double,
-    declared_signal,
-    declared_test_double,
-    finish_reason_of,
-    unread_finish_note,
-)
+from .._finish import FINISH, FinishSignal
 from .._history import (
     DEFAULT_HISTORY,
     HistoryCall,
@@ -117,52 +106,22 @@ from .._history import (
     HistoryError,
     HistoryPolicy,
     HistoryProblem,
-    MessageKit,
-    apply_plan,
-    check_entries,
-    pair_orphans,
-    plan_request,
-    signed_before_calls,
 )
+from .._history_kit import MessageKit
 from .._idle import StreamIdleTimeout
-from .._ledger import (
-    LEDGER_STATES,
-    REPEATABLE_KEY,
-    LedgerState,
-    is_repeatable,
-    ledger_entry,
-    ledger_key,
-    may_run,
-    not_repeated_text,
-)
-from .._progress import ProgressEncoder, rejection_detail
-from .._requests import rewrites_requests
+from .._ledger import StartedLedger
+from .._progress import ProgressEncoder
 from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
-from .._sensitive import masked_arguments
-from .._structured import (
-    StructuredOutputError,
-    judge_call,
-    judge_finished,
-    judge_text,
-    rejected_arguments,
-)
-from ..vendors._convert import events_for_response
+from .._structured import StructuredOutput, StructuredOutputError
 from ..vendors._limits import settings_limit
 from ..vendors._tap import RawSink, tap_client
-from ._session import (
-    DEFAULT_ON_STREAM_ERROR,
-    GateSession,
-    OnStreamError,
-    call_observer,
-)
+from ._session import GateSession, OnStreamError
 
 __all__ = [
     "DEFAULT_HISTORY",
-    "DEFAULT_ON_STREAM_ERROR",
-    "LEDGER_STATES",
+    "FINISH",
     "RECORD_KEY",
-    "REPEATABLE_KEY",
     "DecisionRecord",
     "FinishSignal",
     "GateSession",
@@ -172,7 +131,6 @@ __all__ = [
     "HistoryError",
     "HistoryPolicy",
     "HistoryProblem",
-    "LedgerState",
     "MessageKit",
     "OnStreamError",
     "Pipeline",
@@ -181,60 +139,19 @@ __all__ = [
     "RecordView",
     "RunPolicy",
     "RunState",
+    "StartedLedger",
     "StreamIdleTimeout",
+    "StructuredOutput",
     "StructuredOutputError",
     "TapUnavailableError",
-    "Unbound",
-    "apply_plan",
-    "arguments_digest",
-    "binding_refusal",
-    "call_observer",
-    "chat_finish_value",
-    "check_entries",
-    "declare_finish_signal",
-    "declare_test_double",
-    "declared_signal",
-    "declared_test_double",
-    "edit_problem",
-    "events_for_response",
-    "finish_reason_of",
     "history_args",
-    "is_paused_turn",
-    "is_repeatable",
-    "judge_call",
-    "judge_finished",
-    "judge_text",
-    "ledger_entry",
-    "ledger_key",
-    "masked_arguments",
-    "may_run",
-    "not_repeated_text",
     "ollama_tap_kwargs",
-    "pair_orphans",
-    "plan_request",
-    "refuse_gate_options",
-    "rejected_arguments",
-    "rejection_detail",
-    "rewrites_requests",
     "settings_limit",
-    "signed_before_calls",
     "tap_client",
-    "thinking_enabled",
     "turn_record",
     "ungated_error_text",
-    "unread_finish_note",
-    "view_record",
     "with_reviews",
 ]
-
-
-def thinking_enabled(setting: Any) -> bool | None:
-    """Whether a model's Anthropic thinking setting (``{"type": "enabled", ...}``, as both
-    frameworks keep it) turns thinking on; ``None`` when there is no such setting, so the
-    history decides (``check_entries``' ``reasoning=None``)."""
-    if isinstance(setting, Mapping):
-        return setting.get("type") in ("enabled", "adaptive")
-    return None
 
 
 def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
@@ -249,14 +166,3 @@ def ollama_tap_kwargs(kwargs: Mapping[str, Any], sink: RawSink, *,
     from ..vendors._ollama_tap import ollama_tap_kwargs as build
 
     return build(kwargs, sink, asynchronous=asynchronous)
-
-
-def refuse_gate_options(holder: str, **options: Any) -> None:
-    """The one rule for an agent whose model is already gated: that gate is used, so gate
-    options given to the agent as well (``tools=``, ``config=``, ``on_stream_error=``,
-    ``history=``, ``on_turn=``, ``on_event=``; ``None`` means not given) would be silently
-    ignored: a ``ValueError`` naming them and where they belong (``holder``)."""
-    given = sorted(name for name, value in options.items() if value is not None)
-    if given:
-        raise ValueError(f"the agent's model is already gated by toolstream: give "
-                         f"{', '.join(f'{name}=' for name in given)} to {holder} instead of the agent")

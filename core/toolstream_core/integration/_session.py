@@ -41,8 +41,10 @@ from .._models import (
     ToolSpec,
     Turn,
 )
+from .._requests import rewrites_requests
 from .._tracing import active as tracing_active
 from .._tracing import trace_parent
+from ..vendors._convert import events_for_response
 from ..vendors._limits import request_limit
 from ..vendors._tap import guarded
 
@@ -90,6 +92,9 @@ class GateSession:
     a failure is logged like an observer's, and the call then runs the ordinary way.
     One per model call; not thread-safe (events arrive one at a time).
     """
+
+    #: The fault policy's default in every shim entry point.
+    DEFAULT_ON_STREAM_ERROR: OnStreamError = DEFAULT_ON_STREAM_ERROR
 
     def __init__(self, *, tools: Tools, config: AssembleConfig, provider: str | None = None,
                  limit: int | None = None,
@@ -337,6 +342,37 @@ class GateSession:
         if error is None:
             return False
         return self.on_stream_error == "raise" or not self.had_calls
+
+    # -- the rules a shim applies around a session, the same in every shim ----------------------
+
+    @staticmethod
+    def call_observer(callback: Callable[..., object] | None, *args: Any, log: logging.Logger,
+                      what: str) -> None:
+        """``call_observer``: a user's observer called, its failure logged, never raised."""
+        call_observer(callback, *args, log=log, what=what)
+
+    @staticmethod
+    def rewrites_requests(provider: str) -> bool:
+        """Whether the tap also changes what a ``provider`` request says (Anthropic's
+        ``is_error``), so a shim sends even a whole request through its tapped copy."""
+        return rewrites_requests(provider)
+
+    @staticmethod
+    def events_for_response(provider: str | None, raw: Any) -> list[Any] | None:
+        """A whole (non-streamed) response as the events it stands for (``None``: not one the
+        SDK knowledge recognises), for a shim that observes an untapped whole answer."""
+        return events_for_response(provider, raw)
+
+    @staticmethod
+    def refuse_options(holder: str, **options: Any) -> None:
+        """The one rule for an agent whose model is already gated: that gate is used, so gate
+        options given to the agent as well (``tools=``, ``config=``, ``on_stream_error=``,
+        ``history=``, ``on_turn=``, ``on_event=``; ``None`` means not given) would be silently
+        ignored: a ``ValueError`` naming them and where they belong (``holder``)."""
+        given = sorted(name for name, value in options.items() if value is not None)
+        if given:
+            raise ValueError(f"the agent's model is already gated by toolstream: give "
+                             f"{', '.join(f'{name}=' for name in given)} to {holder} instead of the agent")
 
 
 

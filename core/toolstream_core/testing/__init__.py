@@ -101,16 +101,10 @@ if TYPE_CHECKING:
         scenario_tools,
         stream_sdk,
     )
+    from ._drops import is_dropped_connection, replaying_drops
     from ._pairing import PairingProblem, history_pairing, sent_calls
     from ._profiles import PROFILES, Profile
-    from ._recording import (
-        default_cassette_dir,
-        is_dropped_connection,
-        recording_vcr,
-        replay_vcr,
-        replaying_drops,
-        use_cassette,
-    )
+    from ._recording import default_cassette_dir, recording_vcr, replay_vcr, use_cassette
     from ._scenarios import API_NAMES, SCENARIOS, TOOLS, Expectation, Scenario
     from ._server import DROPPED_HEADER, STALL_SCENARIO, Received, Stall, VendorEmulator
     from ._sources import (
@@ -175,8 +169,8 @@ _HOME = {
                      "stream_sdk"), "_clients"),
     **dict.fromkeys(("PairingProblem", "history_pairing", "sent_calls"), "_pairing"),
     **dict.fromkeys(("PROFILES", "Profile"), "_profiles"),
-    **dict.fromkeys(("default_cassette_dir", "is_dropped_connection", "recording_vcr", "replay_vcr",
-                     "replaying_drops", "use_cassette"), "_recording"),
+    **dict.fromkeys(("is_dropped_connection", "replaying_drops"), "_drops"),
+    **dict.fromkeys(("default_cassette_dir", "recording_vcr", "replay_vcr", "use_cassette"), "_recording"),
     **dict.fromkeys(("API_NAMES", "SCENARIOS", "TOOLS", "Expectation", "Scenario"), "_scenarios"),
     **dict.fromkeys(("DROPPED_HEADER", "STALL_SCENARIO", "Received", "Stall", "VendorEmulator"),
                     "_server"),

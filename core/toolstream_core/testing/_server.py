@@ -17,26 +17,28 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from types import ModuleType, TracebackType
+from types import TracebackType
 from typing import Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
-from . import (
-    _wire_anthropic,
-    _wire_bedrock,
-    _wire_bedrock_invoke,
-    _wire_cohere,
-    _wire_cohere_v1,
-    _wire_gemini,
-    _wire_ollama,
-    _wire_openai_chat,
-    _wire_openai_responses,
-)
 from ._conversation import final_text, model_metadata, trailing_results
 from ._http import BACKLOG, AsyncHTTPServer, Pause, Request, Response
-from ._profiles import PROFILES, profiled_complete, render_profiled
-from ._scenarios import API_NAMES, SCENARIOS, build_script, scenario_rng
-from ._wire_common import Rendered, Reply, dumps
+from ._profile_render import profiled_complete, render_profiled
+from ._profiles import PROFILES
+from ._routes import (
+    OLLAMA_INFO,
+    REASONS,
+    WIRES,
+    Route,
+    bad_request,
+    check_applies,
+    json_response,
+    ollama_info,
+    reply_response,
+    route_for,
+)
+from ._scenarios import API_NAMES, build_script, scenario_rng
+from ._wire_common import Rendered, Reply
 
 __all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "STALL_SCENARIO", "Hold", "Received",
            "Stall", "VendorEmulator"]
@@ -46,23 +48,6 @@ logger = logging.getLogger(__name__)
 #: Response header set when ``soft_drop`` turned a dropped connection into a
 #: clean end of body (vcrpy cannot record a broken body; replay uses the marker).
 DROPPED_HEADER = "x-toolstream-transport"
-
-_WIRES: dict[str, ModuleType] = {
-    "openai-chat": _wire_openai_chat,
-    "openai-responses": _wire_openai_responses,
-    "anthropic": _wire_anthropic,
-    "gemini": _wire_gemini,
-    "bedrock-converse": _wire_bedrock,
-    "ollama": _wire_ollama,
-    "cohere": _wire_cohere,
-}
-
-#: Ollama's read-only endpoints a framework class may call before it chats.
-_OLLAMA_INFO = frozenset({"/api/show", "/api/tags", "/api/version"})
-#: Bedrock's Converse endpoints: ``/model/{modelId}/converse-stream`` and ``.../converse``.
-_BEDROCK_ACTIONS = {"converse-stream": True, "converse": False}
-#: Bedrock's InvokeModel endpoints (Anthropic models): the ``anthropic`` scenarios, its framing.
-_BEDROCK_INVOKE = {"invoke-with-response-stream": True, "invoke": False}
 
 _MODEL_PREFIX = "scenario:"
 #: Request header naming the scenario (``name`` or ``name@tag``), for clients whose
@@ -121,53 +106,6 @@ class _Body(NamedTuple):
     status: int
     headers: tuple[tuple[str, str], ...]
     drop: bool
-
-
-class _Route(NamedTuple):
-    api: str
-    stream: bool
-    model: str
-    wire: ModuleType | None = None  # another wire of ``api`` (Cohere v1, Bedrock InvokeModel)
-
-
-def _route(method: str, raw_path: str, body: dict[str, Any]) -> _Route | None:
-    """Which API and mode a request addresses (``None``: not an endpoint we speak)."""
-    if method != "POST":
-        return None
-    parts = urlsplit(raw_path)
-    path = unquote(parts.path).rstrip("/")
-    model = str(body.get("model") or "")
-    if path == "/v1/chat/completions" or _azure_chat(path):
-        return _Route("openai-chat", bool(body.get("stream")), model)
-    if path == "/v1/responses":
-        return _Route("openai-responses", bool(body.get("stream")), model)
-    if path == "/v1/messages":
-        return _Route("anthropic", bool(body.get("stream")), model)
-    if path == "/api/chat":
-        return _Route("ollama", body.get("stream", True) is not False, model)
-    if path == "/v2/chat":
-        return _Route("cohere", bool(body.get("stream")), model)
-    if path == "/v1/chat":  # Cohere v1: plays the cohere scenarios in the v1 shape
-        return _Route("cohere", bool(body.get("stream")), model, _wire_cohere_v1)
-    if path.startswith("/model/"):
-        target, _, action = path[len("/model/"):].rpartition("/")
-        if action in _BEDROCK_ACTIONS:
-            return _Route("bedrock-converse", _BEDROCK_ACTIONS[action], target)
-        if action in _BEDROCK_INVOKE:
-            return _Route("anthropic", _BEDROCK_INVOKE[action], target, _wire_bedrock_invoke)
-    return _gemini_route(path)
-
-
-def _gemini_route(path: str) -> _Route | None:
-    for prefix in ("/v1beta/models/", "/v1/models/", "/v1beta/", "/v1/"):
-        if path.startswith(prefix) and ":" in path:
-            target, _, method_name = path[len(prefix):].rpartition(":")
-            target = target.removeprefix("models/")
-            if method_name == "streamGenerateContent":
-                return _Route("gemini", True, target)
-            if method_name == "generateContent":
-                return _Route("gemini", False, target)
-    return None
 
 
 class VendorEmulator:
@@ -250,7 +188,7 @@ class VendorEmulator:
     def queue(self, api: str, *scenarios: str) -> None:
         """Play ``scenarios`` (in order) for the next requests to ``api``."""
         for name in scenarios:
-            _check_applies(api, name)
+            check_applies(api, name)
         with self._lock:
             self._queues[api].extend(scenarios)
 
@@ -299,7 +237,7 @@ class VendorEmulator:
         400). The body goes out chunked; ``drop`` resets the connection after it instead of
         ending it cleanly. ``headers`` default to an SSE content type.
         """
-        if api not in _WIRES:
+        if api not in WIRES:
             raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
         sent = dict(headers) if headers is not None else {"Content-Type": "text/event-stream; charset=utf-8"}
         with self._lock:
@@ -315,7 +253,7 @@ class VendorEmulator:
         is set when the client closes its end. Queued stalls are played before queued bodies
         and scenarios, to requests the vendor would accept.
         """
-        if api not in _WIRES:
+        if api not in WIRES:
             raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
         stall = Stall(api)
         with self._lock:
@@ -355,7 +293,7 @@ class VendorEmulator:
             return None
         framed = b"%x\r\n%s\r\n" % (len(item.body), item.body) if item.body else b""
         headers = [*item.headers, ("Transfer-Encoding", "chunked")]
-        reason = _REASONS.get(item.status, "Error")
+        reason = REASONS.get(item.status, "Error")
         if item.drop:
             return Response(item.status, reason, headers, framed, chunked=True, abort=True)
         return Response(item.status, reason, headers, framed + b"0\r\n\r\n", chunked=True)
@@ -385,37 +323,37 @@ class VendorEmulator:
         """A GET: the model list / model lookup routes, else the vendors' 404."""
         doc = model_metadata(request.target, request.headers)
         if doc is None:
-            return _json(404, {"error": {"message": f"no endpoint {request.target}",
+            return json_response(404, {"error": {"message": f"no endpoint {request.target}",
                                          "type": "invalid_request_error"}})
-        return _json(200, doc)
+        return json_response(200, doc)
 
     # -- the application ------------------------------------------------------------
     def _answer(self, request: Request) -> Response:
         """One HTTP request to one response (runs on the server's loop: quick, no I/O)."""
         path = urlsplit(request.target).path.rstrip("/")
-        if path in _OLLAMA_INFO:
-            return self._ollama_info(request, path)
+        if path in OLLAMA_INFO:
+            return ollama_info(request, path)
         if request.method == "GET":
             return self._metadata(request)
         if request.method != "POST":
-            return _json(404, {"error": {"message": "not found",
+            return json_response(404, {"error": {"message": "not found",
                                          "type": "invalid_request_error"}})
         try:
             body = json.loads(request.body or b"{}")
         except ValueError:
-            return _json(400, {"error": {"message": "request body is not JSON",
+            return json_response(400, {"error": {"message": "request body is not JSON",
                                          "type": "invalid_request_error"}})
         if not isinstance(body, dict):
             body = {}
-        route = _route("POST", request.target, body)
+        route = route_for("POST", request.target, body)
         if route is None:
-            return _json(404, {"error": {"message": f"no endpoint {request.target}",
+            return json_response(404, {"error": {"message": f"no endpoint {request.target}",
                                          "type": "invalid_request_error"}})
         self._record(Received(route.api, request.target, body), dict(request.headers))
-        wire = route.wire or _WIRES[route.api]
+        wire = route.wire or WIRES[route.api]
         rejected: Reply | None = wire.check_history(body)
         if rejected is not None:
-            return _reply(rejected)
+            return reply_response(rejected)
         stalled = self._next_stall(route, body)
         if stalled is not None:
             return stalled
@@ -427,9 +365,9 @@ class VendorEmulator:
         name, tag = self._next_scenario(route.api, _MODEL_PREFIX + picked if picked
                                         else route.model, bool(results))
         try:
-            _check_applies(route.api, name)
+            check_applies(route.api, name)
         except ValueError as exc:
-            return _reply(_bad_request(route.api, str(exc)))
+            return reply_response(bad_request(route.api, str(exc)))
         seed = f"{self.seed}{_TAG_SEP}{tag}" if tag else self.seed
         script = build_script(name, scenario_rng(seed, route.api, name))
         if name == "text":  # the text answer says what the request's tool results were
@@ -447,9 +385,9 @@ class VendorEmulator:
             reply = profiled_complete(profile, reply)
         if reply.body is None:  # a dropped connection: no response at all
             return Response(0, "", [], b"", abort=True)
-        return _reply(reply)
+        return reply_response(reply)
 
-    def _next_stall(self, route: _Route, body: dict[str, Any]) -> Response | None:
+    def _next_stall(self, route: Route, body: dict[str, Any]) -> Response | None:
         """The stalled answer queued for ``route.api`` (None: none queued): a stream's
         ``STALL_SCENARIO`` frames (in the ``profile``'s way on OpenAI chat), or for a
         whole-answer request only the head, then held."""
@@ -465,7 +403,7 @@ class VendorEmulator:
         if route.stream:
             script = build_script(STALL_SCENARIO, scenario_rng(self.seed, route.api, STALL_SCENARIO))
             rng = scenario_rng(self.seed, route.api, STALL_SCENARIO + "/wire")
-            wire = route.wire or _WIRES[route.api]
+            wire = route.wire or WIRES[route.api]
             model = route.model or "emulated-model"
             profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None
             rendered: Rendered = (render_profiled(profile, script, rng, model, body)
@@ -476,16 +414,6 @@ class VendorEmulator:
                    ("Transfer-Encoding", "chunked")]
         framed = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)
         return Response(200, "OK", headers, framed, chunked=True, held=stall.closed.set)
-
-    def _ollama_info(self, request: Request, path: str) -> Response:
-        """``/api/show``, ``/api/tags``, ``/api/version``: details of the one emulated model."""
-        try:
-            body = json.loads(request.body or b"{}")
-        except ValueError:
-            body = {}
-        model = str(body.get("model") or "emulated-model") if isinstance(body, dict) \
-            else "emulated-model"
-        return _reply(_wire_ollama.model_info(path, model))
 
     def _next_hold(self, api: str, scenario: str) -> Pause | None:
         """The pause of the hold queued for this stream, if its scenario is the one played."""
@@ -511,54 +439,3 @@ class VendorEmulator:
         if rendered.drop and not soft:
             return Response(200, "OK", headers, body, chunked=True, abort=True)
         return Response(200, "OK", headers, body + b"0\r\n\r\n", chunked=True, pause=pause)
-
-
-def _check_applies(api: str, name: str) -> None:
-    if api not in _WIRES:
-        raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
-    if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
-    if api not in SCENARIOS[name].apis:
-        raise ValueError(f"scenario {name!r} does not exist on {api}; it is for "
-                         f"{sorted(SCENARIOS[name].apis)}")
-
-
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error",
-            529: "Site Overloaded"}
-
-
-def _json(status: int, body: dict[str, Any] | None,
-          headers: dict[str, str] | None = None) -> Response:
-    return Response(status, _REASONS.get(status, "Error"),
-                    [("Content-Type", "application/json"), *(headers or {}).items()],
-                    dumps(body).encode())
-
-
-def _reply(reply: Reply) -> Response:
-    return _json(reply.status, reply.body, reply.headers)
-
-
-def _bad_request(api: str, message: str) -> Reply:
-    """A 400 for a request the emulator cannot play, in ``api``'s own error shape."""
-    if api == "anthropic":
-        return Reply(400, {"type": "error",
-                           "error": {"type": "invalid_request_error", "message": message}})
-    if api == "gemini":
-        return Reply(400, {"error": {"code": 400, "message": message,
-                                     "status": "INVALID_ARGUMENT"}})
-    if api == "bedrock-converse":
-        return Reply(400, {"message": message}, {"x-amzn-ErrorType": "ValidationException"})
-    if api == "ollama":
-        return Reply(400, {"error": message})
-    if api == "cohere":
-        return Reply(400, {"id": "toolstream-emulator", "message": message})
-    return Reply(400, {"error": {"message": message, "type": "invalid_request_error",
-                                 "param": "model", "code": None}})
-
-
-def _azure_chat(path: str) -> bool:
-    """Azure OpenAI's chat path, ``/openai/deployments/{deployment}/chat/completions`` (the
-    SDK's ``AzureOpenAI`` client adds the deployment; the ``api-version`` query is ignored)."""
-    head, _, deployment = path.removesuffix("/chat/completions").rpartition("/deployments/")
-    return path.endswith("/chat/completions") and bool(deployment) and "/" not in deployment \
-        and head in ("", "/openai")
