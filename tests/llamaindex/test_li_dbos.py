@@ -5,7 +5,8 @@ Per wire the LlamaIndex shim reads through the emulator, one worker process
 ``DBOSRuntime().registering()``, the LLM the wire's real LlamaIndex class) starts two runs:
 one whose tool is running, one whose model stream has stalled after a call's first chunks.
 The test kills it (SIGKILL) once both have reached their point, and starts a second process,
-whose DBOS launch recovers both: one kill per wire, two processes per wire.
+whose DBOS launch recovers both: one kill per wire, two processes per wire. One wire runs
+again on a PostgreSQL system database (``dbos_postgres``).
 
 Executions are counted across both processes (each tool logs its start to a file), and the
 request each recovered run sent next is read from the emulator that served it, as the real
@@ -19,9 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -110,6 +115,45 @@ def _opens_with_user(api: str, body: dict[str, Any]) -> bool:
     return bool(turns) and turns[0].get("role") == "user"
 
 
+#: dbos 2.x's first migration runs ``CREATE EXTENSION IF NOT EXISTS "uuid-ossp"`` (it uses
+#: only the built-in ``gen_random_uuid()``), so its PostgreSQL needs the contrib extensions:
+#: pgserver's build has none; Debian's ``postgresql`` with ``postgresql-contrib`` has them.
+DEBIAN_POSTGRES = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+
+
+@pytest.fixture(scope="module")
+def dbos_postgres() -> Iterator[str]:
+    """A PostgreSQL server with ``uuid-ossp`` for DBOS, started here (as the ``postgres``
+    user when run as root, which PostgreSQL refuses; in a directory of its own, since
+    pytest's are closed to other users); its URL."""
+    assert DEBIAN_POSTGRES, ("DBOS on PostgreSQL needs Debian's postgresql and "
+                             "postgresql-contrib (.ci/run installs them)")
+    bin_dir = DEBIAN_POSTGRES[-1].parent
+    home = Path(tempfile.mkdtemp(prefix="toolstream-dbos-pg-"))
+    as_root = os.geteuid() == 0
+    if as_root:
+        shutil.chown(home, "postgres")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def run(*args: str) -> None:
+        command = [str(bin_dir / args[0]), *args[1:]]
+        if as_root:
+            command = ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(command)]
+        subprocess.run(command, check=True, capture_output=True, timeout=BOUND_S)
+
+    data = home / "data"
+    run("initdb", "-D", str(data), "-A", "trust", "-U", "postgres")
+    run("pg_ctl", "-D", str(data), "-w", "-l", str(home / "log"), "-o",
+        f"-p {port} -k {home} -c listen_addresses=127.0.0.1", "start")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run("pg_ctl", "-D", str(data), "-w", "-m", "immediate", "stop")
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 def served(request: pytest.FixtureRequest) -> Iterator[dict[str, VendorEmulator]]:
     """An emulator per run: each run's requests are its emulator's alone."""
@@ -125,10 +169,16 @@ def served(request: pytest.FixtureRequest) -> Iterator[dict[str, VendorEmulator]
             emulator.stop()
 
 
-@pytest.mark.parametrize("wire", list(WIRES))
+ROWS = [*((wire, "sqlite") for wire in WIRES), ("anthropic", "postgresql")]
+
+
+@pytest.mark.parametrize(("wire", "database"), ROWS, ids=[f"{w}-{d}" for w, d in ROWS])
 def test_a_killed_worker_recovers_legally_on_every_wire(
-        wire: str, served: dict[str, VendorEmulator], tmp_path: Path) -> None:
+        wire: str, database: str, served: dict[str, VendorEmulator], tmp_path: Path,
+        request: pytest.FixtureRequest) -> None:
     api = WIRES[wire]
+    if database == "postgresql":
+        (tmp_path / "dbos_url").write_text(request.getfixturevalue("dbos_postgres"))
     served["tool"].queue(api, "single_call", "text")
     served["stream"].queue_stall(api)  # the call's first chunks, then nothing
     served["stream"].queue(api, "text")
