@@ -126,11 +126,35 @@ def one_result_per_turn(messages: list[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
+def cohere_calls_as_objects(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``Cohere`` (v1) reads a turn's calls as ``cohere.ToolCall`` objects (their
+    ``__dict__``); a history that went through JSON (a saved ``Context``, a run a durable
+    runtime recovered) holds them as plain dicts, on which the class raises
+    ``AttributeError``. Each dict goes back to the object it was."""
+    from cohere import ToolCall as CohereToolCall
+
+    out: list[ChatMessage] = []
+    for message in messages:
+        calls = message.additional_kwargs.get("tool_calls")
+        if not isinstance(calls, list) or not any(isinstance(c, dict) for c in calls):
+            out.append(message)
+            continue
+        objects = [CohereToolCall.model_validate(c) if isinstance(c, dict) else c for c in calls]
+        out.append(message.model_copy(update={"additional_kwargs": {
+            **message.additional_kwargs, "tool_calls": objects}}))
+    return out
+
+
+def cohere_v1(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``Cohere`` (v1): calls as the SDK's objects, then one result message per turn."""
+    return one_result_per_turn(cohere_calls_as_objects(messages))
+
+
 #: (module, class name, the rule): what each class's converter needs, most specific first.
 _RULES: tuple[tuple[str, str, Rule], ...] = (
     ("llama_index.llms.litellm", "LiteLLM", calls_in_openai_kwargs),
     ("llama_index.llms.bedrock_converse", "BedrockConverse", status_error),
-    ("llama_index.llms.cohere", "Cohere", one_result_per_turn),
+    ("llama_index.llms.cohere", "Cohere", cohere_v1),
 )
 
 

@@ -24,10 +24,17 @@ thread (``RunScope``):
 Either way the conversation comes back whole: the agent keeps a copy of it in the context
 store (``CONVERSATION_KEY``, plain chat messages, which ``Context.to_dict`` keeps and a
 durable runtime writes through), and a step that finds the memory missing, or shorter than the
-copy, puts the copy back first. On DBOS the stored memory is written once, empty, and each
-step gets a copy of it that the stock agent changes in place and never saves: without the
-copy a step after the first model call (and every step after a recovery) sends the model a
-conversation without the user's message.
+copy, puts the copy back first. The copy is an append log: each write holds only the messages
+added since the last one (a chunk under ``CONVERSATION_KEY``, its length in
+``CONVERSATION_LENGTHS_KEY``), so a long run hands the store O(added) per step, not the whole
+conversation; a conversation that no longer continues the copy (a memory that dropped old
+messages, another history given) is written again as one chunk.
+
+On DBOS the stored memory is written once, empty, and each step gets a copy of it that the
+stock agent changes in place and never saves: without the copy a step after the first model
+call (and every step after a recovery) sends the model a conversation without the user's
+message. (A durable runtime re-encodes the whole state row on every store write, whatever
+was written: there a write costs the state's size; the log keeps the writes few and small.)
 """
 
 from __future__ import annotations
@@ -42,13 +49,18 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.workflow import Context
 
-__all__ = ["CONVERSATION_KEY", "SCOPE", "RunScope", "keep_conversation", "memory_of",
-           "model_input", "scope_for"]
+__all__ = ["CONVERSATION_KEY", "CONVERSATION_LENGTHS_KEY", "SCOPE", "RunScope",
+           "keep_conversation", "memory_of", "model_input", "saved_conversation", "scope_for"]
 
 _log = logging.getLogger(__name__)
 
-#: The conversation as the agent last saw it, in ``ctx.store`` (a list of ``ChatMessage``).
+#: The conversation as the agent last saw it, in ``ctx.store``: ``{"c0": [ChatMessage, ...],
+#: "c1": [...], ...}``, the chunks of an append log in the order they were written.
 CONVERSATION_KEY = "toolstream_conversation"
+
+#: The length of each chunk of the copy, in order (their sum: the copy's length), kept apart so
+#: a step learns where the copy ends without reading it.
+CONVERSATION_LENGTHS_KEY = "toolstream_conversation_lengths"
 
 
 @dataclass
@@ -94,13 +106,43 @@ def scope_for(ctx: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> RunScope
 
 async def keep_conversation(ctx: Context, messages: Sequence[ChatMessage], *,
                             more: bool = False) -> None:
-    """Save ``messages`` as the conversation's copy in the context store (``more``: add them
-    to the copy). Taken from what the steps really pass on (the model's input, the turn
-    flushed to memory), never read back from the stored memory, which a durable runtime hands
-    out as a copy that the stock agent then changes in place and never saves."""
-    saved: list[ChatMessage] = await ctx.store.get(CONVERSATION_KEY, default=None) or [] \
-        if more else []
-    await ctx.store.set(CONVERSATION_KEY, [*saved, *messages])
+    """Keep ``messages`` as the conversation's copy in the context store (``more``: they follow
+    the copy). Taken from what the steps really pass on (the model's input, the turn flushed to
+    memory), never read back from the stored memory, which a durable runtime hands out as a
+    copy that the stock agent then changes in place and never saves.
+
+    Only what the copy lacks is written, as one new chunk: the messages past its end when
+    ``messages`` continues it (its message at the copy's last position is the copy's last),
+    nothing when they add none; a conversation that does not continue the copy replaces it."""
+    lengths: list[int] = list(await ctx.store.get(CONVERSATION_LENGTHS_KEY, default=None) or [])
+    added = list(messages)
+    if not more and lengths:
+        kept = sum(lengths)
+        last = await ctx.store.get(f"{CONVERSATION_KEY}.c{len(lengths) - 1}", default=None)
+        if last and len(added) >= kept and _same(added[kept - 1], last[-1]):
+            added = added[kept:]
+        else:
+            lengths = []  # diverged: written again, whole
+    if not added:
+        return
+    if not lengths:
+        await ctx.store.set(CONVERSATION_KEY, {"c0": added})
+    else:
+        await ctx.store.set(f"{CONVERSATION_KEY}.c{len(lengths)}", added)
+    await ctx.store.set(CONVERSATION_LENGTHS_KEY, [*lengths, len(added)])
+
+
+async def saved_conversation(ctx: Context) -> list[ChatMessage]:
+    """The conversation's copy, its chunks joined (empty: none kept)."""
+    lengths: list[int] = await ctx.store.get(CONVERSATION_LENGTHS_KEY, default=None) or []
+    chunks: dict[str, list[ChatMessage]] = await ctx.store.get(CONVERSATION_KEY, default=None) or {}
+    return [m for i in range(len(lengths)) for m in chunks.get(f"c{i}", [])]
+
+
+def _same(one: ChatMessage, other: ChatMessage) -> bool:
+    """The same message, whether live or read back from JSON (a durable runtime's store keeps
+    an SDK object of ``additional_kwargs`` as a plain dict)."""
+    return one is other or one.model_dump(mode="json") == other.model_dump(mode="json")
 
 
 async def memory_of(ctx: Context, llm: Any, given: BaseMemory | None = None) -> BaseMemory | None:
@@ -115,11 +157,12 @@ async def memory_of(ctx: Context, llm: Any, given: BaseMemory | None = None) -> 
     if held is None and given is not None:
         await ctx.store.set("memory", given)  # the caller's memory is theirs: used as it is
         return given
-    saved: list[ChatMessage] = await ctx.store.get(CONVERSATION_KEY, default=None) or []
-    if held is not None and len(await held.aget_all()) >= len(saved):
+    kept = sum(await ctx.store.get(CONVERSATION_LENGTHS_KEY, default=None) or [])
+    if held is not None and len(await held.aget_all()) >= kept:
         return held
-    if not saved:
+    if not kept:
         return None
+    saved = await saved_conversation(ctx)
     _log.info("toolstream: the context lost its memory; putting back %d messages", len(saved))
     if held is not None:
         await held.aset(list(saved))  # in place: a durable store may not take it back whole
@@ -136,7 +179,7 @@ async def model_input(ctx: Context, llm_input: list[ChatMessage]) -> list[ChatMe
     starts with are kept, then the copy."""
     if any(m.role == MessageRole.USER for m in llm_input):
         return llm_input
-    saved: list[ChatMessage] = await ctx.store.get(CONVERSATION_KEY, default=None) or []
+    saved = await saved_conversation(ctx)
     if not any(m.role == MessageRole.USER for m in saved):
         return llm_input
     head = [m for m in llm_input[:1] if m.role == MessageRole.SYSTEM]

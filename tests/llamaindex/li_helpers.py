@@ -201,3 +201,21 @@ async def run_agent(agent: Any, recorder: Recorder, emu: Any = None, *, user_msg
     messages = await memory.aget_all() if memory is not None else []
     requests = (len(emu.requests) - before) if emu is not None else 0
     return Outcome(list(recorder.runs), requests, error, messages, events, result)
+
+
+async def saved_while_waiting(handler: Any) -> tuple[dict[str, Any], Any]:
+    """Run ``handler`` until a tool waits for a person (``InputRequiredEvent``), save its
+    context as JSON there, then cancel the run: (the saved context, the memory, which the
+    context does not serialise and a deployment keeps in its own store)."""
+    from llama_index.core.workflow import InputRequiredEvent
+    from workflows.context.serializers import JsonSerializer
+
+    saved: dict[str, Any] | None = None
+    async for event in handler.stream_events():
+        if isinstance(event, InputRequiredEvent):
+            saved = handler.ctx.to_dict(serializer=JsonSerializer())
+            break
+    memory = await handler.ctx.store.get("memory")
+    await handler.cancel_run()
+    assert saved is not None, "no tool waited for a person"
+    return saved, memory

@@ -95,3 +95,24 @@ async def test_whole_cut_answer_runs_nothing(emu: VendorEmulator) -> None:
     outcome = await _run("truncated_length", False, emu)
     assert outcome.error is None, outcome.error
     assert outcome.runs == [] and outcome.tool_messages == []
+
+
+async def test_a_turn_that_went_through_json_is_sent_as_the_class_needs(
+        emu: VendorEmulator) -> None:
+    """A saved context or a run a durable runtime recovered holds the turn's
+    ``cohere.ToolCall`` objects as plain dicts, on which the class itself raises; the gate
+    hands them back as objects, and the results pair with their calls."""
+    from llama_index.core.base.llms.types import ChatMessage
+
+    outcome = await _run("parallel_calls", True, emu)
+    assert outcome.error is None and outcome.runs == PARALLEL
+    turn = outcome.memory[:-1]  # the user's message, the calls, their results
+    restored = [ChatMessage.model_validate_json(m.model_dump_json()) for m in turn]
+    [calls] = [m.additional_kwargs["tool_calls"] for m in restored if m.role == "assistant"]
+    assert all(isinstance(c, dict) for c in calls)  # what JSON leaves of them
+    emu.queue("cohere", "text")
+    *_, last = [r async for r in await ToolstreamLLM(_cohere(emu.base_url)).astream_chat(restored)]
+    assert last.message.content
+    sent = _v1_requests(emu)[-1]
+    assert [r["call"]["name"] for r in sent.body["tool_results"]] == ["get_weather"] * 2
+    _assert_sent_paired(emu)

@@ -216,3 +216,61 @@ async def test_cancelling_the_consuming_task(reader: str, emu: VendorEmulator) -
     texts = gate_texts("openai-chat", request.body)
     assert len(texts) == (1 if reader == "await" else 0)
     assert unpaired(memory) == []
+
+
+# -- the conversation's copy: an append log ----------------------------------------------------
+
+RUNS = 5  # runs on one context, each a tool turn and an answer: the conversation grows
+
+
+async def test_a_long_conversation_writes_each_message_of_the_copy_once(
+        emu: VendorEmulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every model step is given the whole memory; the store is handed only the messages added
+    since the last write (O(added) per step, not the conversation): a chunk for the run's user
+    message, one for its turn. The copy is the whole conversation at the end, and a context
+    restored from it goes on legally."""
+    from workflows.context.state_store import InMemoryStateStore
+
+    from llamaindex_toolstream._resume import CONVERSATION_KEY, saved_conversation
+
+    written: list[tuple[int, int]] = []  # (messages, bytes) of each write of the copy
+    real_set = InMemoryStateStore.set
+
+    async def counting_set(self: Any, path: str, value: Any) -> None:
+        if path.split(".")[0] == CONVERSATION_KEY:
+            chunks = value.values() if isinstance(value, dict) else [value]
+            messages = [m for chunk in chunks for m in chunk]
+            written.append((len(messages), sum(len(m.model_dump_json()) for m in messages)))
+        await real_set(self, path, value)
+
+    monkeypatch.setattr(InMemoryStateStore, "set", counting_set)
+    recorder = Recorder()
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm("openai-chat", emu.base_url))
+    ctx: Context | None = None
+    for n in range(RUNS):
+        emu.queue("openai-chat", "single_call", "text")
+        handler = agent.run(user_msg=f"go {n}", ctx=ctx)
+        await handler
+        ctx = handler.ctx
+    assert ctx is not None
+    memory = await (await ctx.store.get("memory")).aget_all()
+    saved = await saved_conversation(ctx)
+
+    assert len(recorder.runs) == RUNS and len(emu.requests) == 2 * RUNS
+    assert [m.model_dump(mode="json") for m in saved] == [m.model_dump(mode="json") for m in memory]
+    assert sum(n for n, _ in written) == len(saved)  # no message written twice
+    assert len(written) == 2 * RUNS  # the user's message, the run's turn
+    turns = [size for n, size in written if n > 1]
+    assert len(turns) == RUNS and max(turns) < 2 * min(turns)  # flat as the conversation grows
+
+    # the copy is what a restored context puts back
+    restored = Context.from_dict(agent, ctx.to_dict(serializer=JsonSerializer()),
+                                 serializer=JsonSerializer())
+    emu.queue("openai-chat", "text")
+    result, after = await continue_run(agent, restored, "again")
+    assert not isinstance(result, BaseException), result
+    body = emu.requests[-1].body
+    assert_legal("openai-chat", body)
+    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    assert users == [*(f"go {n}" for n in range(RUNS)), "again"]
+    assert unpaired(after) == []

@@ -364,6 +364,19 @@ class ChangingAgent(ToolstreamFunctionAgent):
         return output
 
 
+def _assert_both_answered_changed(api: str, lc: Outcome, li: Outcome) -> None:
+    """Nothing ran; the one follow-up of each agent answers the call ``[arguments_changed]``
+    in the same words, legally, and was accepted."""
+    assert lc.runs == li.runs == []
+    assert len(lc.requests) == len(li.requests) == 2
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1
+    assert li_texts[0].endswith("[arguments_changed]")
+    for outcome in (lc, li):
+        assert_legal(api, outcome.requests[1])
+        assert outcome.statuses == [200, 200]
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_both_agents_refuse_a_committed_call_whose_arguments_changed(
         api: str, emu: VendorEmulator) -> None:
@@ -372,13 +385,7 @@ async def test_both_agents_refuse_a_committed_call_whose_arguments_changed(
     assert (lc.error, li.error) == (None, None)
     assert lc.runs == li.runs == []
     assert lc.reasons == li.reasons == [[], []]
-    assert len(lc.requests) == len(li.requests) == 2
-    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
-    assert lc_texts == li_texts and len(li_texts) == 1
-    assert li_texts[0].endswith("[arguments_changed]")
-    for outcome in (lc, li):
-        assert_legal(api, outcome.requests[1])
-        assert outcome.statuses == [200, 200]
+    _assert_both_answered_changed(api, lc, li)
 
 
 #: Pipelining (issue 26.2, DESIGN 4.10): get_weather may start when its call commits.
@@ -549,3 +556,81 @@ async def test_both_agents_continue_a_run_cancelled_during_a_tool(api: str, mode
     for outcome in (lc, li):
         assert_legal(api, outcome.requests[0])
         assert outcome.statuses == [200]
+
+
+# -- a committed call's arguments edited in state saved to PostgreSQL (issue 38.4) -------------
+# LangChain: the thread on LangGraph's PostgresSaver, stopped before its tools, the paused
+# message's arguments replaced through ``update_state`` (same id). LlamaIndex: the workflow
+# context saved as JSON in a PostgreSQL table while the tool waits for a person, the same
+# arguments replaced there, restored. A call a reviewer rejected has no LlamaIndex
+# counterpart (LlamaIndex's human in the loop is the tool's own wait: no decision the gate
+# records), so that row is LangChain's alone (tests/langchain/test_lc_bound.py).
+
+EDITED_APIS = ("openai-chat", "anthropic")
+
+
+def _langchain_edited(api: str, emu: VendorEmulator, pg_url: str) -> Outcome:
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from benchmarks.postgres import setup_langgraph_tables
+
+    runs: list[tuple[str, dict[str, Any]]] = []
+
+    @tool
+    def write_file(path: str, content: str = "") -> str:
+        """Write a text file."""
+        runs.append(("write_file", {"path": path, "content": content}))
+        return f"wrote {len(content)} characters to {path}"
+
+    emu.clear()
+    emu.queue(api, "single_call", "text")
+    setup_langgraph_tables(pg_url)
+    config: Any = {"configurable": {"thread_id": "edited"}}
+    with PostgresSaver.from_conn_string(pg_url) as saver:
+        agent = create_agent(make_model(api, emu), tools=[write_file], checkpointer=saver,
+                             middleware=[ToolstreamMiddleware()])
+        agent.invoke({"messages": [HumanMessage("go")]}, config, durability="sync",
+                     interrupt_before=["tools"])
+        message = agent.get_state(config).values["messages"][-1]
+        [call] = message.tool_calls
+        agent.update_state(config, {"messages": [
+            message.model_copy(update={"tool_calls": [{**call, "args": EVIL}]})]})
+        agent.invoke(None, config, durability="sync")
+    return Outcome(runs, [], [r.body for r in emu.requests], emu.statuses, None)
+
+
+async def _llamaindex_edited(api: str, emu: VendorEmulator, pg_url: str, notes: Any) -> Outcome:
+    import psycopg
+    from li_helpers import saved_while_waiting
+    from llama_index.core.workflow import Context, HumanResponseEvent
+    from test_li_bound import approved_write
+    from workflows.context.serializers import JsonSerializer
+
+    emu.clear()
+    emu.queue(api, "single_call", "text")
+    first = ToolstreamFunctionAgent(tools=[approved_write(notes)], llm=make_llm(api, emu.base_url))
+    saved, memory = await saved_while_waiting(first.run(user_msg="go"))
+    text = json.dumps(saved)
+    edited = text.replace("/tmp/notes.txt", EVIL["path"])
+    assert edited != text
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("CREATE TABLE contexts (thread text PRIMARY KEY, data jsonb)")
+        db.execute("INSERT INTO contexts VALUES ('edited', %s)", (text,))
+        db.execute("UPDATE contexts SET data = %s WHERE thread = 'edited'", (edited,))
+        [(stored,)] = db.execute("SELECT data FROM contexts WHERE thread = 'edited'").fetchall()
+    second = ToolstreamFunctionAgent(tools=[approved_write(notes)], llm=make_llm(api, emu.base_url))
+    resumed = second.run(ctx=Context.from_dict(second, stored, serializer=JsonSerializer()))
+    await resumed.ctx.store.set("memory", memory)  # the context does not serialise it
+    resumed.ctx.send_event(HumanResponseEvent(response="yes"))
+    await resumed
+    runs = [("write_file", {"path": p.name}) for p in notes.iterdir()]
+    return Outcome(runs, [], [r.body for r in emu.requests], emu.statuses, None)
+
+
+@pytest.mark.parametrize("api", EDITED_APIS)
+async def test_both_agents_refuse_arguments_edited_in_state_saved_to_postgres(
+        api: str, emu: VendorEmulator, pg_url: str, tmp_path: Any) -> None:
+    lc = await asyncio.to_thread(_langchain_edited, api, emu, pg_url)
+    li = await _llamaindex_edited(api, emu, pg_url, tmp_path)
+    _assert_both_answered_changed(api, lc, li)
