@@ -446,6 +446,36 @@ async def test_both_agents_reject_a_capped_flood_the_same_way(api: str, emu: Ven
     assert "[arguments_exceed_max_bytes]" in li_texts[0]
 
 
+#: The capped flood on every wire: ``large_args`` (one write_file call of about 200 KB, in
+#: about 800 fragments where the wire streams them) under a 2 KiB cap.
+LARGE_CAP = {"max_tool_argument_bytes": 2048}
+#: The most model chunks a framework may see of it: the fragments up to the cap (pieces of up
+#: to 500 characters), the table's lazy count past it (``_call.ROOM``: 32) and the stream's
+#: other events; a framework that got every fragment sees about 800.
+LARGE_SEEN_AT_MOST = 80
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_both_agents_reject_a_large_call_past_the_cap_on_every_wire(
+        api: str, emu: VendorEmulator) -> None:
+    """The capped flood's row on every wire (issue 37.3): the call is rejected for its cap in
+    both agents, nothing runs, the same text in the same legal next request, and neither
+    framework was handed the fragments after the failure (the core says which events touched
+    only the failed call, ``Assembler.spent``, and the tap withholds them)."""
+    lc = await _langchain(api, emu, "large_args", "text", config=LARGE_CAP)
+    li = await _llamaindex(api, emu, "large_args", "text", config=LARGE_CAP)
+    assert (lc.error, li.error) == (None, None)
+    assert lc.runs == li.runs == []
+    assert lc.reasons == li.reasons == [["arguments_exceed_max_bytes"], []]
+    for outcome in (lc, li):
+        assert 0 < outcome.chunks <= LARGE_SEEN_AT_MOST, outcome.chunks
+        assert len(outcome.requests) == 2 and outcome.statuses == [200, 200]
+        assert_legal(api, outcome.requests[1])
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1
+    assert "[arguments_exceed_max_bytes]" in li_texts[0]
+
+
 def test_the_legality_check_can_fail() -> None:
     """``assert_legal`` is only worth something if it refuses what a vendor refuses."""
     call = {"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "b"}]}
