@@ -247,7 +247,9 @@ class ToolstreamLLM(FunctionCallingLLM):
                 # the idle timeout, where no tap has it (``GateSession.guarded``)
                 with session.gate.guarded(gen, asynchronous=False) as responses:
                     for response in responses:
-                        yield session.absorb(response)
+                        handed = session.absorb(response)
+                        if handed is not None:
+                            yield handed
                         session.report()
             except BaseException as exc:  # the consumer stopped (``GeneratorExit``), or the stream broke
                 error = exc
@@ -261,7 +263,9 @@ class ToolstreamLLM(FunctionCallingLLM):
             try:
                 async with session.gate.guarded(gen, asynchronous=True) as responses:
                     async for response in responses:
-                        yield session.absorb(response)
+                        handed = session.absorb(response)
+                        if handed is not None:
+                            yield handed
                         session.report()
             except BaseException as exc:  # ``GeneratorExit``, ``CancelledError`` or a broken stream
                 error = exc

@@ -131,6 +131,8 @@ class ResponseStream:
         self._pending_lock = threading.Lock()
         self._text: list[str] = []
         self.last: ChatResponse | None = None
+        # The last response, when it was not handed on (``absorb``): the end hands it on.
+        self._held: ChatResponse | None = None
         #: The integration raised, but only to report the vendor's own finish reason (Gemini's
         #: "terminated early: MAX_TOKENS"); the core has that reason, and every call it cut
         #: off has an error result, so the stream can end normally.
@@ -179,20 +181,27 @@ class ResponseStream:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def absorb(self, response: ChatResponse) -> ChatResponse:
+    def absorb(self, response: ChatResponse) -> ChatResponse | None:
         """Take one streamed ``ChatResponse``: observe its vendor event(s), register it;
-        ``response`` itself, to hand on."""
+        ``response`` itself, to hand on, or ``None`` where its event touched only calls that
+        already failed (``GateSession.spent``, issue 37.3): a class read through ``raw`` has
+        built it, but the agent need not parse it again nor stream it (each response holds
+        the whole message so far, so the next one says all it said). The last one is handed
+        on at the end (`closing_response`) if no later one was."""
         if self.turn is not None:
             return response
+        spent = False
         if self.view is not None:
             self.view.take(response)
         elif not self.tapped and response.raw is not None:
             self.gate.observe(self._normalise(response.raw))
+            spent = self.gate.spent and not response.delta
         if response.delta:
             self._text.append(response.delta)
         _STREAMS.attach(response, self)
         self.last = response
-        return response
+        self._held = response if spent else None
+        return None if spent else response
 
     def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
         """A non-streamed response: its events, a complete transport, and the verdict."""
@@ -275,7 +284,11 @@ class ResponseStream:
         return self.gate.raises(error)
 
     def closing_response(self) -> ChatResponse | None:
-        """A last ``ChatResponse`` when the stream yielded none before ending."""
+        """A last ``ChatResponse`` when the stream yielded none before ending, or held back
+        its last one (`absorb`): that one, with the verdict on it."""
+        held, self._held = self._held, None
+        if held is not None and held is self.last:
+            return held
         if self.last is not None or self.turn is None or not self.turn.calls:
             return None
         self._original = ChatMessage(role="assistant")

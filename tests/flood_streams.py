@@ -3,7 +3,7 @@
 One ``write_file`` call whose arguments run far past the gate's cap, in small fragments, then a
 proper end (finish reason, stop events). The tests set the cap (``CONFIG``) and count what the
 framework saw after the call failed: the gate withholds the rest of a failed call's fragments
-(``GateSession.forwards``), so that count stays near ``cap / FRAGMENT`` whatever ``FRAGMENTS``
+(``GateSession.spent``), so that count stays near ``cap / FRAGMENT`` whatever ``FRAGMENTS``
 is. Without it, every fragment reached the framework (``FRAGMENTS`` chunks).
 """
 
@@ -19,8 +19,8 @@ CONFIG = {"max_tool_argument_bytes": CAP}
 #: The most chunks a framework may see of a flood whose call failed: the fragments up to the
 #: cap, the table's lazy count past it (``_call.ROOM``: 32), and the stream's other events.
 SEEN_AT_MOST = CAP // FRAGMENT + 32 + 16
-#: The wires the tap reads bare fragments of (``toolstream_core._fragments``) that both
-#: frameworks' classes stream through an SDK the tap wraps.
+#: The wires this module writes a flood for, which both frameworks' classes stream through an
+#: SDK the tap wraps (the parity suite floods the other wires with ``large_args``).
 APIS = ("openai-chat", "anthropic")
 
 _PIECE = ("0123456789abcdef" * (FRAGMENT // 16 + 1))[:FRAGMENT]

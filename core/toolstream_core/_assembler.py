@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _tracing
-from ._adapters import Adapter, detect_provider, fast_path, make_adapter, unwrap
+from ._adapters import Adapter, detect_provider, fast_path, make_adapter, takes_nothing, unwrap
 from ._adapters._access import Malformed, is_record
 from ._config import AssembleConfig
 from ._models import (
@@ -36,6 +36,7 @@ from ._models import (
     Turn,
 )
 from ._registry import Registry, ToolsArg
+from ._spent import SpentTable
 from ._table import CallTable
 
 __all__ = ["Assembler", "fail_unfinished"]
@@ -84,6 +85,7 @@ class Assembler:
         self._table = CallTable(registry, self._config, on_event, provider, _token_limit(max_output_tokens),
                                 deltas)
         self._table.run_budget = _run_budget(run_budget, self._config.max_tool_calls_per_run)
+        self._table.on_failure = self._account
         self._adapter: Adapter = make_adapter(provider, self._table) if provider else _Detect(self)
         self._fast = fast_path(self._adapter)  # bound once: ``feed`` calls it for every chunk
         self._cancelled = False
@@ -110,13 +112,33 @@ class Assembler:
                 self._feed_event(chunk)
         except Exception as exc:  # DESIGN §5: absorb, count, and refuse to prove anything open
             self._table.fail_live(f"unreadable event ({type(exc).__name__}: {exc})")
+            self._table.touched_other = True
         return events
+
+    @property
+    def spent(self) -> bool:
+        """Whether the event last fed touched nothing but calls that had already failed (their
+        arguments past the cap, tainted): its bytes decide nothing, so no one downstream needs
+        it (``_spent``; the SDK tap withholds it from the framework, issue 37.3). Read right
+        after ``feed``. Always ``False`` until a call fails mid-stream, and for an event that
+        also carried anything else: text, a call opened or closed, a finish, an error."""
+        table = self._table
+        return table.touched_failed and not table.touched_other
+
+    def _account(self) -> None:
+        """A call failed mid-stream (the table's ``on_failure``): from now on record what each
+        event touches (``SpentTable``), every event on the full path, where adapters say when
+        an event carries content the gate does not read. A healthy stream never pays this."""
+        self._table.__class__ = SpentTable
+        self._fast = takes_nothing
 
     def _feed_event(self, chunk: Any) -> None:
         """``feed`` past the fast path: an envelope unwrapped, what is not an event refused,
         then the adapter's full path (its fast path first, for an envelope's contents). The
         table is flushed first: the full path decides with every byte counted."""
-        self._table.flush()
+        table = self._table
+        table.touched_failed = table.touched_other = False  # what this event touches (``spent``)
+        table.flush()
         if chunk.__class__ is dict:
             if len(chunk) <= 2:  # an envelope, a marker, or a small event: no envelope is bigger
                 chunk = unwrap(chunk)
@@ -138,6 +160,7 @@ class Assembler:
             return
         self._cancelled = True
         self._feeding = False
+        self._table.touched_failed = False  # nothing fed from here on is spent: it is absorbed
         self._table.events = []  # not the list the last feed returned: its caller holds it
         self._table.cancel(reason)
 

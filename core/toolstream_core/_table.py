@@ -79,9 +79,21 @@ class CallTable(_Arguments):
         could have touched (``where`` narrows them by key), with ``upstream_error`` and ``why``
         as the call's detail. Counted once."""
         self.anomaly(detail)
+        tainted = False
         for call in self.calls.values():
             if call.state in _LIVE and call.taint is None and (where is None or where(call.key)):
                 call.taint = (Reason.upstream_error, why)
+                tainted = True
+        if tainted:
+            self._failed_midstream()
+
+    #: ``carries`` is not listened to until a call fails (``SpentTable``).
+    recording = False
+
+    def carries(self) -> None:
+        """The event carries something the gate does not read but a framework does (text,
+        reasoning, a refusal) beside its calls: nothing to do here; recorded once a call
+        failed (``_spent``), so such an event is never withheld."""
 
     def open(
         self,

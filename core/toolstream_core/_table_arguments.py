@@ -117,21 +117,25 @@ class _Arguments(_Decisions):
             self._emit(ArgumentsDelta(owner.key, fragment if self._forward else None,
                                       owner.nbytes + owner.twin_bytes))
 
-    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None:
+    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> bool:
         """Rule 8 for structured streaming arguments (Gemini ``partialArgs``).
 
         ``total_bytes`` is the size of the compact JSON built so far, kept by the adapter, so a
-        value streamed in pieces is counted exactly as the same value sent whole.
+        value streamed in pieces is counted exactly as the same value sent whole. ``False``
+        when the call is decided (or unknown): the adapter stops building its value, so a
+        call past the cap holds no memory however long its stream goes on (rule 8).
         """
         call = self.calls.get(key)
         if call is None or call.state.terminal:
-            return
+            return False
         call.nbytes = total_bytes
         if call.nbytes > self._max_bytes:
             self._overflow(call)
-        elif self._deltas and fragment != "":
+            return False
+        if self._deltas and fragment != "":
             text = fragment if isinstance(fragment, str) else dump_structured(fragment)[0]
             self._emit(ArgumentsDelta(key, text if self._forward else None, call.nbytes))
+        return True
 
     def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None:
         """Structured arguments (Gemini ``args``, a complete Anthropic ``input``, an OpenAI chat

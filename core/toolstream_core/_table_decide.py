@@ -183,6 +183,7 @@ class _Decisions(_TableState):
         else:
             self._metric("rejected", 1, call, reason=(reason or Reason.upstream_error).value)
             self._emit(CallRejected(call.final))
+            self._failed_midstream()
 
     def _commit_latency(self, call: Call) -> None:
         """§4.12: a commit's latency from the end of the stream (``finish``), or, for a call

@@ -84,13 +84,28 @@ class _TableState:
         self._ended_at: float | None = None  # when ``finish`` began: the end of the stream
         self.run_budget: int | None = None  # calls the run may still commit (set by the Assembler)
         self._commits = 0
+        # Called once, the first time a call fails or is tainted while the stream is open: the
+        # Assembler then has every later event's touches recorded (``_spent``), below.
+        self.on_failure: Callable[[], None] | None = None
+        # What the event being fed touched, recorded once ``on_failure`` ran: a call already
+        # failed, and anything else (a live call, a turn-level word, content the gate ignores).
+        self.touched_failed = False
+        self.touched_other = False
 
     def taint(self, key: Hashable, reason: Reason, detail: str) -> None:
         """Mark one call as unprovable; it fails with ``reason`` whatever the turn's outcome."""
         call = self.calls.get(key)
         if call is not None and call.taint is None and not call.state.terminal:
             call.taint = (reason, detail)
+            self._failed_midstream()
         self.anomaly(detail)
+
+    def _failed_midstream(self) -> None:
+        """A call's verdict became a failure while the stream is open: ``on_failure``, once."""
+        hook = self.on_failure
+        if hook is not None and self._ended_at is None:
+            self.on_failure = None
+            hook()
 
     def anomaly(self, detail: str) -> None:
         """Count odd vendor data; kept (bounded) for diagnosis, logged at debug level."""

@@ -16,8 +16,9 @@ CORE = Path(toolstream_core.__file__).parent
 
 def test_assembler_public_surface_is_feed_cancel_finish_and_state() -> None:
     public = {name for name in dir(Assembler) if not name.startswith("_")}
-    assert public == {"feed", "cancel", "finish", "finished", "provider", "config", "max_output_tokens"}
-    for name in ("finished", "provider", "config"):
+    assert public == {"feed", "cancel", "finish", "finished", "provider", "config", "max_output_tokens",
+                      "spent"}
+    for name in ("finished", "provider", "config", "spent"):
         assert isinstance(getattr(Assembler, name), property)
         assert getattr(Assembler, name).fset is None, f"{name} must be read-only"
 

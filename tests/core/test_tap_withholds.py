@@ -5,7 +5,8 @@ decide nothing, and a framework that still got them would keep paying for each (
 OpenAI class rebuilds the argument string per chunk). On the real SDK clients over HTTP against
 the emulator: the consumer of the tapped stream sees the fragments up to the failure and the
 stream's own end, not the thousands of fragments after it; a healthy stream reaches it whole;
-and `fragment_slot` names a bare fragment only, never an event that carries anything else.
+and `Assembler.spent` names an event that touched only a failed call, never one that carries
+anything else, on every wire alike.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any
 
 import pytest
 from flood_streams import APIS, CONFIG, FRAGMENTS, SEEN_AT_MOST, flood_body
-from toolstream_core import AssembleConfig, Reason
-from toolstream_core._fragments import fragment_slot
+from toolstream_core import AssembleConfig, Assembler, CallRejected, Reason
 from toolstream_core.integration import GateSession, tap_client
 from toolstream_core.testing import TOOLS, VendorEmulator
 from toolstream_core.vendors import declare_tools, make_client, open_stream
@@ -49,7 +49,7 @@ def test_a_failed_calls_fragments_do_not_reach_the_framework(emu: VendorEmulator
     assert not turn.committed
     assert len(seen) <= SEEN_AT_MOST < FRAGMENTS  # the flood sent FRAGMENTS + 6 events
     # what was withheld is only the failed call's fragments: the stream's end still arrived
-    assert fragment_slot(api, seen[-1]) is None
+    assert "stop" in repr(seen[-1]).lower() or "finish_reason='tool_calls'" in repr(seen[-1])
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -92,30 +92,132 @@ def _chat(delta: dict[str, Any], **choice: Any) -> dict[str, Any]:
     return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": None, **choice}]}
 
 
-FRAGMENT = {"tool_calls": [{"index": 1, "function": {"arguments": "abc"}}]}
+def _call(index: int, text: str, **more: Any) -> dict[str, Any]:
+    return _chat({"tool_calls": [{"index": index, "function": {"arguments": text}, **more}]})
 
 
-@pytest.mark.parametrize(("provider", "event", "slot"), [
-    ("openai-chat", _chat(FRAGMENT), 1),
-    ("openai-chat", _chat({**FRAGMENT, "content": "hi"}), None),  # text rides along
-    ("openai-chat", _chat(FRAGMENT, finish_reason="tool_calls"), None),
-    ("openai-chat", {**_chat(FRAGMENT), "usage": {"completion_tokens": 3}}, None),
-    ("openai-chat", _chat({"tool_calls": [{"index": 1, "id": "call_2",
-                                           "function": {"arguments": ""}}]}), None),  # opens a call
-    ("openai-chat", _chat({"tool_calls": [{"index": 1, "function": {"name": "f"}}]}), None),
-    ("openai-chat", _chat({**FRAGMENT, "reasoning_content": "think"}), None),  # an extra field
-    ("openai-chat", _chat({"tool_calls": [FRAGMENT["tool_calls"][0]] * 2}), None),
-    ("anthropic", {"type": "content_block_delta", "index": 2,
-                   "delta": {"type": "input_json_delta", "partial_json": "{"}}, 2),
-    ("anthropic", {"type": "content_block_delta", "index": 2,
-                   "delta": {"type": "text_delta", "text": "hi"}}, None),
-    ("anthropic", {"type": "content_block_stop", "index": 2}, None),
-    ("openai-responses", {"type": "response.function_call_arguments.delta", "output_index": 3,
-                          "item_id": "fc_1", "delta": "{"}, 3),
-    ("openai-responses", {"type": "response.output_text.delta", "output_index": 3,
-                          "delta": "hi"}, None),
-    ("gemini", {"candidates": []}, None),  # a wire it does not read
-    ("openai-chat", None, None),  # not an event at all
-])
-def test_only_a_bare_fragment_has_a_slot(provider: str, event: Any, slot: int | None) -> None:
-    assert fragment_slot(provider, event) == slot
+CAP = 64
+BIG = "x" * (CAP * 4)
+
+#: Per wire: events that open two calls and fail the first past the cap (the second stays
+#: live), then (event, spent) rows fed one by one. Every wire is judged by the one rule: an
+#: event is spent when it touched only the failed call, whatever its shape.
+_OPENED = {
+    "openai-chat": [
+        _chat({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                               "function": {"name": "write_file", "arguments": ""}}]}),
+        _chat({"tool_calls": [{"index": 1, "id": "call_2", "type": "function",
+                               "function": {"name": "get_weather", "arguments": ""}}]}),
+        _call(0, BIG)],
+    "anthropic": [
+        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                              "content": [], "usage": {"output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": {}}},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": BIG}}],
+    "openai-responses": [
+        {"type": "response.output_item.added", "output_index": 0, "item": {
+            "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "write_file",
+            "arguments": ""}},
+        {"type": "response.output_item.added", "output_index": 1, "item": {
+            "type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "get_weather",
+            "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1",
+         "delta": BIG}],
+    "bedrock-converse": [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": {
+            "toolUse": {"toolUseId": "tu_1", "name": "write_file"}}}},
+        {"contentBlockStart": {"contentBlockIndex": 1, "start": {
+            "toolUse": {"toolUseId": "tu_2", "name": "get_weather"}}}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": BIG}}}}],
+}
+
+def _gemini(*parts: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": list(parts)}, **more}]}
+
+
+def _partial(text: str, **call: Any) -> dict[str, Any]:
+    return {"functionCall": {"partialArgs": [{"jsonPath": "$.content", "stringValue": text}],
+                             "willContinue": True, **call}}
+
+
+_OPENED["gemini"] = [_gemini(_partial("", name="write_file", id="fc_1")), _gemini(_partial(BIG))]
+
+_ROWS: dict[str, list[tuple[Any, bool]]] = {
+    "gemini": [
+        (_gemini(_partial("abc")), True),
+        (_gemini({"text": "hi"}, _partial("abc")), False),  # text rides along
+        ({**_gemini(_partial("abc")), "usageMetadata": {"candidatesTokenCount": 9}}, True),
+        (_gemini({"functionCall": {}}, finishReason="STOP"), False),
+    ],
+    "openai-chat": [
+        (_call(0, "abc"), True),
+        (_chat({"content": "hi", "tool_calls": [{"index": 0, "function": {"arguments": "a"}}]}),
+         False),  # text rides along
+        (_chat({"reasoning_content": "think",
+                "tool_calls": [{"index": 0, "function": {"arguments": "a"}}]}), False),
+        (_call(1, '{"ci'), False),  # the live call
+        (_chat({"tool_calls": [{"index": 0, "function": {"arguments": "a"}},
+                               {"index": 1, "function": {"arguments": "t"}}]}), False),
+        (_chat({"content": None, "role": "assistant",
+                "tool_calls": [{"index": 0, "function": {"arguments": "a"}}]}), True),
+        (_call(0, "abc"), True),
+        (_chat({"content": "text alone"}), False),
+        (_chat({}, finish_reason="tool_calls"), False),
+    ],
+    "anthropic": [
+        ({"type": "content_block_delta", "index": 0,
+          "delta": {"type": "input_json_delta", "partial_json": "abc"}}, True),
+        ({"type": "content_block_delta", "index": 1,
+          "delta": {"type": "input_json_delta", "partial_json": "{"}}, False),
+        ({"type": "content_block_stop", "index": 0}, False),
+    ],
+    "openai-responses": [
+        ({"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1",
+          "delta": "abc"}, True),
+        ({"type": "response.function_call_arguments.delta", "output_index": 1, "item_id": "fc_2",
+          "delta": "{"}, False),
+        ({"type": "response.output_text.delta", "output_index": 2, "delta": "hi"}, False),
+    ],
+    "bedrock-converse": [
+        ({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "abc"}}}},
+         True),
+        ({"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"toolUse": {"input": "{"}}}},
+         False),
+        ({"contentBlockStop": {"contentBlockIndex": 0}}, False),
+    ],
+}
+
+
+@pytest.mark.parametrize("provider", sorted(_ROWS))
+def test_an_event_is_spent_when_it_touched_only_a_failed_call(provider: str) -> None:
+    assembler = Assembler(tools=TOOLS, config=AssembleConfig(max_tool_argument_bytes=CAP),
+                          provider=provider)  # type: ignore[arg-type]
+    *opening, flood = _OPENED[provider]
+    for event in opening:
+        assembler.feed(event)
+        assert not assembler.spent
+    # the cap is checked in runs of fragments (``_call.ROOM``): flood until the call fails
+    for _ in range(64):
+        if any(isinstance(e, CallRejected) for e in assembler.feed(flood)):
+            break
+        assert not assembler.spent  # nothing had failed before it
+    got = []
+    for event, _ in _ROWS[provider]:
+        assembler.feed(event)
+        got.append(assembler.spent)
+    assert got == [spent for _, spent in _ROWS[provider]]
+    turn = assembler.finish()
+    assert Reason.arguments_exceed_max_bytes in [c.reason for c in turn.calls]
+
+
+def test_a_healthy_stream_spends_nothing() -> None:
+    """Until a call fails, no event is spent, and the fast path is not left."""
+    assembler = Assembler(tools=TOOLS, provider="openai-chat")
+    for event in _OPENED["openai-chat"][:2] + [_call(0, "abc")] * 50:
+        assembler.feed(event)
+        assert not assembler.spent

@@ -89,3 +89,25 @@ async def test_the_async_llm_yields_none_either(api: str, emu: VendorEmulator) -
         recorder.tools(), chat_history=HISTORY)]
     _rejected_for_its_cap(turns)
     assert 0 < len(responses) <= SEEN_AT_MOST < FRAGMENTS
+
+
+def test_a_class_read_through_raw_hands_on_no_spent_response(emu: VendorEmulator,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class the gate cannot tap is read through ``ChatResponse.raw`` (a class it does not
+    recognise, LiteLLM): the class has built each response, but after the call failed the
+    shim hands on none whose event touched only the failed call (``GateSession.spent``), and
+    the last one still carries the verdict. The real class, read the way an unrecognised one
+    is (the tap declined). OpenAI chat only: read this way, LlamaIndex's classes pay for every
+    fragment themselves (Anthropic's took minutes here), which is what the tap avoids."""
+    import llamaindex_toolstream._llm as shim
+
+    api = "openai-chat"
+    monkeypatch.setattr(shim, "tap_llm", lambda llm, provider, sink: None)
+    turns = _queue(api, emu)
+    llm = _llm(api, emu, turns)
+    responses = list(llm.stream_chat_with_tools(Recorder().tools(), chat_history=HISTORY))
+    _rejected_for_its_cap(turns)
+    assert 0 < len(responses) <= SEEN_AT_MOST < FRAGMENTS
+    assert llm.get_tool_calls_from_response(responses[-1], error_on_no_tool_call=False) == []
+    assert [(r.tool_call_id, r.name) for r in llm.error_results_from_response(responses[-1])] \
+        == [(CALL_ID[api], "write_file")]

@@ -36,8 +36,8 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.tools import StructuredTool
 from langchain_models import make_model
 from li_helpers import Recorder, make_llm, run_agent
-from llama_index.core.agent.workflow import AgentStream, ToolCall
-from toolstream_core import Turn
+from llama_index.core.agent.workflow import AgentStream
+from toolstream_core import CallOpened, Turn
 from toolstream_core.testing import SCENARIOS, VendorEmulator
 from toolstream_core.testing._server import Hold
 from workflows.errors import WorkflowCancelledByUser
@@ -453,6 +453,36 @@ async def test_both_agents_reject_a_capped_flood_the_same_way(api: str, emu: Ven
     assert "[arguments_exceed_max_bytes]" in li_texts[0]
 
 
+#: The capped flood on every wire: ``large_args`` (one write_file call of about 200 KB, in
+#: about 800 fragments where the wire streams them) under a 2 KiB cap.
+LARGE_CAP = {"max_tool_argument_bytes": 2048}
+#: The most model chunks a framework may see of it: the fragments up to the cap (pieces of up
+#: to 500 characters), the table's lazy count past it (``_call.ROOM``: 32) and the stream's
+#: other events; a framework that got every fragment sees about 800.
+LARGE_SEEN_AT_MOST = 80
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_both_agents_reject_a_large_call_past_the_cap_on_every_wire(
+        api: str, emu: VendorEmulator) -> None:
+    """The capped flood's row on every wire (issue 37.3): the call is rejected for its cap in
+    both agents, nothing runs, the same text in the same legal next request, and neither
+    framework was handed the fragments after the failure (the core says which events touched
+    only the failed call, ``Assembler.spent``, and the tap withholds them)."""
+    lc = await _langchain(api, emu, "large_args", "text", config=LARGE_CAP)
+    li = await _llamaindex(api, emu, "large_args", "text", config=LARGE_CAP)
+    assert (lc.error, li.error) == (None, None)
+    assert lc.runs == li.runs == []
+    assert lc.reasons == li.reasons == [["arguments_exceed_max_bytes"], []]
+    for outcome in (lc, li):
+        assert 0 < outcome.chunks <= LARGE_SEEN_AT_MOST, outcome.chunks
+        assert len(outcome.requests) == 2 and outcome.statuses == [200, 200]
+        assert_legal(api, outcome.requests[1])
+    lc_texts, li_texts = gate_texts(api, lc.requests[1]), gate_texts(api, li.requests[1])
+    assert lc_texts == li_texts and len(li_texts) == 1
+    assert "[arguments_exceed_max_bytes]" in li_texts[0]
+
+
 def test_the_legality_check_can_fail() -> None:
     """``assert_legal`` is only worth something if it refuses what a vendor refuses."""
     call = {"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "b"}]}
@@ -471,34 +501,92 @@ def test_the_legality_check_can_fail() -> None:
 
 
 # -- cancel and continue (issue 37) -------------------------------------------------------------
-#: The rows of a run cancelled while its tool runs, then continued on the same thread/context:
-#: a resume (LangGraph ``invoke(None)``, LlamaIndex ``run(ctx=ctx)``) or new input.
+#: The matrix of issue 37: each agent stopped at four points of a run, then continued on the
+#: same thread (LangChain, with a checkpointer and a store, as docs/deploy.md says) or the same
+#: Context (LlamaIndex): a resume (LangGraph ``ainvoke(None)``, LlamaIndex ``run(ctx=ctx)``) or
+#: new input. LangChain's run is stopped by cancelling the task that consumes it, LlamaIndex's
+#: by ``handler.cancel_run()``, each framework's own stop.
 CONTINUE_APIS = ("openai-chat", "anthropic", "gemini")
+POINTS = ("before_first_chunk", "mid_arguments", "after_finish", "during_tool")
+#: Where a run is stopped: the stream stalls there (``queue_stall``), so the stop lands there
+#: whatever the machine's speed. ``(scenario, frames sent)``; a tool's run is held instead.
+STALLS: dict[str, tuple[str, int | None]] = {
+    "before_first_chunk": ("single_call", 0),
+    "mid_arguments": ("single_call", 6),  # the call opened, its arguments a few fragments in
+    "after_finish": ("single_call", -1),  # the finish sent, the stream's last frame not
+}
+#: Gemini streams single_call's arguments whole, in the one frame that also finishes it.
+GEMINI_STALLS = {"mid_arguments": ("partial_args", 6), "after_finish": ("single_call", None)}
 
 
-async def _langchain_cancelled(api: str, emu: VendorEmulator, mode: str) -> Outcome:
-    """LangChain: the consuming task cancelled while write_file runs, then the same thread
-    continued (an in-memory checkpointer and store: the ledger's home)."""
+def _stall(api: str, emu: VendorEmulator, point: str) -> None:
+    scenario, frames = (GEMINI_STALLS if api == "gemini" else {}).get(point, STALLS[point])
+    emu.queue_stall(api, scenario=scenario, frames=frames)
+
+
+async def _reach(point: str, emu: VendorEmulator, seen: list[Any], recorder: Recorder) -> None:
+    """Wait (bounded) until the run is at ``point``: the request sent, the call opened, its
+    arguments and finish read, or the tool started."""
+    def there() -> bool:
+        if point == "before_first_chunk":
+            return bool(emu.requests)
+        if point == "during_tool":
+            return bool(recorder.runs)
+        return any(isinstance(event, CallOpened) for event in seen)
+
+    for _ in range(int(GUARD_S / 0.01)):
+        if there():
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError(f"the run never got to {point}")
+    if point in ("mid_arguments", "after_finish"):
+        # The rest of the frames before the stall are on the wire: let them be read, so the
+        # stop lands on a read waiting at the stall. (A cancel that lands as a read completes
+        # is lost to ``asyncio.wait_for`` on Python 3.11, which langchain-openai wraps each
+        # chunk's read in: that run reads on until the SDK's read timeout, gate or not.)
+        await asyncio.sleep(0.3)
+
+
+def _start(api: str, emu: VendorEmulator, point: str) -> tuple[Recorder, list[Turn], list[Any], Any]:
+    recorder = Recorder(delay=5.0 if point == "during_tool" else 0.0)
+    turns: list[Turn] = []
+    emu.clear()
+    if point == "during_tool":
+        emu.queue(api, "single_call")
+    else:
+        _stall(api, emu, point)
+
+    def on_turn(turn: Turn) -> None:
+        turns.append(turn)
+    return recorder, turns, [], on_turn
+
+
+def _continued(api: str, emu: VendorEmulator, point: str, recorder: Recorder) -> None:
+    """What the model answers after the stop: the call again where it was never run."""
+    emu.clear()
+    emu.queue(api, *(("text",) if point == "during_tool" else ("single_call", "text")))
+    recorder.delay = 0.0
+
+
+async def _langchain_stopped(api: str, emu: VendorEmulator, point: str, mode: str) -> Outcome:
+    """LangChain: the consuming task cancelled at ``point``, then the same thread continued
+    (an in-memory checkpointer and store: the started-ledger's home)."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
 
-    recorder = Recorder(delay=5.0)
-    turns: list[Turn] = []
-    _, on_turn = _play(api, emu, ("single_call",), False, recorder, turns)
+    recorder, turns, seen, on_turn = _start(api, emu, point)
     tools = [StructuredTool.from_function(coroutine=fn) for fn in recorder.functions()]
-    agent = create_agent(make_model(api, emu), tools=tools,
-                         middleware=[ToolstreamMiddleware(on_turn=on_turn)],
+    agent = create_agent(make_model(api, emu, timeout=GUARD_S), tools=tools,
+                         middleware=[ToolstreamMiddleware(on_turn=on_turn, on_event=seen.append)],
                          checkpointer=InMemorySaver(), store=InMemoryStore())
-    config: Any = {"configurable": {"thread_id": f"cancel-{api}-{mode}"}}
+    config: Any = {"configurable": {"thread_id": f"stop-{api}-{point}-{mode}"}}
     task = asyncio.ensure_future(agent.ainvoke({"messages": [HumanMessage("go")]}, config))
-    while not recorder.runs:
-        await asyncio.sleep(0.01)
+    await _reach(point, emu, seen, recorder)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    emu.clear()
-    emu.queue(api, "text")
-    recorder.delay = 0.0
+    _continued(api, emu, point, recorder)
     error: BaseException | None = None
     try:
         await agent.ainvoke(None if mode == "resume" else {"messages": [HumanMessage("again")]},
@@ -508,25 +596,31 @@ async def _langchain_cancelled(api: str, emu: VendorEmulator, mode: str) -> Outc
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests], emu.statuses, error)
 
 
-async def _llamaindex_cancelled(api: str, emu: VendorEmulator, mode: str) -> Outcome:
-    """LlamaIndex: ``cancel_run()`` while write_file runs, then the same context continued."""
-    recorder = Recorder(delay=5.0)
-    turns: list[Turn] = []
-    _, on_turn = _play(api, emu, ("single_call",), False, recorder, turns)
-    agent = ToolstreamFunctionAgent(tools=recorder.tools(), llm=make_llm(api, emu.base_url),
-                                    on_turn=on_turn)
+async def _llamaindex_stopped(api: str, emu: VendorEmulator, point: str, mode: str,
+                              stop: str = "cancel_run") -> Outcome:
+    """LlamaIndex: stopped at ``point`` by ``cancel_run()``, or by cancelling the task that
+    awaits the handler (``stop="task"``), then the same context continued."""
+    recorder, turns, seen, on_turn = _start(api, emu, point)
+    agent = ToolstreamFunctionAgent(tools=recorder.tools(),
+                                    llm=make_llm(api, emu.base_url, timeout=GUARD_S),
+                                    on_turn=on_turn, on_event=seen.append)
     handler = agent.run(user_msg="go")
-    async for event in handler.stream_events():
-        if isinstance(event, ToolCall):
-            while not recorder.runs:
-                await asyncio.sleep(0.01)
-            await handler.cancel_run()
-            break
-    with pytest.raises(WorkflowCancelledByUser):
-        await handler
-    emu.clear()
-    emu.queue(api, "text")
-    recorder.delay = 0.0
+
+    async def consume() -> Any:
+        return await handler
+
+    task = asyncio.ensure_future(consume())
+    await _reach(point, emu, seen, recorder)
+    if stop == "task":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert handler.done()  # the run is over, as cancel_run() leaves it
+    else:
+        await handler.cancel_run()
+        with pytest.raises(WorkflowCancelledByUser):
+            await task
+    _continued(api, emu, point, recorder)
     again = agent.run(ctx=handler.ctx) if mode == "resume" else \
         agent.run(user_msg="again", ctx=handler.ctx)
     error: BaseException | None = None
@@ -537,25 +631,39 @@ async def _llamaindex_cancelled(api: str, emu: VendorEmulator, mode: str) -> Out
     return Outcome(recorder.runs, turns, [r.body for r in emu.requests], emu.statuses, error)
 
 
-@pytest.mark.parametrize("mode", ["resume", "new"])
-@pytest.mark.parametrize("api", CONTINUE_APIS)
-async def test_both_agents_continue_a_run_cancelled_during_a_tool(api: str, mode: str,
-                                                                  emu: VendorEmulator) -> None:
-    lc = await _langchain_cancelled(api, emu, mode)
-    li = await _llamaindex_cancelled(api, emu, mode)
+#: LlamaIndex's two stops: ``cancel_run()`` and the awaiting task cancelled (docs/llamaindex.md).
+MATRIX = [(api, point, mode, stop) for point in POINTS for api in CONTINUE_APIS
+          for mode in ("resume", "new") for stop in ("cancel_run", "task")]
+
+
+@pytest.mark.parametrize(("api", "point", "mode", "stop"), MATRIX,
+                         ids=["-".join(row) for row in MATRIX])
+async def test_both_agents_continue_a_run_stopped_at_any_point(api: str, point: str, mode: str,
+                                                               stop: str,
+                                                               emu: VendorEmulator) -> None:
+    lc = await _langchain_stopped(api, emu, point, mode)
+    li = await _llamaindex_stopped(api, emu, point, mode, stop)
     assert (lc.error, li.error) == (None, None)
-    # the tool ran once, when it was called, and not again on the continue
+    # the stopped model call: a call open at the stop was cancelled, never run
+    stopped = [] if point in ("before_first_chunk", "during_tool") else ["cancelled"]
+    assert lc.reasons[0] == stopped
+    if stop == "cancel_run":  # the awaiting task cancelled mid-stream: the workflow leaves the
+        assert li.reasons[0] == stopped  # step's stream unclosed, so that turn is not decided
+    # write_file ran once in all, across the stop and the continue, the same way in both
     assert Counter(map(repr, lc.runs)) == Counter(map(repr, li.runs))
     assert [name for name, _ in li.runs] == ["write_file"]
-    # the continue sent one legal request, the model told the same thing
-    assert len(lc.requests) == len(li.requests) == 1
-    lc_texts, li_texts = gate_texts(api, lc.requests[0]), gate_texts(api, li.requests[0])
-    assert lc_texts == li_texts and len(li_texts) == 1
-    marker = "[not_repeated]" if mode == "resume" else "has no result"
-    assert marker in li_texts[0]
+    # the continue's requests: the same number, each legal, the model told the same thing
+    assert len(lc.requests) == len(li.requests) == (1 if point == "during_tool" else 2)
+    lc_texts = [t for body in lc.requests for t in gate_texts(api, body)]
+    li_texts = [t for body in li.requests for t in gate_texts(api, body)]
+    assert lc_texts == li_texts
+    if point == "during_tool":
+        marker = "[not_repeated]" if mode == "resume" else "has no result"
+        assert len(li_texts) == 1 and marker in li_texts[0]
     for outcome in (lc, li):
-        assert_legal(api, outcome.requests[0])
-        assert outcome.statuses == [200]
+        for body in outcome.requests:
+            assert_legal(api, body)
+        assert outcome.statuses == [200] * len(outcome.requests)
 
 
 # -- a committed call's arguments edited in state saved to PostgreSQL (issue 38.4) -------------

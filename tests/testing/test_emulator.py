@@ -462,3 +462,31 @@ def test_a_stall_not_closed_by_the_client_is_not_reported_closed() -> None:
             next(chunks)
             emu.stop()  # the server ends the connection, not the client
         assert not stall.closed.is_set()
+
+
+@pytest.mark.parametrize(("frames", "events"), [(0, 0), (3, 3), (-1, None)])
+def test_a_stall_can_stop_a_scenario_after_any_frame(frames: int, events: int | None) -> None:
+    """``queue_stall(scenario=, frames=)``: the first ``frames`` frames of a scenario, then
+    nothing (``0``: not even the first chunk; ``-1``: all but the stream's last frame, here
+    single_call's ``[DONE]``, so the finish chunk has gone out)."""
+    path, payload = _STALL_REQUESTS["openai-chat"]
+    with VendorEmulator() as emu:
+        emu.queue_stall("openai-chat", scenario="single_call", frames=frames)
+        received = b""
+        timeout = httpx.Timeout(GUARD_S, read=0.3)
+        with httpx.Client(base_url=emu.base_url, timeout=timeout) as client, \
+                client.stream("POST", path, json=payload) as response:
+            assert response.status_code == 200
+            with pytest.raises(httpx.ReadTimeout):
+                for chunk in response.iter_raw():
+                    received += chunk
+    sent = [line for line in received.split(b"\n") if line.startswith(b"data: ")]
+    if events is not None:
+        assert len(sent) == events
+    else:
+        assert b'"finish_reason":"tool_calls"' in sent[-1] and b"[DONE]" not in received
+
+
+def test_a_stall_refuses_a_scenario_its_wire_does_not_have() -> None:
+    with VendorEmulator() as emu, pytest.raises(ValueError, match="partial_args"):
+        emu.queue_stall("openai-chat", scenario="partial_args")

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .._completion import Verdict
     from .._models import CallKind, Provider, Reason
 
-__all__ = ["Adapter", "Sink", "detect_provider", "fast_path", "make_adapter", "unwrap"]
+__all__ = ["Adapter", "Sink", "detect_provider", "fast_path", "make_adapter", "takes_nothing", "unwrap"]
 
 
 class Adapter(Protocol):
@@ -53,10 +53,10 @@ class Adapter(Protocol):
 def fast_path(adapter: Adapter) -> Callable[[Any], bool]:
     """The adapter's ``fast``, or a fast path that takes nothing."""
     fast: Callable[[Any], bool] | None = getattr(adapter, "fast", None)
-    return fast if fast is not None else _takes_nothing
+    return fast if fast is not None else takes_nothing
 
 
-def _takes_nothing(chunk: Any) -> bool:
+def takes_nothing(chunk: Any) -> bool:
     return False
 
 
@@ -65,12 +65,15 @@ class Sink(Protocol):
     for what each word does)."""
 
     structured_fragments: bool
+    #: Whether ``carries`` is listened to (once a call failed mid-stream): an adapter asks
+    #: first, so a healthy stream never pays for looking at content the gate does not read.
+    recording: bool
 
     def open(self, key: Hashable, *, index: int | None, id: Any = None, name: Any = None,
              kind: CallKind = "function", order: Any = None, anonymous: bool = False) -> None: ...
     def append(self, key: Hashable, fragment: Any) -> None: ...
     def set_value(self, key: Hashable, value: Any, *, count: bool = True) -> None: ...
-    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> None: ...
+    def count_structured(self, key: Hashable, fragment: Any, total_bytes: int) -> bool: ...
     def done_arguments(self, key: Hashable, text: Any) -> None: ...
     def close_arguments(self, key: Hashable) -> None: ...
     def settle(self, key: Hashable) -> None: ...
@@ -81,6 +84,7 @@ class Sink(Protocol):
     def fail_live(self, detail: str, where: Callable[[Hashable], bool] | None = None, *,
                   why: str = ...) -> None: ...
     def anomaly(self, detail: str) -> None: ...
+    def carries(self) -> None: ...
     def has_fragments(self, key: Hashable) -> bool: ...
     def call_id(self, key: Hashable) -> str | None: ...
 

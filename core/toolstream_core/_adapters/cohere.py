@@ -165,6 +165,8 @@ class CohereAdapter:
         return key
 
     def _v1_chunk(self, event: Any) -> None:
+        if self._sink.recording and field(event, "text"):  # the tool plan's text, a framework's
+            self._sink.carries()
         delta = record(field(event, "tool_call_delta"), "tool-calls-chunk tool_call_delta")
         raw = field(delta, "index")
         index = int(raw) if raw.__class__ is float and raw.is_integer() else raw

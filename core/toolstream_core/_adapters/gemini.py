@@ -156,6 +156,8 @@ _VALUE_FIELDS = (
     ("listValue", "list_value"),
 )
 _NO_VALUE: Any = object()
+#: A call's builder once the call was decided mid-stream (past the cap): nothing is built for it.
+_DECIDED: Any = object()
 # Fields of a GenerateContentResponse, wire and SDK spelling: a dict with none of them is not
 # a Gemini chunk.
 _CHUNK_FIELDS = frozenset({
@@ -224,6 +226,8 @@ class GeminiAdapter:
             call = field2(record(part, "a part"), "functionCall", "function_call")
             if call is not None:
                 self._function_call(ci, record(call, "functionCall"))
+            elif self._sink.recording:  # text, a thought, code: a framework's, never the gate's
+                self._sink.carries()
         reason = text_of(field2(candidate, "finishReason", "finish_reason"))
         if reason:
             self._unfinished(ci)
@@ -306,6 +310,9 @@ class GeminiAdapter:
 
     def _apply(self, key: Hashable, partial: Any) -> None:
         builder = self._builders.get(key)
+        if builder is _DECIDED:  # the call failed (past the cap): its value is no longer built
+            self._sink.count_structured(key, "", 0)
+            return
         if builder is None:
             self._sink.taint(key, Reason.invalid_json, "partialArgs for a call that already has complete args")
             return
@@ -320,14 +327,18 @@ class GeminiAdapter:
                     if not isinstance(text, str):
                         raise ValueError("stringValue is not a string")
                     builder.apply(path, text, is_string=True)
-                    self._sink.count_structured(key, text, builder.size)
+                    if not self._sink.count_structured(key, text, builder.size):
+                        self._builders[key] = _DECIDED
+                        return
                     continue
                 value = _value_of(item)
                 if value is _NO_VALUE:  # never read as JSON null: the value was lost on the way
                     self._sink.taint(key, Reason.upstream_error, f"partialArgs entry for {path!r} has no value")
                     return
                 builder.apply(path, value, is_string=False)
-                self._sink.count_structured(key, value, builder.size)
+                if not self._sink.count_structured(key, value, builder.size):
+                    self._builders[key] = _DECIDED
+                    return
         except (ValueError, TypeError) as exc:
             self._sink.taint(key, Reason.invalid_json, f"partialArgs could not be applied: {exc}")
 

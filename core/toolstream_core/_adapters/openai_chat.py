@@ -205,6 +205,8 @@ class OpenAIChatAdapter:
             self._usage(chunk, get)
 
     def _delta(self, ci: int, delta: Any, get: Get) -> None:
+        if self._sink.recording and _carries(delta, get):  # only once a call failed (``_spent``)
+            self._sink.carries()
         calls = get(delta, "tool_calls")
         if calls:
             for tc in calls:
@@ -321,6 +323,23 @@ class OpenAIChatAdapter:
         fragment = field(function_call, "arguments")
         if fragment is not None:
             self._sink.append(key, fragment)
+
+
+#: The delta fields that are the calls' (read above) or say nothing to a framework on their own.
+_CALL_FIELDS = frozenset({"tool_calls", "function_call", "role"})
+
+
+def _carries(delta: Any, get: Get) -> bool:
+    """Whether a delta carries anything beside its calls that a framework reads: text, a
+    refusal, reasoning (a compatible server's extra field), any other field set. Wire dicts by
+    their keys; SDK objects by their declared content fields and their extras."""
+    if delta.__class__ is dict:
+        return any(value for name, value in delta.items() if name not in _CALL_FIELDS)
+    if get(delta, "content") or get(delta, "refusal"):
+        return True
+    extra = getattr(delta, "model_extra", None)
+    return isinstance(extra, dict) and any(value for name, value in extra.items()
+                                           if name not in _CALL_FIELDS)
 
 
 def _has_error(record: Any) -> bool:

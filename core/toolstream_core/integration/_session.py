@@ -28,13 +28,11 @@ from typing import Any, Literal
 from .._assembler import Assembler, fail_unfinished
 from .._config import AssembleConfig
 from .._decision import DecisionRecord, RecordMode, turn_record
-from .._fragments import fragment_slot
 from .._idle import StreamIdleTimeout
 from .._models import (
     AssemblerEvent,
     CallCommitted,
     CallOpened,
-    CallRejected,
     ErrorResult,
     Reason,
     ToolCall,
@@ -130,7 +128,6 @@ class GateSession:
         self._record: DecisionRecord | None = None
         self._early: list[ToolCall] = []
         self._wire_error: BaseException | None = None
-        self._failed: set[int] = set()  # vendor indexes of the calls failed mid-stream
         self.opened = 0
 
     # -- the core ------------------------------------------------------------------------------
@@ -181,8 +178,6 @@ class GateSession:
                               what="on_early_commit")
         elif isinstance(event, CallOpened):
             self.opened += 1
-        elif isinstance(event, CallRejected) and not self._ending and event.call.index is not None:
-            self._failed.add(event.call.index)
         if self._forward is not None:
             self._forward(event)
         if self._on_event is not None:
@@ -209,20 +204,22 @@ class GateSession:
         self.state = "open"
 
     def raw_event(self, event: Any) -> bool:
-        """Observe one tapped event; ``False`` when the framework need not see it: it is only
-        a fragment of a call that already failed (`forwards`)."""
+        """Observe one tapped event; ``False`` when the framework need not see it (`spent`)."""
         if self._buffer is not None:
             self._buffer.append(event)
             return True
         self.observe(event)
-        return not self._failed or self.forwards(event)
+        return not self.spent
 
-    def forwards(self, event: Any) -> bool:
-        """Whether the framework still needs ``event``: ``False`` for a bare argument fragment
-        of a call failed mid-stream (its cap passed, an unreadable event: issue 37.3). Its
-        verdict is fixed, and the framework would only keep paying for its bytes (a string
-        rebuilt per chunk, a chunk kept per fragment); anything else goes on."""
-        return not self._failed or fragment_slot(self.assembler.provider, event) not in self._failed
+    @property
+    def spent(self) -> bool:
+        """Whether the event last observed touched only calls already failed mid-stream (their
+        cap passed, tainted by an unreadable event: ``Assembler.spent``, issue 37.3). Their
+        verdict is fixed, and the framework would only keep paying for their bytes (a string
+        rebuilt per chunk, a chunk kept per fragment), so a shim does not hand such an event
+        on; anything that also carried text, an id, a finish, an error goes on."""
+        assembler = self._assembler
+        return self._turn is None and assembler is not None and assembler.spent
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":

@@ -78,6 +78,10 @@ class Stall:
 
     api: str
     closed: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: The scenario whose frames go out before the stall, and how many of them (``None``:
+    #: all; negative: all but that many, as a slice).
+    scenario: str = STALL_SCENARIO
+    frames: int | None = None
 
 
 @dataclass
@@ -243,11 +247,16 @@ class VendorEmulator:
         with self._lock:
             self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
 
-    def queue_stall(self, api: str) -> Stall:
+    def queue_stall(self, api: str, *, scenario: str = STALL_SCENARIO,
+                    frames: int | None = None) -> Stall:
         """Answer the next request to ``api`` with a stream that stalls: the frames of
         ``STALL_SCENARIO`` (a tool call whose arguments parse), then no more data, no end and
         no reset, until the client closes the connection. What a vendor or a proxy does when
         it hangs mid-stream; a reader must give up on it (``assemble_idle_timeout_s``).
+        ``scenario`` and ``frames`` stall elsewhere: after the first ``frames`` frames of
+        ``scenario`` (``0``: before the first chunk; negative: all but the last ones, e.g.
+        ``-1``, after a finish chunk with the stream's last frame not sent), where a test
+        stops a run at a chosen point of a stream.
 
         Returns the stall's record (also in :attr:`stalls` once served); its ``closed`` event
         is set when the client closes its end. Queued stalls are played before queued bodies
@@ -255,7 +264,8 @@ class VendorEmulator:
         """
         if api not in WIRES:
             raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
-        stall = Stall(api)
+        _check_applies(api, scenario)
+        stall = Stall(api, scenario=scenario, frames=frames)
         with self._lock:
             self._stalls[api].append(stall)
         return stall
@@ -401,8 +411,8 @@ class VendorEmulator:
         frames: list[bytes] = []
         content_type = "application/json"
         if route.stream:
-            script = build_script(STALL_SCENARIO, scenario_rng(self.seed, route.api, STALL_SCENARIO))
-            rng = scenario_rng(self.seed, route.api, STALL_SCENARIO + "/wire")
+            script = build_script(stall.scenario, scenario_rng(self.seed, route.api, stall.scenario))
+            rng = scenario_rng(self.seed, route.api, stall.scenario + "/wire")
             wire = route.wire or WIRES[route.api]
             model = route.model or "emulated-model"
             profile = PROFILES.get(self.profile or "") if route.api == "openai-chat" else None
@@ -410,6 +420,8 @@ class VendorEmulator:
                                   if profile is not None
                                   else wire.render_stream(script, rng, model, body))
             frames, content_type = rendered.frames, rendered.content_type
+            if stall.frames is not None:
+                frames = frames[:stall.frames]
         headers = [("Content-Type", content_type), ("Cache-Control", "no-cache"),
                    ("Transfer-Encoding", "chunked")]
         framed = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)

@@ -60,7 +60,7 @@ class RawSink(Protocol):
 
     def raw_event(self, event: Any) -> bool | None:
         """One wire event. ``False``: the framework need not see it (a bare fragment of a call
-        that already failed, ``GateSession.forwards``), so the tap withholds it."""
+        that already failed, ``GateSession.spent``), so the tap withholds it."""
 
     def raw_end(self, error: BaseException | None) -> None: ...
 
