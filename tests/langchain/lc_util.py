@@ -139,3 +139,22 @@ def stream_by_mode(graph: Any, modes: list[str]) -> tuple[dict[str, list[Any]], 
         else:
             items[mode].append(data)
     return items, final
+
+
+def chat_body(*, text: str | None = None, call: tuple[str, str, str] | None = None,
+              finish: str = "stop") -> bytes:
+    """One OpenAI chat streamed turn as SSE bytes, for the emulator's ``queue_body``: a text,
+    or one ``call`` (id, name, argument text), then ``finish``."""
+    import json
+
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> str:
+        body = {"id": "chatcmpl-body", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-4o-mini",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+        return f"data: {json.dumps(body)}\n\n"
+
+    delta: dict[str, Any] = {"role": "assistant", "content": text}
+    if call is not None:
+        delta["tool_calls"] = [{"index": 0, "id": call[0], "type": "function",
+                                "function": {"name": call[1], "arguments": call[2]}}]
+    return (chunk(delta) + chunk({}, finish) + "data: [DONE]\n\n").encode()
