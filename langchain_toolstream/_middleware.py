@@ -357,9 +357,10 @@ def _gate_answers(message: AIMessage, view: RecordView | None) -> dict[str, Tool
     answers each one with an id itself before the next model call (its own words); a turn
     with nothing else to run ends as the stock agent's does."""
     answers = errors_by_id(message)
-    if view is None or not view.malformed:
+    left = view.malformed if view is not None else ()
+    if not left:
         return answers
-    return {ident: answer for ident, answer in answers.items() if ident not in view.malformed}
+    return {ident: answer for ident, answer in answers.items() if ident not in left}
 
 
 def _in_call_order(message: AIMessage, errors: list[ToolMessage],
