@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_models import make_model as make_model
+from toolstream_core.integration import view_record
 from toolstream_core.testing import SCENARIOS
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
@@ -97,6 +98,12 @@ def assert_history_paired(messages: list[BaseMessage]) -> None:
             if isinstance(later, ToolMessage):
                 answered[later.tool_call_id] = answered.get(later.tool_call_id, 0) + 1
         ids = [c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls]]
+        if position == len(messages) - 1:
+            # the run ended on this message: a call the model malformed in a finished turn is
+            # LangChain's invalid tool call, answered by create_agent before its next request
+            # (decision 0115, test_lc_invalid_calls)
+            view = view_record((message.response_metadata or {}).get("toolstream"))
+            ids = [i for i in ids if view is None or i not in view.malformed]
         assert all(answered.get(i) == 1 for i in ids), (ids, answered)
         assert set(answered) <= set(ids), (ids, answered)
 
