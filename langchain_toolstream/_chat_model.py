@@ -8,6 +8,7 @@ happens to each chunk and ``_tap`` for how the vendor's own events are reached.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -25,7 +26,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
-from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
+from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, ToolSpec, Turn
 from toolstream_core.integration import DEFAULT_HISTORY, GateSession
 
 from ._convert import is_test_double
@@ -103,6 +104,12 @@ class ToolstreamChatModel(BaseChatModel):
     bound_registry: Registry | None = Field(default=None, exclude=True)
     """Set by ``bind_tools``: the registry derived from the bound tools."""
 
+    output_tools: frozenset[str] = Field(default=frozenset(), exclude=True)
+    """Set by ``ToolstreamMiddleware``: the tools of the agent's ``ToolStrategy``. Their calls
+    carry the structured response, which the strategy parses and validates itself (its own
+    errors and ``handle_errors`` retries), so the gate checks them up to the strict parse and
+    not against their schema (DESIGN §6, structured output)."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     # -- identity: the wrapper reports the wrapped model ---------------------------------------
@@ -164,7 +171,11 @@ class ToolstreamChatModel(BaseChatModel):
         bound = self.bound_registry
         if bound is None and kwargs.get("tools"):
             bound = registry_from_bound_tools(kwargs["tools"])
-        return merge_registries(self.tool_registry, bound)
+        registry = merge_registries(self.tool_registry, bound)
+        if registry is None or not self.output_tools:
+            return registry
+        return {**registry, **{name: _unchecked(registry[name]) for name in self.output_tools
+                               if name in registry}}
 
     def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> ChunkStream:
         return ChunkStream(self.chat_model, tools=self._registry(kwargs),
@@ -367,6 +378,11 @@ def streaming_off(model: BaseChatModel, kwargs: Mapping[str, Any]) -> bool:
     if "stream" in kwargs and not kwargs["stream"]:
         return True
     return "streaming" in model.model_fields_set and getattr(model, "streaming", None) is False
+
+
+def _unchecked(entry: Any) -> Any:
+    """A registry entry without its schema (a ``ToolSpec`` keeps its other settings)."""
+    return dataclasses.replace(entry, schema=None) if isinstance(entry, ToolSpec) else None
 
 
 def _is_ai(result: ChatResult) -> bool:

@@ -8,10 +8,13 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
 2. In the same model turn, every rejected call is answered by one ``ToolMessage(status="error")``
    with its real id and the reason, so the next request to the vendor is legal. If nothing was
    committed the agent goes back to the model (bounded by ``max_retries``) instead of ending,
-   so the model can retry; a cancelled turn ends the loop. An agent that asks for a
-   structured response (``ToolStrategy``, ``ProviderStrategy``) gets one only from an output
-   the core accepts; a cut one is answered and asked again the same way, and after the
-   bounded retries the run raises ``StructuredOutputError`` (``_structured.agent_verdict``).
+   so the model can retry; a cancelled turn ends the loop. A call the model malformed in a
+   finished turn is the exception: LangChain holds it as an invalid tool call and answers it
+   itself, as without the gate (decision 0115). An agent that asks for a structured response
+   (``ToolStrategy``, ``ProviderStrategy``) gets none from an output cut short; a cut one is
+   answered and asked again the same way, and after the bounded retries the run raises
+   ``StructuredOutputError`` (``_structured.agent_verdict``). A finished output is the
+   strategy's own to parse, reject and retry (decision 0116).
 3. ``wrap_tool_call``: the run policy's last check (``RunPolicy.admit``) that a call about to
    run was committed by the gate (a call slipped in by other code or another middleware is
    refused, not run, and counted in ``tool_execute_rejected_not_committed_total``), runs with
@@ -51,7 +54,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from toolstream_core import AssembleConfig, AssemblerEvent, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, GateSession, Pipeline, RunPolicy, RunState
+from toolstream_core.integration import (
+    DEFAULT_HISTORY,
+    GateSession,
+    Pipeline,
+    RecordView,
+    RunPolicy,
+    RunState,
+)
 from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
@@ -61,7 +71,7 @@ from ._ledger import CallLedger
 from ._messages import errors_by_id, is_paused, paused_message, record_view
 from ._pipeline import ToolStarter
 from ._review import admission_view, edit_tools, pending_edit, reviews_update
-from ._structured import acall_structured, agent_verdict, call_structured
+from ._structured import acall_structured, agent_verdict, call_structured, output_tool_names
 from ._tools import ConfigArg, ToolsArg, registry_from_tools
 
 __all__ = ["ToolstreamMiddleware"]
@@ -257,8 +267,11 @@ class _ModelCall:
         self.starter = ToolStarter(request.tools, loop)
         self.pipeline: Pipeline[ToolMessage] | None = self.policy.pipeline(self.starter)
         left = self.policy.budget_left(self.state)
-        if left != model.run_budget or self.pipeline is not None or model.on_early_commit is not None:
-            model = model.model_copy(update={"run_budget": left, "on_early_commit": self.pipeline})
+        outputs = output_tool_names(request.response_format)
+        if (left != model.run_budget or self.pipeline is not None
+                or model.on_early_commit is not None or outputs != model.output_tools):
+            model = model.model_copy(update={"run_budget": left, "on_early_commit": self.pipeline,
+                                             "output_tools": outputs})
         self.request = request if model is request.model else request.override(model=model)
         self._asked = request
 
@@ -278,7 +291,7 @@ class _ModelCall:
             if not isinstance(message, AIMessage):
                 continue
             view = record_view(message)
-            answers = errors_by_id(message)
+            answers = _gate_answers(message, view)
             out.extend(_new_answers(self._asked, message,
                                     _in_call_order(message, list(answers.values()), ran)))
             committed += len(view.committed) if view is not None else 0
@@ -334,6 +347,19 @@ def _structured(response: ModelCallResult) -> Any:
     if isinstance(response, ExtendedModelResponse):
         return response.model_response.structured_response
     return getattr(response, "structured_response", None)
+
+
+def _gate_answers(message: AIMessage, view: RecordView | None) -> dict[str, ToolMessage]:
+    """The error results the gate adds after ``message``: one per rejected call, except the
+    calls the model malformed in a turn the vendor finished (``RecordView.malformed``).
+    ``create_agent`` holds those as invalid tool calls, as it would without the gate, and
+    answers each one with an id itself before the next model call (its own words); a turn
+    with nothing else to run ends as the stock agent's does."""
+    answers = errors_by_id(message)
+    left = view.malformed if view is not None else ()
+    if not left:
+        return answers
+    return {ident: answer for ident, answer in answers.items() if ident not in left}
 
 
 def _in_call_order(message: AIMessage, errors: list[ToolMessage],

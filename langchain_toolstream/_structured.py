@@ -29,14 +29,21 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict
 from toolstream_core import Reason, Turn
-from toolstream_core.integration import RECORD_KEY, DecisionRecord, StructuredOutput, StructuredOutputError, turn_record
+from toolstream_core.integration import (
+    RECORD_KEY,
+    DecisionRecord,
+    RecordView,
+    StructuredOutput,
+    StructuredOutputError,
+    turn_record,
+)
 
-from ._messages import message_with_rejected_calls, read_record
+from ._messages import message_with_rejected_calls, read_record, record_view
 from ._rebind import rebind
 from ._tools import registry_from_bound_tools
 
 __all__ = ["AgentVerdict", "GatedStructuredOutput", "StructuredOutputError", "acall_structured",
-           "agent_verdict", "call_structured", "structured_output"]
+           "agent_verdict", "call_structured", "output_tool_names", "structured_output"]
 
 _log = logging.getLogger(__name__)
 
@@ -274,15 +281,19 @@ def agent_verdict(response_format: Any, messages: list[BaseMessage],
                   structured: Any) -> AgentVerdict:
     """Judge the last gated AIMessage of an agent's model turn by the core's rule.
 
-    ``structured`` is the ``structured_response`` LangChain parsed from it. It stands only if
-    the turn ended normally; a turn that committed ordinary tool calls has none yet (nor
-    does one LangChain answers with its own retry message).
+    ``structured`` is the ``structured_response`` LangChain parsed from it. The gate judges
+    only what the vendor did not finish: an output from a turn the vendor ended itself
+    (normally, or with a refusal) is the strategy's, with its own parse, errors and
+    ``handle_errors`` retries, exactly as without the gate. From a turn cut short, an object
+    LangChain parsed never stands, and a cut output is answered and asked again; a turn that
+    committed ordinary tool calls has no structured response yet.
     """
     message = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    record = read_record(message) if message is not None else None
-    if response_format is None or message is None or record is None:
+    view = record_view(message) if message is not None else None
+    if response_format is None or message is None or view is None:
         return _NO_VERDICT
-    if structured is not None and record.get("complete"):
+    record = view.record
+    if record.get("complete") or (structured is None and not view.cut_short):
         return _NO_VERDICT
     if structured is None and message.tool_calls:
         return _NO_VERDICT
@@ -299,6 +310,21 @@ def agent_verdict(response_format: Any, messages: list[BaseMessage],
     answer = HumanMessage(content=_ANSWER.format(detail=failure.detail, reason=failure.reason))
     kept = [m for m in messages if m is not message or message.content]
     return AgentVerdict(failure, [*kept, answer])
+
+
+def output_tool_names(response_format: Any) -> frozenset[str]:
+    """The tools whose call carries the structured response: a ``ToolStrategy``'s schemas,
+    or an ``AutoStrategy``'s (a raw schema is one), which LangChain asks for as a call when
+    the model cannot give it as a JSON text. A ``ProviderStrategy`` has none."""
+    from langchain.agents.structured_output import AutoStrategy, ProviderStrategy, ToolStrategy
+
+    if response_format is None or isinstance(response_format, ProviderStrategy):
+        return frozenset()
+    if not isinstance(response_format, ToolStrategy):
+        schema = (response_format.schema if isinstance(response_format, AutoStrategy)
+                  else response_format)
+        response_format = ToolStrategy(schema)
+    return frozenset(spec.name for spec in response_format.schema_specs)
 
 
 def _asks_for_a_call(response_format: Any) -> bool:
@@ -324,13 +350,17 @@ def _observed(request: Any, turns: list[Turn]) -> Any:
 def _failed_turn(exc: Exception, turns: list[Turn]) -> AIMessage | None:
     """The AIMessage of a model step that raised on a structured output: the one LangChain
     could not parse, or (the SDK raised at the cut, e.g. OpenAI's ``LengthFinishReasonError``)
-    an empty one carrying the decided turn's record. ``None``: nothing was decided."""
+    an empty one carrying the decided turn's record. ``None``: nothing was decided, or the
+    turn is not one the gate judges (finished, or ended by the vendor itself)."""
     message = getattr(exc, "ai_message", None)
     if isinstance(message, AIMessage) and read_record(message) is not None:
         return message
     turn = turns[-1] if turns else None
     if turn is None or turn.complete:
         return None
+    view = RecordView.read(turn_record(turn, mode="tap"))
+    if view is None or not view.cut_short:
+        return None  # the vendor ended the turn itself (a refusal): the error is the strategy's
     return AIMessage(content="", response_metadata={
         RECORD_KEY: turn_record(turn, mode="tap", error=exc)})
 

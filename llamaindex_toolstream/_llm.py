@@ -86,8 +86,9 @@ class ToolstreamLLM(FunctionCallingLLM):
         default=GateSession.DEFAULT_ON_STREAM_ERROR, description="A stream that fails after a tool call "
         "started: 'pair' (end the turn with every call answered) or 'raise'.")
     structured_retries: int = Field(default=0, ge=0, description="How many times a structured "
-                                    "output the core did not accept is answered and asked "
-                                    "again before ``StructuredOutputError`` (agents: 2).")
+                                    "output cut short is answered and asked again before "
+                                    "``StructuredOutputError`` (agents: 2); a finished one "
+                                    "that fails its schema raises at once.")
 
     _config: AssembleConfig = PrivateAttr(default_factory=AssembleConfig)
     _registry: Registry | None = PrivateAttr(default=None)

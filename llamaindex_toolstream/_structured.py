@@ -14,8 +14,9 @@ Every structured request is streamed through the gate (the turn is judged on the
 own events, as the LangChain gate does). ``stream_structured_predict`` yields the final object
 once: a value built from part of an output is a value from a cut output
 (progress is in the gate's events). ``structured_retries`` (``ToolstreamFunctionAgent`` sets
-it) answers a failed output (the gate's error result for a call, a user message naming the
-reason for a text) and asks again, at most that many times.
+it) answers an output cut short (the gate's error result for a call, a user message naming the
+reason for a text) and asks again, at most that many times; a finished output that fails is
+not asked again (decision 0116).
 
 Private names of other libraries touched here (``LLM._extend_messages``, OpenAI's
 ``_should_use_structure_outputs`` / ``_prepare_schema``, the SDK's
@@ -34,7 +35,7 @@ from llama_index.core.output_parsers import PydanticOutputParser
 from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.program.function_program import get_function_tool
 from llama_index.core.types import PydanticProgramMode
-from toolstream_core.integration import DecisionRecord, StructuredOutput, StructuredOutputError
+from toolstream_core.integration import DecisionRecord, RecordView, StructuredOutput, StructuredOutputError
 
 from ._messages import error_tool_messages, message_with_rejected_calls, read_record
 from ._session import stream_of
@@ -290,9 +291,18 @@ def _next(gated: ToolstreamLLM, plan: _Plan, answer: _Answer, attempt: int) -> A
     try:
         return _Done(_judged(gated, plan, answer))
     except StructuredOutputError as failure:
-        if attempt >= gated.structured_retries:
+        if attempt >= gated.structured_retries or not _cut_short(answer.response):
             raise
         return plan.answered(answer, failure)
+
+
+def _cut_short(response: ChatResponse) -> bool:
+    """Whether the failed output was cut short (``RecordView.cut_short``; no record: nothing
+    proves it finished). Only such an output is answered and asked again: a finished one that
+    fails its schema, or none, is the agent's own failure, as without the gate (decision
+    0116, the LangChain strategies' rule)."""
+    view = RecordView.read(read_record(response))
+    return view is None or view.cut_short
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,10 @@ def as_record(value: Any) -> DecisionRecord | None:
     return None
 
 
+#: The reasons of a call the model malformed (``RecordView.malformed``).
+_MALFORMED = frozenset({Reason.invalid_json.value, Reason.arguments_not_object.value,
+                        Reason.missing_id_or_name.value})
+
 #: Anthropic's stop reason for a long server-tool turn it paused: the client sends the
 #: assistant message back and the vendor continues the turn (DESIGN 6).
 PAUSE_TURN = "pause_turn"
@@ -292,6 +296,32 @@ class RecordView:
         """Every call of the turn was rejected as cancelled: the user stopped it."""
         return bool(self.rejected) and all(e.get("reason") == "cancelled"
                                            for e in self.rejected.values())
+
+    @property
+    def malformed(self) -> tuple[str, ...]:
+        """The rejected calls the model itself malformed, in a turn the vendor finished
+        normally (arguments that are not a JSON object, no id or name): the calls a framework
+        already holds as invalid, never as runnable ones. A cut, a schema violation, an
+        unknown tool are not among them."""
+        if not self.record.get("complete"):
+            return ()
+        return tuple(ident for ident, entry in self.rejected.items()
+                     if entry.get("reason") in _MALFORMED)
+
+    @property
+    def cut_short(self) -> bool:
+        """The turn's output was cut short: the vendor did not end the turn itself (the stream
+        stopped early or at the token limit, broke, timed out or was cancelled). A turn the
+        vendor ended itself, normally or not (a refusal, a content filter), is whole, whatever
+        it says."""
+        record = self.record
+        if record.get("complete"):
+            return False
+        # the vendor's own stop that is not a normal end; an error the SDK raises after it
+        # (OpenAI's ``ContentFilterFinishReasonError``) is about that stop, not a cut
+        ended_by_vendor = (record.get("finish_reason") is not None
+                           and record.get("end_reason") == Reason.upstream_error.value)
+        return not ended_by_vendor
 
     def names(self) -> dict[str, str | None]:
         """Each call id's tool name (committed and rejected)."""

@@ -81,14 +81,6 @@ OPEN: tuple[Open, ...] = (
           _AGENTS + "middleware/core/test_tools.py::test_unknown_tool_raises_error"),
          "the gate's wrap_tool_call turns off LangChain's check for tools a middleware added "
          "without a handler: the developer's ValueError is not raised", 36),
-    Open((_AGENTS + "test_invalid_tool_calls.py::*",),
-         "invalid tool calls: the gate answers in its own words, gives an id-less call an id "
-         "and sends an all-rejected turn back to the model", 36),
-    Open((_AGENTS + "test_response_format.py::*",
-          _AGENTS + "middleware/implementations/test_structured_output_retry.py::*",
-          _AGENTS + "middleware/implementations/test_model_refusal.py::test_refusal_with_provider_strategy*"),
-         "structured output: the gate's retries and errors replace the strategy's own "
-         "(retry counts, error texts, messages kept, refusals)", 36),
     Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_*",
           _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
                     "test_resume_with_each_decision?per_call-edit*"),

@@ -73,3 +73,41 @@ def _chat_chunks() -> list[dict[str, Any]]:
         delta(1, id="c2", type="function", function={"name": "write_file", "arguments": '{"pa'}),
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]
+
+
+def _rejected(ident: str, reason: str) -> dict[str, Any]:
+    return {"id": ident, "name": "get_weather", "tool_call_id": ident, "kind": "function",
+            "output_type": None, "reason": reason, "detail": None, "args": "{}",
+            "content": "x", "state": "failed"}
+
+
+def test_malformed_calls_are_those_the_model_malformed_in_a_finished_turn() -> None:
+    """What a framework already holds as an invalid call (issue 36): arguments that are not a
+    JSON object, no id or name, in a turn the vendor finished; never a cut or a schema miss."""
+    rejected = [_rejected("j", "invalid_json"), _rejected("o", "arguments_not_object"),
+                _rejected("m", "missing_id_or_name"), _rejected("s", "schema_violation"),
+                _rejected("u", "unknown_tool")]
+    finished = view_record(_record(committed=[], rejected=rejected))
+    assert finished is not None and finished.malformed == ("j", "o", "m")
+    cut = view_record(_record(committed=[], rejected=rejected, complete=False,
+                              finish_reason="length", end_reason="stream_truncated"))
+    assert cut is not None and cut.malformed == ()
+
+
+def test_a_turn_is_cut_short_unless_the_vendor_ended_it() -> None:
+    """The gate judges a structured output only from a turn cut short; one the vendor ended
+    itself (a refusal, a content filter) is whole, whatever it says."""
+    def cut(**changes: Any) -> bool:
+        view = view_record(_record(**changes))
+        assert view is not None
+        return view.cut_short
+
+    assert not cut()
+    assert not cut(complete=False, finish_reason="content_filter", end_reason="upstream_error")
+    assert not cut(complete=False, finish_reason="content_filter", end_reason="upstream_error",
+                   error="ContentFilterFinishReasonError: rejected")
+    assert cut(complete=False, finish_reason="length", end_reason="stream_truncated")
+    assert cut(complete=False, finish_reason=None, end_reason="stream_truncated")
+    assert cut(complete=False, finish_reason=None, end_reason="upstream_error",
+               error="RemoteProtocolError: peer closed")
+    assert cut(complete=False, finish_reason=None, end_reason="idle_timeout")

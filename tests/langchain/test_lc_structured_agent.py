@@ -10,13 +10,15 @@ illegal history with the vendor's 400).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from lc_util import APIS, make_model
+from langchain_core.tools import tool
+from lc_util import APIS, chat_body, make_model
 from pydantic import BaseModel
 from toolstream_core import Reason
 from toolstream_core.testing import VendorEmulator
@@ -102,12 +104,68 @@ def test_after_the_bounded_retries_the_run_raises_the_reason(emu: VendorEmulator
     assert len(emu.requests) == 2 and emu.statuses == [200, 200]
 
 
-def test_a_text_answer_to_a_tool_strategy_is_asked_again(emu: VendorEmulator) -> None:
-    """The model ended its turn without the schema's call: ``no_output``, not a silent end."""
-    agent = _agent("anthropic", emu, "tool", "text", "structured_call")
-    result = agent.invoke({"messages": [HumanMessage("Weather in Paris?")]})
-    assert result["structured_response"] == WHOLE
-    assert "no_output" in _answers(result["messages"])[0]
+# -- a finished output is the strategy's (issue 36): the same outcome as the stock agent ---------
+
+def _call_body(args: str) -> bytes:
+    """A finished OpenAI chat turn: one call to ``Weather`` with ``args``."""
+    return chat_body(call=("call_so", "Weather", args), finish="tool_calls")
+
+
+def _text(text: str) -> bytes:
+    return chat_body(text=text)
+
+
+def _outcome(emu: VendorEmulator, bodies: list[bytes], strategy: Any, *, gated: bool) -> Any:
+    """What one agent run gives: its structured response and every answer in its messages, or
+    the error it raised; and how many requests it sent."""
+    emu.clear()
+    for body in bodies:
+        emu.queue_body("openai-chat", body)
+    middleware = [ToolstreamMiddleware()] if gated else []
+    agent = create_agent(make_model("openai-chat", emu, streaming=True), tools=[get_time],
+                         response_format=strategy, middleware=middleware)
+    try:
+        result = agent.invoke({"messages": [HumanMessage("Weather in Paris?")]})
+    except Exception as error:  # the outcome compared is the error's type and words
+        return type(error), str(error).split(" (call ")[0], len(emu.requests)
+    answers = [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
+    return result.get("structured_response"), answers, len(emu.requests)
+
+
+@tool
+def get_time() -> str:
+    """Get the current time (an ordinary tool beside the structured response)."""
+    return "noon"
+
+
+FINISHED = {
+    # a finished call that fails the schema: the strategy's retry message, then its object
+    "tool-retry": ([_call_body('{"city":"Paris"}'), _call_body(json.dumps(WHOLE.model_dump()))],
+                   lambda: ToolStrategy(Weather)),
+    "tool-own-words": ([_call_body('{"city":"Paris"}'), _call_body(json.dumps(WHOLE.model_dump()))],
+                       lambda: ToolStrategy(Weather, handle_errors="Give city and unit.")),
+    # handle_errors=False: LangChain's own StructuredOutputValidationError
+    "tool-raise": ([_call_body('{"city":"Paris"}')],
+                   lambda: ToolStrategy(Weather, handle_errors=False)),
+    # a text answer to a forced call: the run ends without a structured response
+    "tool-text": ([_text("It is sunny.")], lambda: ToolStrategy(Weather)),
+    # a finished JSON text that fails the schema: LangChain's own error
+    "provider-invalid": ([_text('{"city":"Paris"}')], lambda: ProviderStrategy(Weather)),
+}
+
+
+@pytest.mark.parametrize("case", list(FINISHED))
+def test_a_finished_output_is_the_strategys(emu: VendorEmulator, case: str) -> None:
+    """The gate judges only what the vendor did not finish: a finished output that fails its
+    schema, or none at all, goes through the strategy's own parse, errors and retries,
+    exactly as without the gate (the structured-output tool's schema is not the gate's to
+    check)."""
+    bodies, strategy = FINISHED[case]
+    stock = _outcome(emu, bodies, strategy(), gated=False)
+    gated = _outcome(emu, bodies, strategy(), gated=True)
+    assert gated == stock
+    if case.startswith("tool-") and case != "tool-raise":
+        assert stock[2] == (1 if case == "tool-text" else 2)
 
 
 def test_an_agent_without_a_response_format_is_unchanged(emu: VendorEmulator) -> None:

@@ -414,6 +414,29 @@ async def test_structured_output(kinds: Kinds, settings: dict[str, Any], expecte
         assert any(isinstance(e, AgentStreamStructuredOutput) for e in events)
 
 
+async def test_a_structured_output_that_fails_its_schema_is_not_asked_again(kinds: Kinds) -> None:
+    """A finished output that fails the schema is the framework's failure, as without the
+    gate (decision 0116): one request, a warning, no structured response. Only an output the
+    vendor did not finish is answered and asked again (``test_li_structured_agent``)."""
+    asked: list[int] = []
+    inner = _structured_llm("Done", {"hello": "hello"})  # ``world`` is missing
+    generate = inner.response_generator
+
+    def counting(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        if any(t.metadata.name == "Structure" for t in kwargs.get("tools") or []):
+            asked.append(1)
+        return generate(messages, **kwargs)
+
+    agent = kinds.function(name="retriever", description="Manages data retrieval",
+                           llm=MockFunctionCallingLLM(response_generator=counting),
+                           output_cls=Structure)
+    with pytest.warns(UserWarning, match="problem with the generation of the structured output"):
+        response = await agent.run(user_msg="test")
+    assert "Done" in str(response.response)
+    assert response.structured_response is None
+    assert len(asked) == 1
+
+
 async def test_structured_output_from_tools_or_functions(kinds: Kinds) -> None:
     def multiply(x: int, j: int) -> int:
         """Multiply two numbers together."""

@@ -264,7 +264,7 @@ class VendorEmulator:
         """
         if api not in WIRES:
             raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
-        _check_applies(api, scenario)
+        check_applies(api, scenario)
         stall = Stall(api, scenario=scenario, frames=frames)
         with self._lock:
             self._stalls[api].append(stall)
