@@ -104,6 +104,4 @@ OPEN: tuple[Open, ...] = (
          "a middleware listed before the gate that changes a call's arguments in wrap_tool_call "
          "is refused [arguments_changed] (arguments bound to the commit, decision 0105): "
          "deliberate or not is for that rule's owner to say", 36),
-    Open((_AGENTS + "middleware/core/test_internal_call_transformer.py::test_internal_whole_message_*",),
-         "a whole message marked internal shows in the raw event log", 36),
 )
