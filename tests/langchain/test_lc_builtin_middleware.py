@@ -189,3 +189,25 @@ def test_a_reviewers_edit_that_breaks_the_schema_never_runs_with_the_gate_after(
     assert ran == []
     [answer] = [m for m in messages if m.type == "tool"]
     assert answer.status == "error" and answer.text.endswith("[schema_violation]")
+
+
+@pytest.mark.parametrize("order", ["stock", "gate before", "gate after"])
+def test_a_retried_turn_passes_the_model_call_limit(order: str) -> None:
+    """An all-rejected turn goes back to the model the way a tool round does: past every
+    ``after_model`` hook (``ModelCallLimitMiddleware`` counts the call there) to the first
+    ``before_model`` hook (where it stops the run at its limit). Stock, the bad call reaches
+    the tool and fails there; gated, the gate answers it; either way the limit ends the run."""
+    world = _World()
+    limit = ModelCallLimitMiddleware(run_limit=1)
+    middleware: list[Any] = {"stock": [limit], "gate before": [ToolstreamMiddleware(), limit],
+                             "gate after": [limit, ToolstreamMiddleware()]}[order]
+    model = _Fake(responses=[AIMessage("", tool_calls=[_call("add", "c1", a="x", b=2)]),
+                             AIMessage("done")])
+    agent = create_agent(model, tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    state = agent.invoke({"messages": [HumanMessage("add")]}, {"configurable": {"thread_id": "t"}})
+    assert world.ran == []
+    assert [m.type for m in state["messages"]] == ["human", "ai", "tool", "ai"]
+    assert "run limit" in state["messages"][-1].text
+    assert model.i == 1  # one model call: the limit stopped the second
+    assert set(state) == {"messages"}  # the gate's own state keys stay private

@@ -72,7 +72,50 @@ def test_the_graph_has_the_gates_node() -> None:
     assert stock < gated
     # a middleware that wraps tool calls brings the agent a tool node even with no tools
     assert gated - stock == {"ToolstreamMiddleware.before_agent", "ToolstreamMiddleware.after_model",
-                             "tools"}
+                             "ToolstreamMiddleware.after_agent", "tools"}
+    # ... and with a tool node, LangChain routes a hook's jump_to (here an ``after_model`` hook
+    # that declares no ``can_jump_to``) as it does in any agent with tools
+    assert _model_calls_after_a_jump([], tools=False) == 1
+    assert _model_calls_after_a_jump([], tools=True) == 2
+    assert _model_calls_after_a_jump([ToolstreamMiddleware()], tools=False) == 2
+
+
+def _model_calls_after_a_jump(middleware: list[Any], *, tools: bool) -> int:
+    """How many model calls an agent makes when an ``after_model`` hook asks once for
+    ``jump_to="model"`` without declaring it."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _JumpOnce(AgentMiddleware[Any, Any, Any]):
+        jumped = False
+        calls = 0
+
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            self.calls += 1
+            return handler(request)
+
+        def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            if self.jumped:
+                return None
+            self.jumped = True
+            return {"jump_to": "model"}
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return ""
+
+    jump = _JumpOnce()
+    agent = create_agent(_Bound(responses=[AIMessage("hi"), AIMessage("again")]),
+                         tools=[noop] if tools else [], middleware=[jump, *middleware])
+    agent.invoke({"messages": [HumanMessage("hi")]})
+    return jump.calls
 
 
 @pytest.mark.parametrize("disable_streaming", [False, True])
