@@ -211,3 +211,78 @@ def test_a_retried_turn_passes_the_model_call_limit(order: str) -> None:
     assert "run limit" in state["messages"][-1].text
     assert model.i == 1  # one model call: the limit stopped the second
     assert set(state) == {"messages"}  # the gate's own state keys stay private
+
+
+def _per_call(order: str, edit_args: dict[str, Any]) -> tuple[list[Any], list[BaseMessage]]:
+    """``HumanInTheLoopMiddleware(interrupt_mode="per_call")``: the reviewer's edit is handed
+    on in its ``wrap_tool_call`` (``request.override``), with no trace in the state."""
+    world = _World()
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"add": True}, interrupt_mode="per_call")
+    middleware: list[Any] = {"stock": [hitl], "gate before": [ToolstreamMiddleware(), hitl],
+                             "gate after": [hitl, ToolstreamMiddleware()]}[order]
+    agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    [pause] = agent.invoke({"messages": [HumanMessage("add")]}, config)["__interrupt__"]
+    edit = {"type": "edit", "edited_action": {"name": "add", "args": edit_args}}
+    state = agent.invoke(Command(resume={pause.id: edit}), config)
+    return world.ran, state["messages"]
+
+
+@pytest.mark.parametrize("order", ["gate before", "gate after"])
+def test_a_per_call_edit_runs_once_as_stock(order: str) -> None:
+    ran, messages = _per_call(order, {"a": 5, "b": 6})
+    assert ran == _per_call("stock", {"a": 5, "b": 6})[0] == [("add", {"a": 5, "b": 6})]
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "success" and "11" in answer.text
+
+
+def test_a_per_call_edit_that_breaks_the_schema_never_runs_with_the_gate_after() -> None:
+    """Listed after the reviewer, the gate judges the call it is handed as strictly as a
+    vendor's (decision 0111): ``"5"`` is not an integer. LangGraph checks the answer against
+    the tool's own (lax) schema, and stock the tool coerces it."""
+    assert _per_call("stock", {"a": "5", "b": 1})[0] == [("add", {"a": 5, "b": 1})]
+    ran, messages = _per_call("gate after", {"a": "5", "b": 1})
+    assert ran == []
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "error" and answer.text.endswith("[schema_violation]")
+
+
+class _Handing(AgentMiddleware[Any, Any, Any]):
+    """A developer's middleware that changes the call it hands on, ``in_place`` or by
+    ``request.override`` (LangChain's documented way)."""
+
+    def __init__(self, args: dict[str, Any], *, in_place: bool) -> None:
+        super().__init__()
+        self.args = args
+        self.in_place = in_place
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        if self.in_place:
+            request.tool_call["args"].update(self.args)
+            return handler(request)
+        return handler(request.override(tool_call={**request.tool_call, "args": self.args}))
+
+
+def _handed(args: dict[str, Any], *, in_place: bool, gate: str) -> tuple[list[Any], str]:
+    world = _World()
+    handing = _Handing(args, in_place=in_place)
+    middleware: list[Any] = {"stock": [handing], "gate before": [ToolstreamMiddleware(), handing],
+                             "gate after": [handing, ToolstreamMiddleware()]}[gate]
+    agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    state = agent.invoke({"messages": [HumanMessage("add")]}, {"configurable": {"thread_id": "t"}})
+    [answer] = [m for m in state["messages"] if m.type == "tool"]
+    return world.ran, answer.text
+
+
+@pytest.mark.parametrize("gate", ["gate before", "gate after"])
+def test_a_call_a_middleware_hands_on_changed_runs_as_stock(gate: str) -> None:
+    stock = _handed({"a": 7, "b": 8}, in_place=False, gate="stock")
+    assert _handed({"a": 7, "b": 8}, in_place=False, gate=gate) == stock
+    assert stock == ([("add", {"a": 7, "b": 8})], "15")
+
+
+def test_a_call_a_middleware_hands_on_invalid_never_runs_with_the_gate_after() -> None:
+    ran, text = _handed({"a": "seven"}, in_place=False, gate="gate after")
+    assert ran == [] and text.endswith("[schema_violation]")

@@ -154,3 +154,47 @@ def test_a_gated_message_carries_its_record() -> None:
     gated_chunks = list(with_toolstream(fake()).stream("hi"))
     assert [c.text for c in gated_chunks] == [*(c.text for c in stock_chunks), ""]
     assert "toolstream" in gated_chunks[-1].response_metadata
+
+
+def test_a_middleware_changes_a_call_by_override_not_in_place() -> None:
+    """The in-place difference (decision 0111): ``request.tool_call`` is the call object of the
+    message in the agent's state, so changing it in place rewrites the model's message, which
+    the record's digest describes; listed before the gate, that is refused. A call handed on
+    changed with ``request.override`` runs, in both agents, stock and gated."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _Modify(AgentMiddleware[Any, Any, Any]):
+        def __init__(self, in_place: bool) -> None:
+            super().__init__()
+            self.in_place = in_place
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            if self.in_place:
+                request.tool_call["args"]["query"] = "modified"
+                return handler(request)
+            args = {**request.tool_call["args"], "query": "modified"}
+            return handler(request.override(tool_call={**request.tool_call, "args": args}))
+
+    def answer(in_place: bool, gated: bool) -> str:
+        @tool
+        def search(query: str) -> str:
+            """Search."""
+            return f"results for {query}"
+
+        call = {"name": "search", "args": {"query": "original"}, "id": "1", "type": "tool_call"}
+        model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+        middleware: list[Any] = [_Modify(in_place), *([ToolstreamMiddleware()] if gated else [])]
+        state = create_agent(model, tools=[search], middleware=middleware).invoke(
+            {"messages": [HumanMessage("go")]})
+        return next(m.text for m in state["messages"] if m.type == "tool")
+
+    assert answer(in_place=True, gated=False) == "results for modified"
+    assert answer(in_place=True, gated=True).endswith("[arguments_changed]")
+    assert answer(in_place=False, gated=False) == answer(in_place=False, gated=True) == "results for modified"
