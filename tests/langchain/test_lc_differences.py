@@ -198,3 +198,43 @@ def test_a_middleware_changes_a_call_by_override_not_in_place() -> None:
     assert answer(in_place=True, gated=False) == "results for modified"
     assert answer(in_place=True, gated=True).endswith("[arguments_changed]")
     assert answer(in_place=False, gated=False) == answer(in_place=False, gated=True) == "results for modified"
+
+
+def test_an_unregistered_tool_is_answered_not_raised() -> None:
+    """The dynamic-tool difference: LangChain raises its ``ValueError`` for a tool a middleware
+    added without registering or handling it only where no middleware wraps tool calls; the
+    gate wraps them, so a gated agent answers the call as the stock agent with any such
+    middleware does ("not a valid tool")."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    @tool
+    def dynamic(value: str) -> str:
+        """Added by a middleware, never registered."""
+        return value
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _Adds(AgentMiddleware[Any, Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request.override(tools=[*request.tools, dynamic]))
+
+    class _Wraps(AgentMiddleware[Any, Any, Any]):
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    def run(extra: list[Any]) -> str:
+        call = {"name": "dynamic", "args": {"value": "x"}, "id": "1", "type": "tool_call"}
+        model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+        state = create_agent(model, tools=[], middleware=[_Adds(), *extra]).invoke(
+            {"messages": [HumanMessage("go")]})
+        return next(m.text for m in state["messages"] if m.type == "tool")
+
+    with pytest.raises(ValueError, match="Middleware added tools"):
+        run([])
+    assert "dynamic is not a valid tool" in run([_Wraps()])
+    assert run([ToolstreamMiddleware()]) == run([_Wraps()])
