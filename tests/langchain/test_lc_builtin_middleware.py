@@ -6,13 +6,17 @@ the built-in and after it; what the user sees must be the same: which tools ran 
 arguments, and each message's kind, text and tool-call names (the gate's decision record is
 metadata, not compared). The model is LangChain's own fake (a test double, decision 0095),
 the agent and the middlewares are LangChain's. The built-ins whose scenarios need a vendor
-(auto mode, the router, provider tool search, the shell, file search, the refusal middleware)
-run in the nox session ``conformance``: their own upstream tests, gate first and last.
+(auto mode, the router, provider tool search, the shell, tool selection, the refusal
+middleware) run in the nox session ``conformance``: their own upstream tests, gate first and
+last (``UPSTREAM``); a built-in in neither place fails ``test_every_builtin_is_covered``.
 """
 
 from __future__ import annotations
 
+import inspect
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ContextEditingMiddleware,
+    FilesystemFileSearchMiddleware,
     HumanInTheLoopMiddleware,
     LLMToolEmulator,
     ModelCallLimitMiddleware,
@@ -38,6 +43,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langchain_toolstream import ToolstreamMiddleware
+
+_FILES = Path(tempfile.mkdtemp(prefix="toolstream-file-search-"))
+(_FILES / "notes.txt").write_text("hello\n", encoding="utf-8")
 
 
 class _Fake(FakeMessagesListChatModel):
@@ -111,6 +119,10 @@ CASES: dict[str, Case] = {
     "ContextEditingMiddleware": (ContextEditingMiddleware, _ONE_ADD, "add", 0),
     "PIIMiddleware": (lambda: PIIMiddleware("email", strategy="redact"), _ONE_ADD,
                       "add, and mail me at someone@example.com", 0),
+    "FilesystemFileSearchMiddleware": (
+        lambda: FilesystemFileSearchMiddleware(root_path=str(_FILES), use_ripgrep=False),
+        [AIMessage("", tool_calls=[_call("glob_search", "g1", pattern="*.txt")]), AIMessage("done")],
+        "find my notes", 0),
     "SummarizationMiddleware": (lambda: SummarizationMiddleware(
         model=FakeListChatModel(responses=["a summary"]), trigger=("messages", 3), keep=("messages", 2)),
                                 _TWO_ADDS, "add twice", 0),
@@ -139,7 +151,10 @@ def _run(order: str, case: Case) -> tuple[list[Any], list[Any]]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_builtin_does_its_job_beside_the_gate(name: str, order: str) -> None:
     stock = _run("stock", CASES[name])
-    assert stock[0] or name in {"LLMToolEmulator", "ModelCallLimitMiddleware"}, "the scenario runs a tool"
+    assert stock[0] or name in {"LLMToolEmulator", "ModelCallLimitMiddleware",
+                                "FilesystemFileSearchMiddleware"}, "the scenario runs a tool"
+    if name == "FilesystemFileSearchMiddleware":  # its own tool ran: its answer names the file
+        assert any("notes.txt" in text for kind, text, _ in stock[1] if kind == "tool")
     assert _run(order, CASES[name]) == stock
 
 
@@ -286,3 +301,30 @@ def test_a_call_a_middleware_hands_on_changed_runs_as_stock(gate: str) -> None:
 def test_a_call_a_middleware_hands_on_invalid_never_runs_with_the_gate_after() -> None:
     ran, text = _handed({"a": "seven"}, in_place=False, gate="gate after")
     assert ran == [] and text.endswith("[schema_violation]")
+
+
+# Built-ins whose scenarios need a vendor, a shell or a selection model: their own upstream
+# test files run with the gate first and last in the nox session ``conformance``
+# (tests/conformance/run.py, ``tests/unit_tests/agents`` of the installed langchain's sdist).
+UPSTREAM: dict[str, str] = {
+    "AutoModeMiddleware": "middleware/implementations/test_auto_mode.py",
+    "LLMToolSelectorMiddleware": "middleware/implementations/test_tool_selection.py",
+    "ModelRefusalMiddleware": "middleware/implementations/test_model_refusal.py",
+    "ModelRouterMiddleware": "middleware/implementations/test_model_router.py",
+    "ProviderToolSearchMiddleware": "middleware/implementations/test_provider_tool_search.py",
+    "ShellToolMiddleware": "middleware/implementations/test_shell_tool.py",
+}
+
+
+def test_every_builtin_is_covered() -> None:
+    """Every middleware class ``langchain.agents.middleware`` exports has its test with the
+    gate before and after it: here (``CASES``, the HITL tests) or upstream (``UPSTREAM``). A
+    built-in a new LangChain adds fails here until it has one."""
+    import langchain.agents.middleware as builtins
+
+    exported = {name for name in builtins.__all__
+                if inspect.isclass(cls := getattr(builtins, name))
+                and issubclass(cls, AgentMiddleware) and cls is not AgentMiddleware}
+    here = {*CASES, "HumanInTheLoopMiddleware"}
+    assert exported == here | set(UPSTREAM)
+    assert not here & set(UPSTREAM)
