@@ -78,6 +78,10 @@ def test_the_graph_has_the_gates_node() -> None:
     assert _model_calls_after_a_jump([], tools=False) == 1
     assert _model_calls_after_a_jump([], tools=True) == 2
     assert _model_calls_after_a_jump([ToolstreamMiddleware()], tools=False) == 2
+    # ... and a run passes the gate's nodes too: more steps against ``recursion_limit``
+    steps = [len(list(agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="updates")))
+             for agent in (_echo_agent([]), _echo_agent([ToolstreamMiddleware()]))]
+    assert steps[1] > steps[0]
 
 
 def _model_calls_after_a_jump(middleware: list[Any], *, tools: bool) -> int:
