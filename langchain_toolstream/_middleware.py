@@ -239,11 +239,10 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         call = request.tool_call
         owner = _owner_of(request.state, call.get("id"))
         view = admission_view(owner, request.state) if owner is not None else None
-        held = _call_in(owner, call.get("id")) if owner is not None else call
-        refusal = self._policy.admit(view, call.get("id"), held.get("name"),
-                                     RunState.read(request.state), held.get("args"),
+        refusal = self._policy.admit(view, call.get("id"), call.get("name"),
+                                     RunState.read(request.state), call.get("args"),
                                      pending_edit=pending_edit(request),
-                                     edit_tools=edit_tools(request), handed=_handed(call, held))
+                                     edit_tools=edit_tools(request))
         if refusal is None:
             return None
         return ToolMessage(content=refusal.content, tool_call_id=refusal.tool_call_id,
@@ -398,21 +397,6 @@ def _ledger_of(request: ToolCallRequest) -> CallLedger | None:
     """The started-ledger entry of the call about to run (``None``: no store, or repeatable)."""
     owner = _owner_of(request.state, request.tool_call.get("id"))
     return CallLedger.of(request, owner.id if owner is not None else None)
-
-
-def _call_in(message: AIMessage, call_id: str | None) -> Mapping[str, Any]:
-    return next(c for c in message.tool_calls if c.get("id") == call_id)
-
-
-def _handed(call: Mapping[str, Any], held: Mapping[str, Any]) -> tuple[str | None, Any] | None:
-    """The name and arguments a middleware listed before the gate handed it in place of the
-    call the state holds (``request.override(tool_call=...)``: a reviewer's per-call edit, the
-    agent's own code), ``None`` when it runs the state's call. A change made in place of the
-    state's own call object changes the message the record describes: it is the state's call
-    then, bound to the record like any change of the state (decision 0111)."""
-    if call is held or (call.get("name"), call.get("args")) == (held.get("name"), held.get("args")):
-        return None
-    return call.get("name"), call.get("args")
 
 
 def _owner_of(state: Any, call_id: str | None) -> AIMessage | None:

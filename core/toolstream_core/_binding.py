@@ -163,10 +163,9 @@ def with_reviews(record: Mapping[str, Any], *, edits: Mapping[str, tuple[str | N
 
 def edit_problem(name: str | None, arguments: Any, tools: ToolsArg, *,
                  call_id: Any = None) -> Unbound | None:
-    """Why a human's edit (or arguments the agent's own code handed the executor in place of
-    the committed ones) cannot run, or ``None``: they get the decision a vendor's arguments
-    get (DESIGN 4.5, strict: a JSON object, valid against ``tools``' schema for ``name``),
-    never a looser one because a person or the agent's code wrote them."""
+    """Why a human's edit cannot run, or ``None``: the edit gets the decision a vendor's
+    arguments get (DESIGN 4.5, strict: a JSON object, valid against ``tools``' schema for
+    ``name``), never a looser one because a person wrote it."""
     try:
         text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
@@ -177,9 +176,8 @@ def edit_problem(name: str | None, arguments: Any, tools: ToolsArg, *,
         return None
     detail = f" ({decision.detail})" if decision.detail else ""
     return Unbound(str(decision.reason),
-                   f"Tool call {name!r} (id {call_id}) was not run: the arguments it was to run "
-                   f"with in place of the model's (a human edit, or the agent's own middleware) "
-                   f"are not valid for the tool{detail}. [{decision.reason}]")
+                   f"Tool call {name!r} (id {call_id}) was not run: the human edit of its arguments "
+                   f"is not valid for the tool{detail}. [{decision.reason}]")
 
 
 def _changed_text(name: str | None, call_id: Any) -> str:

@@ -196,8 +196,7 @@ class RunPolicy:
     def admit(self, view: RecordView | None, call_id: str | None, name: str | None,
               state: RunState, arguments: Any = _UNCHECKED, *,
               pending_edit: tuple[str | None, Any] | None = None,
-              edit_tools: Callable[[str | None], ToolsArg] | None = None,
-              handed: tuple[str | None, Any] | None = None) -> Refusal | None:
+              edit_tools: Callable[[str | None], ToolsArg] | None = None) -> Refusal | None:
         """Whether the call ``call_id`` of the turn ``view`` may run now: ``None`` (run it, the
         started-ledger next) or its ``Refusal``. ``view``: the record of the message holding
         the call (``None``: the message did not pass the gate, e.g. a history the caller
@@ -205,12 +204,7 @@ class RunPolicy:
         commits included. ``arguments``: what the call is about to run with, bound to the
         record's digest (``_binding``), with ``pending_edit``: a reviewer's edit the framework
         substitutes further in; a recorded edit that runs is judged as strictly as a vendor's
-        arguments, against ``edit_tools(name)`` (the schema of the tool it names).
-        ``handed``: the name and arguments the executor was handed in place of the call as the
-        run's state holds it (``arguments``), by code of the agent's own between the state and
-        this check (a middleware, a reviewer's per-call edit): the state's call is bound to
-        the record; the handed one runs only if it is valid for the tool it names, judged the
-        same strict way (decision 0111)."""
+        arguments, against ``edit_tools(name)`` (the schema of the tool it names)."""
         if view is None:
             return None
         if call_id is None or call_id not in view.committed:  # steps 1-4: committed by the gate
@@ -222,11 +216,9 @@ class RunPolicy:
         if arguments is not _UNCHECKED:  # the arguments the vendor finished, or a recorded edit
             unbound = binding_refusal(view.entry(call_id), name, arguments,
                                       pending_edit=pending_edit)
-            judged = handed if handed is not None else pending_edit
-            if judged is None and _edited(view.entry(call_id)):
-                judged = (name, arguments)
-            if unbound is None and edit_tools is not None and judged is not None:
-                unbound = edit_problem(judged[0], judged[1], edit_tools(judged[0]), call_id=call_id)
+            if unbound is None and edit_tools is not None and _edited(view.entry(call_id)):
+                edit = pending_edit if pending_edit is not None else (name, arguments)
+                unbound = edit_problem(edit[0], edit[1], edit_tools(edit[0]), call_id=call_id)
             if unbound is not None:
                 _log.warning("toolstream: refusing to run %s (%s): %s", name, call_id,
                              unbound.reason)

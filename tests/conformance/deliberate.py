@@ -72,14 +72,20 @@ DELIBERATE: tuple[Difference, ...] = (
         test="tests/langchain/test_lc_injected.py::test_the_models_own_parameters_are_still_checked",
     ),
     Difference(
-        tests=(_AGENTS + "middleware/core/test_wrap_tool_call.py::test_wrap_tool_call_modify_args",),
-        differs="a middleware listed before the gate that changes a call's arguments in place "
-                "(`request.tool_call[\"args\"][...] = ...`) is refused `[arguments_changed]`; "
-                "one that hands on a changed call (`request.override(tool_call=...)`) runs it",
-        why="the request's call is the call of the model's message in the state: changed in "
-            "place it rewrites that message, which the record binds, as a state edit would",
+        tests=(_AGENTS + "middleware/core/test_wrap_tool_call.py::test_wrap_tool_call_modify_args",
+               *(_AGENTS + "middleware/implementations/test_human_in_the_loop.py::" + name for name in (
+                   "test_per_call_edit_leaves_validation_and_injected_args_to_the_tool",
+                   "test_per_call_pauses_once_per_gated_call_and_applies_answers_by_id",
+                   "test_per_call_rejects_a_bad_answer_without_saving_it*",
+                   "test_per_call_works_with_ainvoke?edit?",
+                   "test_resume_with_each_decision?per_call-edit*"))),
+        differs="a middleware listed before the gate that changes a committed call in "
+                "`wrap_tool_call` (a developer's, or `HumanInTheLoopMiddleware`'s per-call "
+                "edit) is refused `[arguments_changed]`; listed after the gate, its change runs",
+        why="a call runs only with the arguments the vendor finished or a recorded human "
+            "decision; a change made before the gate's check is neither",
         rule="§6 Framework shims",
-        test="tests/langchain/test_lc_differences.py::test_a_middleware_changes_a_call_by_override_not_in_place",
+        test="tests/langchain/test_lc_differences.py::test_a_call_is_changed_after_the_gate_not_before",
     ),
     Difference(
         tests=(_AGENTS + "middleware/core/test_dynamic_tools.py::test_dynamic_tool_without_handler_raises_error*",
@@ -106,6 +112,13 @@ DELIBERATE: tuple[Difference, ...] = (
 )
 
 OPEN: tuple[Open, ...] = (
+    Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_needs_a_tool_call_id",
+          _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
+                    "test_per_call_same_tool_twice_routes_each_answer_to_its_own_call"),
+         "HumanInTheLoopMiddleware per-call mode with a call of no id (None, or \"\" for the "
+         "same tool called twice): the gate gives the call an id of its own (DESIGN 4.1), so "
+         "the reviewer sees that id and no 'has no ID' error; the same rule as the id-less "
+         "calls of test_invalid_tool_calls.py", 36),
     Open((_AGENTS + "test_invalid_tool_calls.py::*",),
          "invalid tool calls: the gate answers in its own words, gives an id-less call an id "
          "and sends an all-rejected turn back to the model", 36),
@@ -114,11 +127,4 @@ OPEN: tuple[Open, ...] = (
           _AGENTS + "middleware/implementations/test_model_refusal.py::test_refusal_with_provider_strategy*"),
          "structured output: the gate's retries and errors replace the strategy's own "
          "(retry counts, error texts, messages kept, refusals)", 36),
-    Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_needs_a_tool_call_id",
-          _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
-                    "test_per_call_same_tool_twice_routes_each_answer_to_its_own_call"),
-         "HumanInTheLoopMiddleware per-call mode with a call of no id (None, or \"\" for the "
-         "same tool called twice): the gate gives the call an id of its own (DESIGN 4.1), so "
-         "the reviewer sees that id and no 'has no ID' error; the same rule as the id-less "
-         "calls of test_invalid_tool_calls.py", 36),
 )

@@ -113,39 +113,3 @@ def test_the_pipeline_starts_each_call_once_and_hands_it_over_once() -> None:
     assert taken is not None and taken.result() == "ran a"
     assert pipeline.take("a") is None and pipeline.started == ["b"]
 
-
-def _bound_view(arguments: dict[str, Any]) -> Any:
-    from toolstream_core.integration import arguments_digest
-
-    return view_record({
-        "version": 1, "mode": "tap", "provider": "openai-chat", "complete": True,
-        "finish_reason": "tool_calls", "error": None,
-        "committed": [{"id": "a", "name": "add",
-                       "digest": arguments_digest("add", arguments)}],
-        "rejected": [], "dropped": [], "server_calls": [], "anomalies": 0})
-
-
-_ADD = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-
-
-def test_admit_binds_the_states_call_and_judges_a_handed_one_strictly() -> None:
-    """Decision 0111: the call as the run's state holds it is bound to the record; a call the
-    agent's own code hands the executor in its place runs when it is valid for its tool."""
-    policy = RunPolicy(AssembleConfig())
-    turn = _bound_view({"a": 1})
-
-    def tools(name: str | None) -> Any:
-        return {"add": _ADD} if name == "add" else {}
-
-    def admit(held: dict[str, Any], handed: tuple[str, Any] | None) -> Any:
-        return policy.admit(turn, "a", "add", RunState(run_calls=1), held,
-                            edit_tools=tools, handed=handed)
-
-    assert admit({"a": 1}, None) is None
-    assert admit({"a": 1}, ("add", {"a": 2})) is None  # handed on, valid: it runs
-    refused = admit({"a": 1}, ("add", {"a": "2"}))
-    assert refused is not None and refused.reason == "schema_violation"
-    assert admit({"a": 1}, ("rm", {"a": 2})).reason == "unknown_tool"
-    changed = admit({"a": 2}, None)  # the state's own call changed: whoever changed it
-    assert changed is not None and changed.reason == "arguments_changed"
-    assert admit({"a": 2}, ("add", {"a": 1})).reason == "arguments_changed"

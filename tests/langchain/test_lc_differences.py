@@ -160,11 +160,11 @@ def test_a_gated_message_carries_its_record() -> None:
     assert "toolstream" in gated_chunks[-1].response_metadata
 
 
-def test_a_middleware_changes_a_call_by_override_not_in_place() -> None:
-    """The in-place difference (decision 0111): ``request.tool_call`` is the call object of the
-    message in the agent's state, so changing it in place rewrites the model's message, which
-    the record's digest describes; listed before the gate, that is refused. A call handed on
-    changed with ``request.override`` runs, in both agents, stock and gated."""
+def test_a_call_is_changed_after_the_gate_not_before() -> None:
+    """The changed-call difference (decision 0111): a middleware listed before the gate that
+    changes a committed call (in place or with ``request.override``) hands the gate arguments
+    no vendor finished: refused. Listed after the gate (``ToolstreamMiddleware`` first), its
+    change runs, as in the stock agent."""
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage
@@ -186,7 +186,7 @@ def test_a_middleware_changes_a_call_by_override_not_in_place() -> None:
             args = {**request.tool_call["args"], "query": "modified"}
             return handler(request.override(tool_call={**request.tool_call, "args": args}))
 
-    def answer(in_place: bool, gated: bool) -> str:
+    def answer(in_place: bool, gate: str) -> str:
         @tool
         def search(query: str) -> str:
             """Search."""
@@ -194,15 +194,16 @@ def test_a_middleware_changes_a_call_by_override_not_in_place() -> None:
 
         call = {"name": "search", "args": {"query": "original"}, "id": "1", "type": "tool_call"}
         model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
-        middleware: list[Any] = [_Modify(in_place), *([ToolstreamMiddleware()] if gated else [])]
+        modify = _Modify(in_place)
+        middleware: list[Any] = {"stock": [modify], "before": [modify, ToolstreamMiddleware()],
+                                 "after": [ToolstreamMiddleware(), modify]}[gate]
         state = create_agent(model, tools=[search], middleware=middleware).invoke(
             {"messages": [HumanMessage("go")]})
         return next(m.text for m in state["messages"] if m.type == "tool")
 
-    assert answer(in_place=True, gated=False) == "results for modified"
-    assert answer(in_place=True, gated=True).endswith("[arguments_changed]")
-    assert answer(in_place=False, gated=False) == answer(in_place=False, gated=True) == "results for modified"
-
+    for in_place in (True, False):
+        assert answer(in_place, "stock") == answer(in_place, "after") == "results for modified"
+        assert answer(in_place, "before").endswith("[arguments_changed]")
 
 def test_an_unregistered_tool_is_answered_not_raised() -> None:
     """The dynamic-tool difference: LangChain raises its ``ValueError`` for a tool a middleware
