@@ -193,6 +193,23 @@ class ToolstreamChatModel(BaseChatModel):
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         return streaming_off(self.chat_model, kwargs)
 
+    # Whether LangChain streams a call (callbacks, ``astream_events``, ``stream``) is asked of
+    # the wrapper, which always implements ``_stream``: a wrapped class that implements none
+    # is answered whole by LangChain, and so it is through the gate (the same one message in
+    # the event log and the callbacks; the gate reads its whole answer either way).
+
+    def _should_stream(self, *, async_api: bool, run_manager: Any = None, **kwargs: Any) -> bool:
+        if not can_stream(self.chat_model, async_api=async_api):
+            return False
+        return super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
+
+    def _should_use_protocol_streaming(self, *, async_api: bool, run_manager: Any = None,
+                                       **kwargs: Any) -> bool:
+        if not can_stream(self.chat_model, async_api=async_api):
+            return False
+        return super()._should_use_protocol_streaming(async_api=async_api,
+                                                      run_manager=run_manager, **kwargs)
+
     # The sync and async twins below are only loops: how the stream is read, what a chunk
     # means, when the run stops and how it ends are ``ChunkStream``'s (``reading``,
     # ``observe``, ``interrupted``, ``close``).
@@ -360,6 +377,15 @@ class ToolstreamChatModel(BaseChatModel):
     async def _agenerate_with_cache(self, *args: Any, **kwargs: Any) -> ChatResult:
         with model_run(kwargs.get("run_manager")):
             return _finalize(await super()._agenerate_with_cache(*args, **kwargs))
+
+
+def can_stream(model: BaseChatModel, *, async_api: bool) -> bool:
+    """Whether ``model``'s class implements a stream LangChain would read (the async path
+    falls back to the sync one), as ``BaseChatModel`` itself decides it."""
+    cls = type(model)
+    if cls._stream is not BaseChatModel._stream:
+        return True
+    return async_api and cls._astream is not BaseChatModel._astream
 
 
 def streaming_off(model: BaseChatModel, kwargs: Mapping[str, Any]) -> bool:

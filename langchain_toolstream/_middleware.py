@@ -95,6 +95,17 @@ class ToolstreamState(AgentState[Any]):
     """The calls this run (one ``invoke``) committed so far: ``max_tool_calls_per_run``."""
     toolstream_paused_turns: NotRequired[Annotated[int, PrivateStateAttr]]
     """Consecutive paused turns sent back to be continued (``RunPolicy.continue_paused``)."""
+    toolstream_back_to_model: NotRequired[Annotated[bool, PrivateStateAttr]]
+    """The last model turn goes back to the model (a retry, a paused turn's continuation):
+    set by the model node, acted on by the gate's ``after_agent`` node (``BACK_TO_MODEL``)."""
+
+
+#: The state key of a model turn that goes back to the model. Not ``jump_to`` from the model
+#: node: that value lives one step, and the ``after_model`` hooks after it would either lose it
+#: or, if the gate jumped from its own, be skipped (``ModelCallLimitMiddleware`` counts the
+#: call there). Read at the agent's exit, the turn has passed every ``after_model`` hook, and
+#: the jump goes where a tool round goes: to the first ``before_model`` hook.
+BACK_TO_MODEL = "toolstream_back_to_model"
 
 
 class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
@@ -150,9 +161,15 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     # -- the run -------------------------------------------------------------------------------
 
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """A new invocation is a new run: its budget count starts at zero. A resume from a
-        checkpoint (``invoke(None)``, ``Command(resume=...)``) does not pass here again."""
-        return {RunState.RUN_CALLS: 0} if RunState.read(state).run_calls else None
+        """A new invocation is a new run: its budget count starts at zero (and no turn of an
+        earlier run goes back to the model). A resume from a checkpoint (``invoke(None)``,
+        ``Command(resume=...)``) does not pass here again."""
+        update: dict[str, Any] = {}
+        if RunState.read(state).run_calls:
+            update[RunState.RUN_CALLS] = 0
+        if _back_to_model(state):
+            update[BACK_TO_MODEL] = False
+        return update or None
 
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
@@ -197,22 +214,25 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # -- tool calls ----------------------------------------------------------------------------
 
-    @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Record a reviewer's decisions on the turn's committed calls (``_review``): listed
-        before ``HumanInTheLoopMiddleware``, this node runs after the reviewer's.
+        before ``HumanInTheLoopMiddleware``, this node runs after the reviewer's."""
+        return reviews_update(state)
 
-        The model node's ``jump_to`` (a retry, a paused turn's continuation) lives for one
-        step only, and this node is that step: it is handed on, so the edge after this node
-        still goes back to the model."""
-        update = reviews_update(state) or {}
-        if isinstance(state, Mapping) and state.get("jump_to") == "model":
-            update["jump_to"] = "model"
-        return update or None
-
-    @hook_config(can_jump_to=["model"])
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.after_model(state, runtime)
+
+    @hook_config(can_jump_to=["model"])
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """A turn that goes back to the model (``BACK_TO_MODEL``) goes there from the agent's
+        exit, past every ``after_model`` hook, as a tool round would."""
+        if _back_to_model(state):
+            return {"jump_to": "model", BACK_TO_MODEL: False}
+        return None
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
@@ -305,11 +325,11 @@ class _ModelCall:
         if verdict.failure is not None and outcome.give_up:
             raise verdict.failure  # no structured response after the bounded retries
         update: dict[str, Any] = outcome.state.changes(self.state)
-        if len(out) == len(result) and not update and not outcome.retry:
+        if outcome.retry or _back_to_model(self._asked.state):
+            update[BACK_TO_MODEL] = outcome.retry  # a turn the graph sent back some other way
+        if len(out) == len(result) and not update:
             return response
         structured = None if verdict.failure is not None else _structured(response)
-        if outcome.retry:
-            update["jump_to"] = "model"
         return ExtendedModelResponse(model_response=ModelResponse(result=out, structured_response=structured),
                                      command=Command(update=update))
 
@@ -329,10 +349,14 @@ class _ModelCall:
             out.append(message)
         paired = ModelResponse(result=out, structured_response=_structured(response))
         after = self.policy.continue_paused(self.state)
-        update: dict[str, Any] = {RunState.PAUSED_TURNS: 0}
+        update: dict[str, Any] = {RunState.PAUSED_TURNS: 0, BACK_TO_MODEL: False}
         if after is not None:
-            update = {"jump_to": "model", RunState.PAUSED_TURNS: after.paused_turns}
+            update = {BACK_TO_MODEL: True, RunState.PAUSED_TURNS: after.paused_turns}
         return ExtendedModelResponse(model_response=paired, command=Command(update=update))
+
+
+def _back_to_model(state: Any) -> bool:
+    return isinstance(state, Mapping) and state.get(BACK_TO_MODEL) is True
 
 
 def _messages_of(response: ModelCallResult) -> list[BaseMessage]:

@@ -87,6 +87,10 @@ _CHAT_MODEL = "langchain_core.language_models.chat_models:BaseChatModel"
 _EXTENSION = ("LangChain's documented extension point for a custom chat model: the wrapper "
               "implements it and calls the wrapped model's, so the gate sits inside one model "
               "run (no second run in the callbacks, no second rate-limiter or cache pass)")
+_STREAM_LIKE = ("where BaseChatModel decides whether a call streams (callbacks, stream "
+                "events), from whether the class implements _stream: the wrapper always does, "
+                "so it answers as the wrapped class would; one that cannot stream is answered "
+                "whole, the same one message as in the stock agent")
 _ANTHROPIC_LC = ("ChatAnthropic takes no client or HTTP-client argument: it builds its SDK "
                  "client here over a shared cached httpx client. Read to tap it; the tapped one "
                  "is assigned on the per-call copy (a cached_property takes writes, routed by "
@@ -141,6 +145,10 @@ PRIVATE_CONTACTS: tuple[PrivateContact, ...] = (
                    _LC_MODEL,
                    "LangChain's documented override for a model's default profile: the wrapper "
                    "has the wrapped model's capabilities", ("self",)),
+    PrivateContact("langchain-core", _CHAT_MODEL, "_should_stream", "method",
+                   "override; calls BaseChatModel's", _LC_MODEL, _STREAM_LIKE, ("self",)),
+    PrivateContact("langchain-core", _CHAT_MODEL, "_should_use_protocol_streaming", "method",
+                   "override; calls BaseChatModel's", _LC_MODEL, _STREAM_LIKE, ("self",)),
     # -- LlamaIndex -------------------------------------------------------------------------
     PrivateContact("llama-index-llms-openai", "llama_index.llms.openai.base:OpenAI", "_get_client",
                    "method", "call", _LI_TAP,

@@ -113,3 +113,4 @@ def test_the_pipeline_starts_each_call_once_and_hands_it_over_once() -> None:
     taken = pipeline.take("a")
     assert taken is not None and taken.result() == "ran a"
     assert pipeline.take("a") is None and pipeline.started == ["b"]
+

@@ -6,13 +6,17 @@ the built-in and after it; what the user sees must be the same: which tools ran 
 arguments, and each message's kind, text and tool-call names (the gate's decision record is
 metadata, not compared). The model is LangChain's own fake (a test double, decision 0095),
 the agent and the middlewares are LangChain's. The built-ins whose scenarios need a vendor
-(auto mode, the router, provider tool search, the shell, file search, the refusal middleware)
-run in the nox session ``conformance``: their own upstream tests, gate first and last.
+(auto mode, the router, provider tool search, the shell, tool selection, the refusal
+middleware) run in the nox session ``conformance``: their own upstream tests, gate first and
+last (``UPSTREAM``); a built-in in neither place fails ``test_every_builtin_is_covered``.
 """
 
 from __future__ import annotations
 
+import inspect
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ContextEditingMiddleware,
+    FilesystemFileSearchMiddleware,
     HumanInTheLoopMiddleware,
     LLMToolEmulator,
     ModelCallLimitMiddleware,
@@ -38,6 +43,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langchain_toolstream import ToolstreamMiddleware
+
+_FILES = Path(tempfile.mkdtemp(prefix="toolstream-file-search-"))
+(_FILES / "notes.txt").write_text("hello\n", encoding="utf-8")
 
 
 class _Fake(FakeMessagesListChatModel):
@@ -111,6 +119,10 @@ CASES: dict[str, Case] = {
     "ContextEditingMiddleware": (ContextEditingMiddleware, _ONE_ADD, "add", 0),
     "PIIMiddleware": (lambda: PIIMiddleware("email", strategy="redact"), _ONE_ADD,
                       "add, and mail me at someone@example.com", 0),
+    "FilesystemFileSearchMiddleware": (
+        lambda: FilesystemFileSearchMiddleware(root_path=str(_FILES), use_ripgrep=False),
+        [AIMessage("", tool_calls=[_call("glob_search", "g1", pattern="*.txt")]), AIMessage("done")],
+        "find my notes", 0),
     "SummarizationMiddleware": (lambda: SummarizationMiddleware(
         model=FakeListChatModel(responses=["a summary"]), trigger=("messages", 3), keep=("messages", 2)),
                                 _TWO_ADDS, "add twice", 0),
@@ -139,7 +151,10 @@ def _run(order: str, case: Case) -> tuple[list[Any], list[Any]]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_builtin_does_its_job_beside_the_gate(name: str, order: str) -> None:
     stock = _run("stock", CASES[name])
-    assert stock[0] or name in {"LLMToolEmulator", "ModelCallLimitMiddleware"}, "the scenario runs a tool"
+    assert stock[0] or name in {"LLMToolEmulator", "ModelCallLimitMiddleware",
+                                "FilesystemFileSearchMiddleware"}, "the scenario runs a tool"
+    if name == "FilesystemFileSearchMiddleware":  # its own tool ran: its answer names the file
+        assert any("notes.txt" in text for kind, text, _ in stock[1] if kind == "tool")
     assert _run(order, CASES[name]) == stock
 
 
@@ -189,3 +204,118 @@ def test_a_reviewers_edit_that_breaks_the_schema_never_runs_with_the_gate_after(
     assert ran == []
     [answer] = [m for m in messages if m.type == "tool"]
     assert answer.status == "error" and answer.text.endswith("[schema_violation]")
+
+
+@pytest.mark.parametrize("order", ["stock", "gate before", "gate after"])
+def test_a_retried_turn_passes_the_model_call_limit(order: str) -> None:
+    """An all-rejected turn goes back to the model the way a tool round does: past every
+    ``after_model`` hook (``ModelCallLimitMiddleware`` counts the call there) to the first
+    ``before_model`` hook (where it stops the run at its limit). Stock, the bad call reaches
+    the tool and fails there; gated, the gate answers it; either way the limit ends the run."""
+    world = _World()
+    limit = ModelCallLimitMiddleware(run_limit=1)
+    middleware: list[Any] = {"stock": [limit], "gate before": [ToolstreamMiddleware(), limit],
+                             "gate after": [limit, ToolstreamMiddleware()]}[order]
+    model = _Fake(responses=[AIMessage("", tool_calls=[_call("add", "c1", a="x", b=2)]),
+                             AIMessage("done")])
+    agent = create_agent(model, tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    state = agent.invoke({"messages": [HumanMessage("add")]}, {"configurable": {"thread_id": "t"}})
+    assert world.ran == []
+    assert [m.type for m in state["messages"]] == ["human", "ai", "tool", "ai"]
+    assert "run limit" in state["messages"][-1].text
+    assert model.i == 1  # one model call: the limit stopped the second
+    assert set(state) == {"messages"}  # the gate's own state keys stay private
+
+
+def _per_call(order: str, edit_args: dict[str, Any]) -> tuple[list[Any], list[BaseMessage]]:
+    """``HumanInTheLoopMiddleware(interrupt_mode="per_call")``: the reviewer's edit is handed
+    on in its ``wrap_tool_call`` (``request.override``), with no trace in the state."""
+    world = _World()
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"add": True}, interrupt_mode="per_call")
+    middleware: list[Any] = {"stock": [hitl], "gate before": [ToolstreamMiddleware(), hitl],
+                             "gate after": [hitl, ToolstreamMiddleware()]}[order]
+    agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    [pause] = agent.invoke({"messages": [HumanMessage("add")]}, config)["__interrupt__"]
+    edit = {"type": "edit", "edited_action": {"name": "add", "args": edit_args}}
+    state = agent.invoke(Command(resume={pause.id: edit}), config)
+    return world.ran, state["messages"]
+
+
+def test_a_per_call_edit_runs_once_with_the_gate_first() -> None:
+    """Listed before the reviewer, the gate admits the committed call and the reviewer's
+    per-call edit is substituted inside it, as in the stock agent."""
+    ran, messages = _per_call("gate before", {"a": 5, "b": 6})
+    assert ran == _per_call("stock", {"a": 5, "b": 6})[0] == [("add", {"a": 5, "b": 6})]
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "success" and "11" in answer.text
+
+
+def test_a_per_call_edit_is_refused_with_the_gate_after() -> None:
+    """Listed after it, the gate is handed arguments no vendor finished and no recorded
+    decision chose (a per-call edit leaves none in the state): refused (decision 0111)."""
+    ran, messages = _per_call("gate after", {"a": 5, "b": 6})
+    assert ran == []
+    [answer] = [m for m in messages if m.type == "tool"]
+    assert answer.status == "error" and answer.text.endswith("[arguments_changed]")
+
+
+class _Handing(AgentMiddleware[Any, Any, Any]):
+    """A developer's middleware that hands on the call changed (``request.override``)."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        super().__init__()
+        self.args = args
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return handler(request.override(tool_call={**request.tool_call, "args": self.args}))
+
+
+def _handed(args: dict[str, Any], *, gate: str) -> tuple[list[Any], str]:
+    world = _World()
+    handing = _Handing(args)
+    middleware: list[Any] = {"stock": [handing], "gate before": [ToolstreamMiddleware(), handing],
+                             "gate after": [handing, ToolstreamMiddleware()]}[gate]
+    agent = create_agent(_Fake(responses=list(_ONE_ADD)), tools=world.tools, middleware=middleware,
+                         checkpointer=InMemorySaver())
+    state = agent.invoke({"messages": [HumanMessage("add")]}, {"configurable": {"thread_id": "t"}})
+    [answer] = [m for m in state["messages"] if m.type == "tool"]
+    return world.ran, answer.text
+
+
+def test_a_call_changed_inside_the_gate_runs_as_stock() -> None:
+    stock = _handed({"a": 7, "b": 8}, gate="stock")
+    assert _handed({"a": 7, "b": 8}, gate="gate before") == stock == ([("add", {"a": 7, "b": 8})], "15")
+
+
+def test_a_call_changed_before_the_gate_never_runs() -> None:
+    ran, text = _handed({"a": 7, "b": 8}, gate="gate after")
+    assert ran == [] and text.endswith("[arguments_changed]")
+
+# Built-ins whose scenarios need a vendor, a shell or a selection model: their own upstream
+# test files run with the gate first and last in the nox session ``conformance``
+# (tests/conformance/run.py, ``tests/unit_tests/agents`` of the installed langchain's sdist).
+UPSTREAM: dict[str, str] = {
+    "AutoModeMiddleware": "middleware/implementations/test_auto_mode.py",
+    "LLMToolSelectorMiddleware": "middleware/implementations/test_tool_selection.py",
+    "ModelRefusalMiddleware": "middleware/implementations/test_model_refusal.py",
+    "ModelRouterMiddleware": "middleware/implementations/test_model_router.py",
+    "ProviderToolSearchMiddleware": "middleware/implementations/test_provider_tool_search.py",
+    "ShellToolMiddleware": "middleware/implementations/test_shell_tool.py",
+}
+
+
+def test_every_builtin_is_covered() -> None:
+    """Every middleware class ``langchain.agents.middleware`` exports has its test with the
+    gate before and after it: here (``CASES``, the HITL tests) or upstream (``UPSTREAM``). A
+    built-in a new LangChain adds fails here until it has one."""
+    import langchain.agents.middleware as builtins
+
+    exported = {name for name in builtins.__all__
+                if inspect.isclass(cls := getattr(builtins, name))
+                and issubclass(cls, AgentMiddleware) and cls is not AgentMiddleware}
+    here = {*CASES, "HumanInTheLoopMiddleware"}
+    assert exported == here | set(UPSTREAM)
+    assert not here & set(UPSTREAM)

@@ -72,7 +72,54 @@ def test_the_graph_has_the_gates_node() -> None:
     assert stock < gated
     # a middleware that wraps tool calls brings the agent a tool node even with no tools
     assert gated - stock == {"ToolstreamMiddleware.before_agent", "ToolstreamMiddleware.after_model",
-                             "tools"}
+                             "ToolstreamMiddleware.after_agent", "tools"}
+    # ... and with a tool node, LangChain routes a hook's jump_to (here an ``after_model`` hook
+    # that declares no ``can_jump_to``) as it does in any agent with tools
+    assert _model_calls_after_a_jump([], tools=False) == 1
+    assert _model_calls_after_a_jump([], tools=True) == 2
+    assert _model_calls_after_a_jump([ToolstreamMiddleware()], tools=False) == 2
+    # ... and a run passes the gate's nodes too: more steps against ``recursion_limit``
+    steps = [len(list(agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="updates")))
+             for agent in (_echo_agent([]), _echo_agent([ToolstreamMiddleware()]))]
+    assert steps[1] > steps[0]
+
+
+def _model_calls_after_a_jump(middleware: list[Any], *, tools: bool) -> int:
+    """How many model calls an agent makes when an ``after_model`` hook asks once for
+    ``jump_to="model"`` without declaring it."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _JumpOnce(AgentMiddleware[Any, Any, Any]):
+        jumped = False
+        calls = 0
+
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            self.calls += 1
+            return handler(request)
+
+        def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            if self.jumped:
+                return None
+            self.jumped = True
+            return {"jump_to": "model"}
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return ""
+
+    jump = _JumpOnce()
+    agent = create_agent(_Bound(responses=[AIMessage("hi"), AIMessage("again")]),
+                         tools=[noop] if tools else [], middleware=[jump, *middleware])
+    agent.invoke({"messages": [HumanMessage("hi")]})
+    return jump.calls
 
 
 @pytest.mark.parametrize("disable_streaming", [False, True])
@@ -111,3 +158,88 @@ def test_a_gated_message_carries_its_record() -> None:
     gated_chunks = list(with_toolstream(fake()).stream("hi"))
     assert [c.text for c in gated_chunks] == [*(c.text for c in stock_chunks), ""]
     assert "toolstream" in gated_chunks[-1].response_metadata
+
+
+def test_a_call_is_changed_after_the_gate_not_before() -> None:
+    """The changed-call difference (decision 0111): a middleware listed before the gate that
+    changes a committed call (in place or with ``request.override``) hands the gate arguments
+    no vendor finished: refused. Listed after the gate (``ToolstreamMiddleware`` first), its
+    change runs, as in the stock agent."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _Modify(AgentMiddleware[Any, Any, Any]):
+        def __init__(self, in_place: bool) -> None:
+            super().__init__()
+            self.in_place = in_place
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            if self.in_place:
+                request.tool_call["args"]["query"] = "modified"
+                return handler(request)
+            args = {**request.tool_call["args"], "query": "modified"}
+            return handler(request.override(tool_call={**request.tool_call, "args": args}))
+
+    def answer(in_place: bool, gate: str) -> str:
+        @tool
+        def search(query: str) -> str:
+            """Search."""
+            return f"results for {query}"
+
+        call = {"name": "search", "args": {"query": "original"}, "id": "1", "type": "tool_call"}
+        model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+        modify = _Modify(in_place)
+        middleware: list[Any] = {"stock": [modify], "before": [modify, ToolstreamMiddleware()],
+                                 "after": [ToolstreamMiddleware(), modify]}[gate]
+        state = create_agent(model, tools=[search], middleware=middleware).invoke(
+            {"messages": [HumanMessage("go")]})
+        return next(m.text for m in state["messages"] if m.type == "tool")
+
+    for in_place in (True, False):
+        assert answer(in_place, "stock") == answer(in_place, "after") == "results for modified"
+        assert answer(in_place, "before").endswith("[arguments_changed]")
+
+def test_an_unregistered_tool_is_answered_not_raised() -> None:
+    """The dynamic-tool difference: LangChain raises its ``ValueError`` for a tool a middleware
+    added without registering or handling it only where no middleware wraps tool calls; the
+    gate wraps them, so a gated agent answers the call as the stock agent with any such
+    middleware does ("not a valid tool")."""
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    @tool
+    def dynamic(value: str) -> str:
+        """Added by a middleware, never registered."""
+        return value
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    class _Adds(AgentMiddleware[Any, Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request.override(tools=[*request.tools, dynamic]))
+
+    class _Wraps(AgentMiddleware[Any, Any, Any]):
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    def run(extra: list[Any]) -> str:
+        call = {"name": "dynamic", "args": {"value": "x"}, "id": "1", "type": "tool_call"}
+        model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+        state = create_agent(model, tools=[], middleware=[_Adds(), *extra]).invoke(
+            {"messages": [HumanMessage("go")]})
+        return next(m.text for m in state["messages"] if m.type == "tool")
+
+    with pytest.raises(ValueError, match="Middleware added tools"):
+        run([])
+    assert "dynamic is not a valid tool" in run([_Wraps()])
+    assert run([ToolstreamMiddleware()]) == run([_Wraps()])

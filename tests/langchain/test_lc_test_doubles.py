@@ -153,3 +153,26 @@ def test_a_doubles_stream_is_still_what_stream_reads() -> None:
     gated = with_toolstream(model, tools=[_runs()[1]])
     chunks = list(gated.stream([HumanMessage("go")]))
     assert not any(c.tool_call_chunks for c in chunks)
+
+
+async def _stream_events(model: BaseChatModel) -> list[str]:
+    """The ``astream_events`` a model call shows, by name (``on_chat_model_stream`` per token)."""
+    return [e["event"] async for e in model.astream_events([HumanMessage("go")], version="v2")
+            if e["event"].startswith("on_chat_model")]
+
+
+async def test_a_model_that_cannot_stream_is_answered_whole_as_stock() -> None:
+    """Upstream ``test_internal_whole_message_*``: a class with no ``_stream`` shows one whole
+    message in the event log; gated, it shows the same events, not a stream of tokens."""
+    stock = await _stream_events(_ToolFake(responses=[AIMessage("hi")]))
+    gated = await _stream_events(with_toolstream(_ToolFake(responses=[AIMessage("hi")])))
+    assert stock == ["on_chat_model_start", "on_chat_model_end"]
+    assert gated == stock
+
+
+async def test_a_model_that_streams_still_streams_gated() -> None:
+    stock = await _stream_events(GenericFakeChatModel(messages=iter([AIMessage("hi there")])))
+    gated = await _stream_events(with_toolstream(
+        GenericFakeChatModel(messages=iter([AIMessage("hi there")]))))
+    assert "on_chat_model_stream" in stock
+    assert gated.count("on_chat_model_stream") >= 1
