@@ -78,8 +78,7 @@ class Stall:
 
     api: str
     closed: threading.Event = field(default_factory=threading.Event, compare=False)
-    #: The scenario whose frames go out before the stall, and how many of them (``None``:
-    #: all; negative: all but that many, as a slice).
+    #: The scenario sent before the stall, and how many frames (``None``: all; a slice bound).
     scenario: str = STALL_SCENARIO
     frames: int | None = None
 
@@ -253,10 +252,8 @@ class VendorEmulator:
         ``STALL_SCENARIO`` (a tool call whose arguments parse), then no more data, no end and
         no reset, until the client closes the connection. What a vendor or a proxy does when
         it hangs mid-stream; a reader must give up on it (``assemble_idle_timeout_s``).
-        ``scenario`` and ``frames`` stall elsewhere: after the first ``frames`` frames of
-        ``scenario`` (``0``: before the first chunk; negative: all but the last ones, e.g.
-        ``-1``, after a finish chunk with the stream's last frame not sent), where a test
-        stops a run at a chosen point of a stream.
+        ``scenario`` and ``frames`` stall at a chosen point: after the first ``frames`` frames
+        of ``scenario`` (``0``: before the first chunk; ``-1``: after the finish chunk).
 
         Returns the stall's record (also in :attr:`stalls` once served); its ``closed`` event
         is set when the client closes its end. Queued stalls are played before queued bodies
