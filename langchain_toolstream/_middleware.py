@@ -10,11 +10,11 @@ One line (``middleware=[ToolstreamMiddleware()]``) changes three things in the a
    committed the agent goes back to the model (bounded by ``max_retries``) instead of ending,
    so the model can retry; a cancelled turn ends the loop. A call the model malformed in a
    finished turn is the exception: LangChain holds it as an invalid tool call and answers it
-   itself, as without the gate (decision 0115). An agent that asks for a structured response
+   itself, as without the gate (decision 0112). An agent that asks for a structured response
    (``ToolStrategy``, ``ProviderStrategy``) gets none from an output cut short; a cut one is
    answered and asked again the same way, and after the bounded retries the run raises
    ``StructuredOutputError`` (``_structured.agent_verdict``). A finished output is the
-   strategy's own to parse, reject and retry (decision 0116).
+   strategy's own to parse, reject and retry (decision 0113).
 3. ``wrap_tool_call``: the run policy's last check (``RunPolicy.admit``) that a call about to
    run was committed by the gate (a call slipped in by other code or another middleware is
    refused, not run, and counted in ``tool_execute_rejected_not_committed_total``), runs with

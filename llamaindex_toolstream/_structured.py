@@ -16,7 +16,7 @@ once: a value built from part of an output is a value from a cut output
 (progress is in the gate's events). ``structured_retries`` (``ToolstreamFunctionAgent`` sets
 it) answers an output cut short (the gate's error result for a call, a user message naming the
 reason for a text) and asks again, at most that many times; a finished output that fails is
-not asked again (decision 0116).
+not asked again (decision 0113).
 
 Private names of other libraries touched here (``LLM._extend_messages``, OpenAI's
 ``_should_use_structure_outputs`` / ``_prepare_schema``, the SDK's
@@ -300,7 +300,7 @@ def _cut_short(response: ChatResponse) -> bool:
     """Whether the failed output was cut short (``RecordView.cut_short``; no record: nothing
     proves it finished). Only such an output is answered and asked again: a finished one that
     fails its schema, or none, is the agent's own failure, as without the gate (decision
-    0116, the LangChain strategies' rule)."""
+    0113, the LangChain strategies' rule)."""
     view = RecordView.read(read_record(response))
     return view is None or view.cut_short
 

@@ -101,7 +101,7 @@ def assert_history_paired(messages: list[BaseMessage]) -> None:
         if position == len(messages) - 1:
             # the run ended on this message: a call the model malformed in a finished turn is
             # LangChain's invalid tool call, answered by create_agent before its next request
-            # (decision 0115, test_lc_invalid_calls)
+            # (decision 0112, test_lc_invalid_calls)
             view = view_record((message.response_metadata or {}).get("toolstream"))
             ids = [i for i in ids if view is None or i not in view.malformed]
         assert all(answered.get(i) == 1 for i in ids), (ids, answered)

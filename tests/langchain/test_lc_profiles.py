@@ -61,7 +61,7 @@ def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
     # the follow-up was sent after any tool-call turn, and accepted (else: 400, raised)
     expect = SCENARIOS[scenario].expect
     # a server that calls a cut turn finished (vLLM's "tool_calls" after the cut) leaves a
-    # malformed call: LangChain's invalid tool call, no retry (decision 0115)
+    # malformed call: LangChain's invalid tool call, no retry (decision 0112)
     last = next(m for m in reversed(messages) if isinstance(m, AIMessage))
     view = view_record(last.response_metadata.get("toolstream"))
     ended = view is not None and bool(view.malformed) and set(view.malformed) == set(view.rejected)

@@ -416,7 +416,7 @@ async def test_structured_output(kinds: Kinds, settings: dict[str, Any], expecte
 
 async def test_a_structured_output_that_fails_its_schema_is_not_asked_again(kinds: Kinds) -> None:
     """A finished output that fails the schema is the framework's failure, as without the
-    gate (decision 0116): one request, a warning, no structured response. Only an output the
+    gate (decision 0113): one request, a warning, no structured response. Only an output the
     vendor did not finish is answered and asked again (``test_li_structured_agent``)."""
     asked: list[int] = []
     inner = _structured_llm("Done", {"hello": "hello"})  # ``world`` is missing
