@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_models import make_model as make_model
-from toolstream_core.integration import view_record
+from toolstream_core.integration import RecordView
 from toolstream_core.testing import SCENARIOS
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
@@ -102,7 +102,7 @@ def assert_history_paired(messages: list[BaseMessage]) -> None:
             # the run ended on this message: a call the model malformed in a finished turn is
             # LangChain's invalid tool call, answered by create_agent before its next request
             # (decision 0112, test_lc_invalid_calls)
-            view = view_record((message.response_metadata or {}).get("toolstream"))
+            view = RecordView.read((message.response_metadata or {}).get("toolstream"))
             ids = [i for i in ids if view is None or i not in view.malformed]
         assert all(answered.get(i) == 1 for i in ids), (ids, answered)
         assert set(answered) <= set(ids), (ids, answered)

@@ -20,7 +20,7 @@ from langchain_openai import ChatOpenAI
 from lc_util import Recorder, assert_history_paired, recording_tools
 from profile_util import profile_emulators, proven, sorted_calls
 from pydantic import ValidationError
-from toolstream_core.integration import view_record
+from toolstream_core.integration import RecordView
 from toolstream_core.testing import PROFILES, SCENARIOS, VendorEmulator
 
 from langchain_toolstream import ToolstreamMiddleware, with_toolstream
@@ -63,7 +63,7 @@ def test_agent_runs_only_proven_calls_and_the_next_request_is_legal(
     # a server that calls a cut turn finished (vLLM's "tool_calls" after the cut) leaves a
     # malformed call: LangChain's invalid tool call, no retry (decision 0112)
     last = next(m for m in reversed(messages) if isinstance(m, AIMessage))
-    view = view_record(last.response_metadata.get("toolstream"))
+    view = RecordView.read(last.response_metadata.get("toolstream"))
     ended = view is not None and bool(view.malformed) and set(view.malformed) == set(view.rejected)
     assert len(emu.requests) == (2 if (expect.committed or expect.rejected) and not ended else 1)
     assert isinstance(messages[-1], AIMessage) and (messages[-1].text or ended)
