@@ -109,14 +109,20 @@ DELIBERATE: tuple[Difference, ...] = (
         rule="§4.4 Completion needs proof",
         test="tests/langchain/test_lc_differences.py::test_invoke_streams_and_disable_streaming_does_not",
     ),
+    Difference(
+        tests=(_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_needs_a_tool_call_id",
+               _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
+                         "test_per_call_same_tool_twice_routes_each_answer_to_its_own_call"),
+        differs="a call with no id (`None`, or `\"\"` for the same tool called twice) on a wire "
+                "whose protocol has ids is refused `missing_id_or_name` and becomes LangChain's "
+                "invalid tool call under the gate's id: per-call `HumanInTheLoopMiddleware` "
+                "never sees it (no 'has no ID' error, no pause)",
+        why="an answer names its call by id: a call the vendor sent without one cannot be "
+            "answered unambiguously, so it never runs and is answered once under a stable "
+            "synthesized id",
+        rule="§4.5 Finalize once",
+        test="tests/langchain/test_lc_differences.py::test_an_id_less_call_is_refused_before_the_reviewer",
+    ),
 )
 
-OPEN: tuple[Open, ...] = (
-    Open((_AGENTS + "middleware/implementations/test_human_in_the_loop.py::test_per_call_needs_a_tool_call_id",
-          _AGENTS + "middleware/implementations/test_human_in_the_loop.py::"
-                    "test_per_call_same_tool_twice_routes_each_answer_to_its_own_call"),
-         "HumanInTheLoopMiddleware per-call mode with a call of no id (None, or \"\" for the "
-         "same tool called twice): the gate gives the call an id of its own (DESIGN 4.1), so "
-         "the reviewer sees that id and no 'has no ID' error; the same rule as the id-less "
-         "calls of test_invalid_tool_calls.py", 36),
-)
+OPEN: tuple[Open, ...] = ()

@@ -243,3 +243,53 @@ def test_an_unregistered_tool_is_answered_not_raised() -> None:
         run([])
     assert "dynamic is not a valid tool" in run([_Wraps()])
     assert run([ToolstreamMiddleware()]) == run([_Wraps()])
+
+
+@pytest.mark.parametrize("missing", [None, ""], ids=["none", "empty"])
+def test_an_id_less_call_is_refused_before_the_reviewer(missing: str | None) -> None:
+    """The id-less difference: a call that reaches the gate with no id (``None``, or ``""``)
+    on a wire whose protocol has ids fails ``missing_id_or_name`` (DESIGN 4.5, step 2) and
+    becomes LangChain's invalid tool call under the gate's synthesized id (decision 0112): it
+    never runs and per-call ``HumanInTheLoopMiddleware`` never sees it, where the stock agent
+    raises "has no ID" (``None``) or pauses on ``""``."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.language_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ran: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        ran.append(to)
+        return f"sent to {to}"
+
+    class _Bound(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    def agent(extra: list[Any]) -> Any:
+        call = {"name": "send_email", "args": {"to": "alice"}, "id": missing, "type": "tool_call"}
+        model = _Bound(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+        hitl = HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode="per_call")
+        return create_agent(model, tools=[send_email], middleware=[hitl, *extra],
+                            checkpointer=InMemorySaver())
+
+    config: Any = {"configurable": {"thread_id": "t"}}
+    if missing is None:
+        with pytest.raises(ValueError, match="has no ID"):
+            agent([]).invoke({"messages": [HumanMessage("go")]}, config)
+    else:
+        [paused] = agent([]).invoke({"messages": [HumanMessage("go")]}, config)["__interrupt__"]
+        assert paused.value["tool_call_id"] == ""
+
+    state = agent([ToolstreamMiddleware()]).invoke({"messages": [HumanMessage("go")]}, config)
+    assert "__interrupt__" not in state and ran == []
+    [message] = [m for m in state["messages"] if m.type == "ai"]
+    assert message.tool_calls == []
+    [invalid] = message.invalid_tool_calls
+    assert invalid["error"] == "missing_id_or_name" and invalid["id"].startswith("call_ts")
+    [rejected] = read_record(message)["rejected"]
+    assert (rejected["tool_call_id"], rejected["reason"]) == (invalid["id"], "missing_id_or_name")
