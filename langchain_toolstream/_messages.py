@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.tool import invalid_tool_call
-from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, ungated_error_text
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, RunPolicy
 
 __all__ = [
     "call_order",
@@ -166,7 +166,7 @@ def errors_by_id(message: BaseMessage) -> dict[str, ToolMessage]:
         ident = call.get("id")
         if ident and ident not in out:
             out[ident] = ToolMessage(
-                content=ungated_error_text(call.get("name") or "unknown", ident,
+                content=RunPolicy.ungated_error_text(call.get("name") or "unknown", ident,
                                            call.get("error") or "invalid arguments"),
                 tool_call_id=ident, name=call.get("name"), status="error",
                 artifact={RECORD_KEY: {"reason": call.get("error"), "state": "failed"}})

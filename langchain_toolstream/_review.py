@@ -6,7 +6,7 @@ name and arguments) and substituted by its ``wrap_tool_call`` as the tool starts
 (or ``respond``) answers the call with a ``ToolMessage`` in place of the tool. With
 ``ToolstreamMiddleware`` listed before it, the gate's ``after_model`` node runs after the
 reviewer's and writes those decisions into the decision record of the turn's message
-(``toolstream_core.integration.with_reviews``); the gate's ``wrap_tool_call`` then asks the run
+(``toolstream_core.integration.RunPolicy.with_reviews``); the gate's ``wrap_tool_call`` then asks the run
 policy (``RunPolicy.admit``) with the call as it stands and the edit still to be substituted:
 a call runs only as the vendor finished it or as the recorded edit says, the edit judged like
 a vendor's arguments, and never a call a reviewer rejected, whatever happened to its answer.
@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
-from toolstream_core.integration import RECORD_KEY, RecordView, with_reviews
+from toolstream_core.integration import RECORD_KEY, RecordView, RunPolicy
 
 from ._messages import read_record, record_view
 from ._tools import Registry, registry_from_tools
@@ -61,7 +61,7 @@ def _reviewed(message: AIMessage, state: Any) -> dict[str, Any] | None:
     later = after[position + 1:] if position is not None else []
     answered = [m.tool_call_id for m in later if isinstance(m, ToolMessage)
                 and m.additional_kwargs.get("lc_source") == HITL_SOURCE]
-    return with_reviews(record, edits=_edits(state), answered=answered)
+    return RunPolicy.with_reviews(record, edits=_edits(state), answered=answered)
 
 
 def reviews_update(state: Any) -> dict[str, Any] | None:

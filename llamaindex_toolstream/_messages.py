@@ -24,7 +24,7 @@ from llama_index.core.base.llms.types import (
     ToolCallBlock,
 )
 from toolstream_core import CallState, ToolCall, Turn
-from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, ungated_error_text
+from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, RunPolicy
 
 __all__ = [
     "FALLBACK_NAME",
@@ -210,7 +210,7 @@ def errors_by_id(response: ChatResponse | ChatMessage) -> dict[str, ChatMessage]
             continue
         out[block.tool_call_id] = ChatMessage(
             role=MessageRole.TOOL,
-            content=ungated_error_text(block.tool_name, block.tool_call_id, error),
+            content=RunPolicy.ungated_error_text(block.tool_name, block.tool_call_id, error),
             additional_kwargs={"tool_call_id": block.tool_call_id, "name": block.tool_name,
                                "is_error": True, "toolstream_reason": error})
     return out

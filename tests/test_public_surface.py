@@ -32,8 +32,7 @@ SURFACE: dict[str, tuple[str, list[str]]] = {
         "HistoryProblem", "MessageKit", "OnStreamError", "Pipeline", "ProgressEncoder", "RawSink",
         "RecordView", "RunPolicy", "RunState", "StartedLedger", "StreamIdleTimeout",
         "StructuredOutput", "StructuredOutputError", "TapUnavailableError", "history_args",
-        "ollama_tap_kwargs", "settings_limit", "tap_client", "turn_record", "ungated_error_text",
-        "with_reviews",
+        "ollama_tap_kwargs", "settings_limit", "tap_client", "turn_record",
     ]),
     "toolstream_core.testing": ("core/toolstream_core/testing/__init__.py", [
         "API_NAMES", "DEFAULT_PROMPT", "DROPPED_HEADER", "PROFILES", "SCENARIOS", "STALL_SCENARIO",

@@ -55,7 +55,7 @@ SHARED_NAMES = {
 }
 
 #: The size ``toolstream_core.integration.__all__`` may have.
-MAX_INTEGRATION_NAMES = 32
+MAX_INTEGRATION_NAMES = 30
 
 
 def _modules(*roots: Path) -> list[Path]:

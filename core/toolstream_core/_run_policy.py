@@ -38,13 +38,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
-from ._binding import binding_refusal, edit_problem
+from ._binding import binding_refusal, edit_problem, with_reviews
 from ._config import AssembleConfig
 from ._decision import RecordView
 from ._metrics import record_refused_execution
 from ._models import CallState, Reason, ToolCall
 from ._registry import ToolsArg
-from ._results import error_result, not_committed_text
+from ._results import error_result, not_committed_text, ungated_error_text
 
 __all__ = [
     "MAX_PAUSED_CONTINUATIONS",
@@ -134,6 +134,13 @@ class TurnOutcome:
 
 class RunPolicy:
     """The run's decisions for one agent (its config, its retry bound, its guard)."""
+
+    #: A record with a reviewer's decisions on its committed calls added (the binding's rule:
+    #: an edit or a rejection is a recorded decision ``admit`` then honours).
+    with_reviews = staticmethod(with_reviews)
+    #: The result for a call on a turn that never passed the gate, which the framework itself
+    #: could not use: the same words in both shims.
+    ungated_error_text = staticmethod(ungated_error_text)
 
     def __init__(self, config: AssembleConfig, *, max_retries: int | None = None,
                  guard: bool = True) -> None:

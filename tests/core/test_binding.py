@@ -6,7 +6,7 @@ from typing import Any
 
 from toolstream_core import AssembleConfig, Assembler, ToolSpec
 from toolstream_core._binding import arguments_digest, binding_refusal, edit_problem
-from toolstream_core.integration import turn_record, with_reviews
+from toolstream_core.integration import RunPolicy, turn_record
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
            "additionalProperties": False}
@@ -57,7 +57,7 @@ def test_a_sensitive_tool_keeps_its_masked_values_out_of_the_digest() -> None:
 def test_an_edit_is_recorded_beside_the_vendors_call_and_the_first_review_stays() -> None:
     record = {"committed": [committed_entry()]}
     edit = ("get_weather", {"city": "Rome"})
-    reviewed = with_reviews(record, edits={"toolu_1": edit}, answered=())
+    reviewed = RunPolicy.with_reviews(record, edits={"toolu_1": edit}, answered=())
     assert reviewed is not None
     [entry] = reviewed["committed"]
     assert entry["digest"] == record["committed"][0]["digest"]
@@ -72,7 +72,7 @@ def test_an_edit_is_recorded_beside_the_vendors_call_and_the_first_review_stays(
     refused = binding_refusal(entry, "get_weather", {"city": "Paris", "days": 2},
                               pending_edit=("get_weather", {"city": "Oslo"}))
     assert refused is not None and refused.reason == "arguments_changed"
-    assert with_reviews(reviewed, edits={"toolu_1": ("get_weather", {"city": "Oslo"})},
+    assert RunPolicy.with_reviews(reviewed, edits={"toolu_1": ("get_weather", {"city": "Oslo"})},
                         answered=["toolu_1"]) is None
 
 
@@ -84,7 +84,7 @@ def test_an_unrecorded_edit_never_runs() -> None:
 
 
 def test_a_rejected_call_never_runs_whatever_its_arguments() -> None:
-    reviewed = with_reviews({"committed": [committed_entry()]}, edits={}, answered=["toolu_1"])
+    reviewed = RunPolicy.with_reviews({"committed": [committed_entry()]}, edits={}, answered=["toolu_1"])
     assert reviewed is not None
     [entry] = reviewed["committed"]
     assert entry["review"] == {"decision": "reject"}

@@ -40,9 +40,6 @@ The decision record a shim keeps on its message:
   by id, order, paused and gated flags), the same way in every shim; ``RecordView.paused_stop``
   reads a paused turn off a message without a record. :func:`history_args`: a call's
   arguments as the history may carry them.
-- :func:`ungated_error_text`: the words of the error result for a call an ungated framework
-  could not parse, so both shims say the same thing.
-
 The outgoing history:
 
 - :class:`MessageKit`: a shim's message constructors for the history the core plans, over
@@ -68,15 +65,16 @@ What a UI, a trace and a metric see:
   ``arguments`` and ``detail``: what a UI event may show of a call's arguments (a sensitive
   tool's masked) and of a rejection's detail (no parse message that could quote private
   argument text), so every channel (LlamaIndex's event classes too) applies the same rule.
-- :func:`run_budget_left`, :func:`over_budget`, :func:`budget_refusal`, ``RUN_CALLS_KEY``:
-  ``max_tool_calls_per_run`` across an agent run (the count kept in the agent's state, the
-  next turn's ``run_budget``, the check again before a call is queued, its error result).
+- :class:`RunPolicy` / :class:`RunState` / :class:`Pipeline`: the agent run's decisions,
+  the same in both shims (the seed's five steps top to bottom): ``budget_left`` before a
+  model turn, ``admit`` at the tool runner (not committed, arguments changed or a human's
+  rejection, the run budget; each with its error result and metric), ``continue_paused``,
+  ``after_turn`` (the consecutive-failure count and retries), the registry of tools started
+  before the stream ends. ``with_reviews``: a record with a reviewer's decisions added;
+  ``ungated_error_text``: the result for a call an ungated framework could not parse, so both
+  shims say the same thing.
 - :class:`StartedLedger`: the started-ledger's rule (an entry's key, value and states, whether
   a call may run, the ``not_repeated`` words, repeatable tools); each agent keeps the store.
-- :func:`not_committed_text`: the words of the error result for a call an agent refuses to
-  run because the gate never committed it, so both shims say the same thing.
-- :func:`record_refused_execution`: count ``tool_execute_rejected_not_committed_total`` where
-  an agent refuses to run a call the gate did not commit.
 
 Another library's private names and tracing internals are not here: the shims import them
 from ``toolstream_core.integration._private``. :class:`TapUnavailableError` is, since both
@@ -88,7 +86,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._binding import with_reviews
 from .._contacts import TapUnavailableError
 from .._decision import (
     RECORD_KEY,
@@ -111,7 +108,6 @@ from .._history_kit import MessageKit
 from .._idle import StreamIdleTimeout
 from .._ledger import StartedLedger
 from .._progress import ProgressEncoder
-from .._results import ungated_error_text
 from .._run_policy import Pipeline, RunPolicy, RunState
 from .._structured import StructuredOutput, StructuredOutputError
 from ..vendors._limits import settings_limit
@@ -149,8 +145,6 @@ __all__ = [
     "settings_limit",
     "tap_client",
     "turn_record",
-    "ungated_error_text",
-    "with_reviews",
 ]
 
 
