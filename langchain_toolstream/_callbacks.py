@@ -13,8 +13,9 @@ The handler can also ask a gated run to stop (``cancel()``): the run ends at the
 with every open call cancelled and paired, and the HTTP stream is closed.
 
 ``on_event(event)`` has the one signature every ``on_event`` in toolstream has; the run an
-event belongs to is ``handler.run_id`` while the callback runs (a context variable, so
-concurrent runs on threads or tasks each see their own).
+event belongs to is ``handler.run_id`` while the callback runs (kept per thread: the callback
+is synchronous, so no other task runs on its thread meanwhile, and concurrent runs on threads
+or tasks each see their own).
 
 What it cannot do is cut a stalled stream: a stream that sends nothing calls no callback, and a
 callback holds no connection. ``assemble_idle_timeout_s`` takes effect in the gate
@@ -28,7 +29,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -56,9 +56,6 @@ __all__ = ["RunStats", "ToolstreamCallbackHandler"]
 _log = logging.getLogger(__name__)
 
 EventCallback = Callable[[AssemblerEvent], None]
-
-#: The run whose event ``on_event`` is receiving (``ToolstreamCallbackHandler.run_id``).
-_RUN: ContextVar[UUID | None] = ContextVar("toolstream_callback_run", default=None)
 
 _DEFAULT_IDLE_S = AssembleConfig().assemble_idle_timeout_s
 _CANNOT_CUT = ("toolstream: ToolstreamCallbackHandler only observes and cannot cut a stalled "
@@ -129,11 +126,13 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self._cancelled: dict[UUID, str] = {}
         self._observed: dict[UUID, _Observed] = {}
         self._links: dict[UUID, GateLink] = {}
+        self._receiving = threading.local()  # ``run_id``: the run ``on_event`` is receiving
 
     @property
     def run_id(self) -> UUID | None:
         """The model run of the event ``on_event`` is receiving; ``None`` outside the callback."""
-        return _RUN.get()
+        run_id: UUID | None = getattr(self._receiving, "run_id", None)
+        return run_id
 
     # -- cancellation --------------------------------------------------------------------------
 
@@ -149,7 +148,7 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
                 self._cancelled[target] = reason
                 link = self._links.get(target)
                 if link is not None:
-                    link.cancel(reason)
+                    link.request_stop(reason)
 
     # -- every run -----------------------------------------------------------------------------
 
@@ -184,7 +183,7 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             observed = self._observed.get(run_id)
             if observed is None:
                 observed = self._observed[run_id] = _Observed(self._new_assembler(run_id, stats))
-        for event in observed.converter.events(chunk):
+        for event in observed.converter.chunk_events(chunk):
             observed.assembler.feed(event)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -201,7 +200,7 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
         self._observed.pop(run_id, None)
         self._links[run_id] = link
         if run_id in self._cancelled:
-            link.cancel(self._cancelled[run_id])
+            link.request_stop(self._cancelled[run_id])
 
         def deliver(rid: UUID, event: AssemblerEvent) -> None:
             self._record(rid, stats, event)
@@ -241,8 +240,10 @@ class ToolstreamCallbackHandler(BaseCallbackHandler):
             stats.rejected += 1
             reason = str(event.call.reason) if event.call.reason else "unknown"
             stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
-        token = _RUN.set(run_id)
+        receiving = self._receiving
+        outer = getattr(receiving, "run_id", None)  # an event delivered from inside on_event
+        receiving.run_id = run_id
         try:
             GateSession.call_observer(self.on_event, event, log=_log, what="on_event")
         finally:
-            _RUN.reset(token)
+            receiving.run_id = outer

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, TypedDict, overload
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -22,7 +22,7 @@ from langchain_core.language_models.chat_models import (
     agenerate_from_stream,
     generate_from_stream,
 )
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
@@ -31,14 +31,12 @@ from toolstream_core.integration import DEFAULT_HISTORY, GateSession
 
 from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
-from ._history import HistoryPolicy, prepare_history
+from ._history import HistoryPolicy
 from ._limits import output_limit
+from ._link import model_run
 from ._messages import message_with_rejected_calls
-from ._observability import current_run_manager, model_run
-from ._outgoing import outgoing_for
 from ._rebind import rebind
 from ._structured import structured_output
-from ._tap import tappable
 from ._tools import (
     ConfigArg,
     Registry,
@@ -47,6 +45,9 @@ from ._tools import (
     registry_from_bound_tools,
     registry_from_tools,
 )
+
+if TYPE_CHECKING:  # annotations only: typing.Unpack is Python 3.11+
+    from typing_extensions import Unpack
 
 __all__ = ["ToolstreamChatModel", "with_toolstream"]
 
@@ -177,21 +178,17 @@ class ToolstreamChatModel(BaseChatModel):
         return {**registry, **{name: _unchecked(registry[name]) for name in self.output_tools
                                if name in registry}}
 
-    def _new_run(self, kwargs: Mapping[str, Any], run_manager: Any = None) -> ChunkStream:
-        return ChunkStream(self.chat_model, tools=self._registry(kwargs),
-                           config=self.toolstream_config,
-                           run_manager=run_manager or current_run_manager(),
+    def _gate(self, messages: list[BaseMessage], kwargs: Mapping[str, Any],
+              run_manager: Any) -> ChunkStream:
+        """This call through the gate, its request prepared (``ChunkStream.messages``)."""
+        return ChunkStream(self.chat_model, messages, tools=self._registry(kwargs),
+                           config=self.toolstream_config, history=self.history,
+                           run_manager=run_manager,
                            output_limit=output_limit(self.chat_model, kwargs),
                            on_event=self.on_event, on_turn=self.on_turn,
                            on_stream_error=self.on_stream_error, run_budget=self.run_budget,
-                           on_early_commit=self.on_early_commit)
-
-    def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
-        return outgoing_for(self.chat_model, history)  # what the partner's converter serialises
-
-    def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
-        return streaming_off(self.chat_model, kwargs)
+                           on_early_commit=self.on_early_commit,
+                           unstreamed=streaming_off(self.chat_model, kwargs))
 
     # Whether LangChain streams a call (callbacks, ``astream_events``, ``stream``) is asked of
     # the wrapper, which always implements ``_stream``: a wrapped class that implements none
@@ -210,102 +207,38 @@ class ToolstreamChatModel(BaseChatModel):
         return super()._should_use_protocol_streaming(async_api=async_api,
                                                       run_manager=run_manager, **kwargs)
 
-    # The sync and async twins below are only loops: how the stream is read, what a chunk
-    # means, when the run stops and how it ends are ``ChunkStream``'s (``reading``,
-    # ``observe``, ``interrupted``, ``close``).
+    # The sync and async twins below only call the wrapped model: what its answer becomes is
+    # ``ChunkStream``'s (one loop: read, observe, sanitise, emit; ``stream`` / ``astream``).
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        run = self._new_run(kwargs, run_manager)
-        messages = self._outgoing(messages)
-        notify = run_manager.on_llm_new_token if run_manager is not None else None
-        if self._streaming_off(kwargs):
-            for out in self._gate_result(run, run.model._generate(messages, stop=stop, **kwargs)):
-                with run.emitting(out):
-                    _notify(notify, out)
-                    yield out
-            return
-        with run.reading(run.model._stream(messages, stop=stop, **kwargs)) as chunks:
-            for chunk in chunks:
-                kept = run.observe(chunk)
-                if kept is not None:
-                    with run.emitting(kept):
-                        _notify(notify, kept)
-                        yield kept
-                if run.interrupted():
-                    break
-        out = run.close()
-        with run.emitting(out):
-            _notify(notify, out)
-            yield out
+        gate = self._gate(messages, kwargs, run_manager)
+        answer = gate.model._generate if gate.unstreamed else gate.model._stream
+        yield from gate.stream(answer(gate.messages, stop=stop, **kwargs))
 
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                        run_manager: AsyncCallbackManagerForLLMRun | None = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        run = self._new_run(kwargs, run_manager)
-        messages = self._outgoing(messages)
-        if self._streaming_off(kwargs):
-            result = await run.model._agenerate(messages, stop=stop, **kwargs)
-            for out in self._gate_result(run, result):
-                with run.emitting(out):
-                    await _anotify(out, run_manager)
-                    yield out
-            return
-        async with run.reading(run.model._astream(messages, stop=stop, **kwargs)) as chunks:
-            async for chunk in chunks:
-                kept = run.observe(chunk)
-                if kept is not None:
-                    with run.emitting(kept):
-                        await _anotify(kept, run_manager)
-                        yield kept
-                if run.interrupted():
-                    break
-        out = run.close()
-        with run.emitting(out):
-            await _anotify(out, run_manager)
-            yield out
+        gate = self._gate(messages, kwargs, run_manager)
+        answer = gate.model._agenerate if gate.unstreamed else gate.model._astream
+        async for chunk in gate.astream(answer(gate.messages, stop=stop, **kwargs)):
+            yield chunk
 
-    def _gate_result(self, run: ChunkStream, result: ChatResult) -> Iterator[ChatGenerationChunk]:
-        """The wrapped model does not stream: gate its complete answer (one event set)."""
-        generation = result.generations[0]
-        message = generation.message
-        if not isinstance(message, AIMessage):
-            # no tool call can be in it; its content goes on (the message type cannot: the
-            # gate's answer is a chunk stream)
-            yield ChatGenerationChunk(message=AIMessageChunk(content=message.content, id=message.id))
-        else:
-            # ``_generate`` keeps the finish reason in ``generation_info``; BaseChatModel only
-            # merges it into the message later, on its own path.
-            info = {**(result.llm_output or {}), **(generation.generation_info or {})}
-            if info:
-                message = message.model_copy(
-                    update={"response_metadata": {**info, **message.response_metadata}})
-            yield run.observe_message(message)
-        run.finish(None)
-        yield run.final_chunk()
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        if not self._whole_answer(kwargs):
+            return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+        gate = self._gate(messages, kwargs, run_manager)
+        return gate.whole(gate.model._generate(gate.messages, stop=stop, **kwargs))
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self._whole_answer(kwargs):
-            return self._whole(messages, stop, run_manager, **kwargs)
-        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self._whole_answer(kwargs):
-            return await self._awhole(messages, stop, run_manager, **kwargs)
-        return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                         **kwargs: Any) -> ChatResult:
+        if not self._whole_answer(kwargs):
+            return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
+        gate = self._gate(messages, kwargs, run_manager)
+        return gate.whole(await gate.model._agenerate(gate.messages, stop=stop, **kwargs))
 
     def _whole_answer(self, kwargs: Mapping[str, Any]) -> bool:
         """Whether ``invoke`` gates the wrapped model's whole answer instead of its stream.
@@ -319,28 +252,6 @@ class ToolstreamChatModel(BaseChatModel):
         if not is_test_double(type(model)) or kwargs.get("stream"):
             return False
         return not ("streaming" in model.model_fields_set and getattr(model, "streaming", None) is True)
-
-    def _whole(self, messages: list[BaseMessage], stop: list[str] | None = None,
-               run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        """The wrapped model's whole answer, gated; one that is not an ``AIMessage`` holds no
-        tool call and is returned as the wrapped model gave it."""
-        run = self._new_run(kwargs, run_manager)
-        result = run.model._generate(self._outgoing(messages), stop=stop, **kwargs)
-        if not _is_ai(result):
-            run.finish(None)
-            return result
-        return generate_from_stream(_emitted(run, self._gate_result(run, result)))
-
-    async def _awhole(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                      run_manager: AsyncCallbackManagerForLLMRun | None = None,
-                      **kwargs: Any) -> ChatResult:
-        """``_whole`` for ``ainvoke``."""
-        run = self._new_run(kwargs, run_manager)
-        result = await run.model._agenerate(self._outgoing(messages), stop=stop, **kwargs)
-        if not _is_ai(result):
-            run.finish(None)
-            return result
-        return generate_from_stream(_emitted(run, self._gate_result(run, result)))
 
     # A wrapped model with a ``batch`` of its own (``FakeListChatModel`` answers in input order,
     # one at a time) keeps it: the gated inputs run one by one, in order. Any other model gets
@@ -411,33 +322,10 @@ def _unchecked(entry: Any) -> Any:
     return dataclasses.replace(entry, schema=None) if isinstance(entry, ToolSpec) else None
 
 
-def _is_ai(result: ChatResult) -> bool:
-    return bool(result.generations) and isinstance(result.generations[0].message, AIMessage)
-
-
 def _finalize(result: ChatResult) -> ChatResult:
     for generation in result.generations:
         generation.message = message_with_rejected_calls(generation.message)
     return result
-
-
-def _notify(notify: Callable[..., Any] | None, chunk: ChatGenerationChunk) -> None:
-    if notify is not None:
-        notify(chunk.text, chunk=chunk)
-
-
-def _emitted(run: ChunkStream, chunks: Iterator[ChatGenerationChunk]) -> Iterator[ChatGenerationChunk]:
-    """``chunks`` each yielded while the run's link knows it, as the stream twins yield theirs."""
-    for chunk in chunks:
-        with run.emitting(chunk):
-            yield chunk
-
-
-async def _anotify(
-    chunk: ChatGenerationChunk, run_manager: AsyncCallbackManagerForLLMRun | None
-) -> None:
-    if run_manager is not None:
-        await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
 
 
 #: What ``with_toolstream`` returns for a model bound with tools: the same binding, gated.
@@ -449,30 +337,23 @@ _ALREADY_GATED = (
 )
 
 
-@overload
-def with_toolstream(
-    model: BaseChatModel,
-    *,
-    tools: ToolsArg | None = None,
-    config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
-    on_turn: Callable[[Turn], None] | None = None,
-    on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = DEFAULT_HISTORY,
-) -> ToolstreamChatModel: ...
+class _Options(TypedDict, total=False):
+    """The keyword options of ``with_toolstream`` (its overloads differ only in the model)."""
+
+    tools: ToolsArg | None
+    config: ConfigArg | None
+    on_stream_error: OnStreamError
+    on_turn: Callable[[Turn], None] | None
+    on_event: Callable[[AssemblerEvent], None] | None
+    history: HistoryPolicy
 
 
 @overload
-def with_toolstream(
-    model: RunnableBinding[Any, Any],
-    *,
-    tools: ToolsArg | None = None,
-    config: ConfigArg | None = None,
-    on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
-    on_turn: Callable[[Turn], None] | None = None,
-    on_event: Callable[[AssemblerEvent], None] | None = None,
-    history: HistoryPolicy = DEFAULT_HISTORY,
-) -> GatedBinding: ...
+def with_toolstream(model: BaseChatModel, **options: Unpack[_Options]) -> ToolstreamChatModel: ...
+
+
+@overload
+def with_toolstream(model: RunnableBinding[Any, Any], **options: Unpack[_Options]) -> GatedBinding: ...
 
 
 def with_toolstream(

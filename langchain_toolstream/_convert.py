@@ -68,7 +68,7 @@ class ChunkConverter:
         self._declared = declared
         self._opened: set[Any] = set()
 
-    def events(self, chunk: ChatGenerationChunk | BaseMessage) -> list[dict[str, Any]]:
+    def chunk_events(self, chunk: ChatGenerationChunk | BaseMessage) -> list[dict[str, Any]]:
         """The chat events one LangChain chunk stands for (usually zero or one)."""
         message = chunk.message if isinstance(chunk, ChatGenerationChunk) else chunk
         out: list[dict[str, Any]] = []

@@ -24,24 +24,29 @@ message streaming) yields ``tool_calls`` = committed calls only.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
+from contextlib import aclosing, closing
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
 from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, OnStreamError, history_args
 
 from ._convert import ChunkConverter, is_test_double, message_to_events
-from ._link import GateLink, register, unregister
+from ._history import HistoryPolicy, prepare_history
+from ._link import GateLink, current_run, hand_on, handed
 from ._observability import graph_progress, run_span
-from ._tap import static_provider, tap_model
+from ._outgoing import outgoing_for
+from ._tap import static_provider, tap_model, tappable
 
-__all__ = ["CANCELLED", "RECORD_KEY", "ChunkStream", "OnStreamError", "history_args"]
+__all__ = ["CANCELLED", "ChunkStream", "OnStreamError"]
 
 _log = logging.getLogger(__name__)
 
@@ -88,14 +93,23 @@ def _without_tool_parts(
 
 
 class ChunkStream:
-    """LangChain's side of one gated call. Not thread-safe; one per ``_stream``/``_astream``."""
+    """LangChain's side of one gated call: one per ``_stream``/``_astream``/``_generate``.
+
+    Built with the call's messages, it taps the model and prepares the request once
+    (``messages``: the history step, then what the partner's converter serialises). Then one
+    loop reads, observes, sanitises and emits: `stream` and `astream` are its sync and async
+    twins, short loops over the same non-I/O steps (`kept` of a chunk, `answer_chunks` for a whole
+    answer, `stopping`, `close`). Not thread-safe.
+    """
 
     def __init__(
         self,
         model: BaseChatModel,
+        messages: list[BaseMessage],
         *,
         tools: Mapping[str, Any] | None,
         config: AssembleConfig,
+        history: HistoryPolicy,
         run_manager: Any = None,
         output_limit: int | None = None,
         on_event: Callable[[AssemblerEvent], None] | None = None,
@@ -103,7 +117,13 @@ class ChunkStream:
         on_stream_error: OnStreamError = GateSession.DEFAULT_ON_STREAM_ERROR,
         run_budget: int | None = None,
         on_early_commit: Callable[[ToolCall], None] | None = None,
+        unstreamed: bool = False,
     ) -> None:
+        # ``run_manager``: the one LangChain handed this call (its new tokens are reported to
+        # it); the model run's (``_generate_with_cache``) otherwise, for the trace alone.
+        self.told = run_manager
+        outer = current_run()
+        self.run_manager = run_manager or (outer.run_manager if outer is not None else None)
         self._graph = graph_progress(config)  # LangGraph's custom stream, inside a graph only
         self.link = GateLink()
         # ``output_limit`` is the request's output-token limit (the backstop of DESIGN 5.5)
@@ -112,8 +132,9 @@ class ChunkStream:
         self.session = GateSession(
             tools=tools, config=config, provider=static_provider(model), limit=output_limit,
             on_event=on_event, on_turn=on_turn, forward=self._forward,
-            on_stream_error=on_stream_error, parent=lambda: run_span(run_manager), log=_log,
+            on_stream_error=on_stream_error, parent=self._span, log=_log,
             run_budget=run_budget, on_early_commit=on_early_commit)
+        self.unstreamed = unstreamed  # the wrapped model answers this call whole
         self._model_class: type = type(model)
         self._declared = FINISH.signal_of(self._model_class)
         self._double = is_test_double(self._model_class)
@@ -132,11 +153,11 @@ class ChunkStream:
         if tapped is None:
             self.session.mode = "chunks"
             self.session.begin("openai-chat")  # converted chunks speak Chat Completions
+        # The request, prepared once: the history step, then the partner converter's view.
+        self.messages = outgoing_for(model, prepare_history(messages, tappable(model), history, model))
 
-    @property
-    def turn(self) -> Turn | None:
-        """The decided turn (``None`` until ``finish`` or ``cancel``)."""
-        return self.session.turn
+    def _span(self) -> Any:
+        return run_span(self.run_manager)
 
     def _forward(self, event: AssemblerEvent) -> None:
         """LangChain's own channels for a UI event: the graph's custom stream, the run's link
@@ -145,27 +166,94 @@ class ChunkStream:
             self._graph.write(event)
         self.link.publish_one(event)
 
-    # -- LangChain chunks ------------------------------------------------------------------------
+    # -- the loop, sync and async --------------------------------------------------------------
 
-    @property
-    def cancel_reason(self) -> str | None:
-        """Set when an observer (``ToolstreamCallbackHandler.cancel``) asked this run to stop."""
-        return self.link.cancel_reason
+    def stream(self, source: Iterator[ChatGenerationChunk] | ChatResult) -> Iterator[ChatGenerationChunk]:
+        """The gated chunks of ``source``: the wrapped model's stream, or its whole answer."""
+        with closing(self._read(source)) as outs:
+            for out in outs:
+                with _Handing(self, out):
+                    yield out
 
-    def observe(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
+    async def astream(self, source: AsyncIterator[ChatGenerationChunk] | Awaitable[ChatResult],
+                      ) -> AsyncIterator[ChatGenerationChunk]:
+        """`stream` for ``_astream``: ``source`` is the stream, or the awaitable whole answer."""
+        async with aclosing(self._aread(source)) as outs:
+            async for out in outs:
+                async with _Handing(self, out):
+                    yield out
+
+    def _read(self, source: Iterator[ChatGenerationChunk] | ChatResult) -> Generator[ChatGenerationChunk]:
+        if isinstance(source, ChatResult):
+            yield from self.answer_chunks(source)
+            return
+        with _Reading(self, source, asynchronous=False) as chunks:
+            for chunk in chunks:
+                if (out := self.kept(chunk)) is not None:
+                    yield out
+                if self.stopping():
+                    break
+        yield self.close()
+
+    async def _aread(self, source: AsyncIterator[ChatGenerationChunk] | Awaitable[ChatResult],
+                     ) -> AsyncGenerator[ChatGenerationChunk]:
+        if inspect.isawaitable(source):
+            for piece in self.answer_chunks(await source):
+                yield piece
+            return
+        async with _Reading(self, source, asynchronous=True) as chunks:
+            async for chunk in chunks:
+                if (out := self.kept(chunk)) is not None:
+                    yield out
+                if self.stopping():
+                    break
+        yield self.close()
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    def kept(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk | None:
         """Feed the fallback view, withhold tool-call parts, return what may stream on:
         ``None`` when nothing is left of the chunk (`_sanitize`)."""
         # With the tap open the vendor events are the evidence: converting the chunk as well
         # would be thrown away, so it is done only where it is read.
         session = self.session
         if session.mode == "chunks":
-            for event in self._converter.events(chunk):
+            for event in self._converter.chunk_events(chunk):
                 session.observe(event)
         elif session.state == "none":
-            self._shadow.extend(self._converter.events(chunk))
+            self._shadow.extend(self._converter.chunk_events(chunk))
         return self._sanitize(chunk)
 
-    def observe_message(self, message: AIMessage) -> ChatGenerationChunk:
+    def answer_chunks(self, result: ChatResult) -> Iterator[ChatGenerationChunk]:
+        """The wrapped model did not stream: its complete answer gated (one event set), as the
+        chunks to emit: the answer minus its tool-call parts, then the last chunk (the turn is
+        decided once the first went out, as at the end of a stream)."""
+        generation = result.generations[0]
+        message = generation.message
+        if not isinstance(message, AIMessage):
+            # no tool call can be in it; its content goes on (the message type cannot: the
+            # gate's answer is a chunk stream)
+            first = ChatGenerationChunk(message=AIMessageChunk(content=message.content, id=message.id))
+        else:
+            # ``_generate`` keeps the finish reason in ``generation_info``; BaseChatModel only
+            # merges it into the message later, on its own path.
+            info = {**(result.llm_output or {}), **(generation.generation_info or {})}
+            if info:
+                message = message.model_copy(
+                    update={"response_metadata": {**info, **message.response_metadata}})
+            first = self._observe_message(message)
+        yield first
+        yield self.close()
+
+    def whole(self, result: ChatResult) -> ChatResult:
+        """The wrapped model's whole answer to ``invoke``, gated; one that is not an
+        ``AIMessage`` holds no tool call and is returned as the wrapped model gave it."""
+        if not (result.generations and isinstance(result.generations[0].message, AIMessage)):
+            self._decide(None)
+            return result
+        return generate_from_stream(self.answer_chunks(result))
+
+    def _observe_message(self, message: AIMessage) -> ChatGenerationChunk:
         """A non-streamed answer: one complete event set, judged on the vendor's own response
         where the tap saw it (Bedrock ``converse``, Ollama, Cohere), else on LangChain's message."""
         session = self.session
@@ -236,77 +324,35 @@ class ChunkStream:
             return None
         return _without_tool_parts(chunk, message, content, kwargs)
 
-    def interrupted(self) -> bool:
+    def stopping(self) -> bool:
         """Whether an observer asked this run to stop (checked after each chunk went out):
         then every call not yet decided is cancelled, and the caller stops reading."""
-        reason = self.link.cancel_reason
+        reason = self.link.stop_reason
         if reason is None:
             return False
-        self.cancel(reason)
+        self.session.cancel(reason)
         return True
 
-    def emitting(self, chunk: ChatGenerationChunk) -> _Emitting:
-        """Around handing ``chunk`` on (``with``): registered with the run's link meanwhile,
-        so an observer called with it (``on_llm_new_token``) can bind to this run."""
-        return _Emitting(chunk, self.link)
-
-    # -- the end -------------------------------------------------------------------------------
-
-    def cancel(self, reason: str) -> Turn:
-        """Stop: every call not yet decided is cancelled (and will be paired)."""
-        return self.session.cancel(reason)
-
-    def reading(self, source: Any) -> _Reading:
-        """The wrapped model's chunk stream ``source`` to read (``with``, or ``async with``):
-        under the idle timeout where no tap has it (``GateSession.guarded``), closed at the
-        end. A consumer that stops reading (or a cancelled task) cancels every open call and
-        goes on; an error of the stream is kept for `close` instead of raised."""
-        return _Reading(self, source)
-
     def stopped(self, error: BaseException | None) -> bool:
-        """The read of the stream ended with ``error``: whether it is kept for `close`."""
+        """The read of the stream ended with ``error``: whether it is kept for `close`. A
+        consumer that stops reading (or a cancelled task) cancels every open call."""
         if isinstance(error, Exception):
             self._error = error
             return True
         if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
-            self.cancel(CANCELLED)
+            self.session.cancel(CANCELLED)
         return False
 
+    # -- the end -------------------------------------------------------------------------------
+
     def close(self) -> ChatGenerationChunk:
-        """The stream is over: decide the turn and return the last chunk, or re-raise the
-        error that ended the stream unless the turn's calls can be answered instead (the
-        session's fault policy, ``on_stream_error``)."""
+        """The stream is over: decide the turn and return the last chunk (committed calls,
+        history blocks, the record), or re-raise the error that ended the stream unless the
+        turn's calls can be answered instead (the session's fault policy, ``on_stream_error``)."""
         error = self._error
-        self.finish(error)
+        turn = self._decide(error)
         if error is not None and self.session.raises(error):
             raise error
-        return self.final_chunk()
-
-    def finish(self, error: BaseException | None = None) -> Turn:
-        """Decide the turn. ``error`` is what ended the stream, if it did not end cleanly."""
-        session = self.session
-        if session.turn is not None:
-            return session.turn
-        if session.mode == "tap" and session.state == "none" and self._shadow:
-            # The integration reached the vendor by a path the tap does not know: judge on the
-            # converted chunks rather than on nothing (the turn still needs proof to commit).
-            _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
-            session.begin("openai-chat")
-            for event in self._shadow:
-                session.observe(event)
-        note = None
-        if session.mode == "chunks" and error is None:
-            for event in self._converter.end_events():
-                session.observe(event)
-        if session.mode == "chunks" and self._converter.finish_reason is not None:
-            note_readable(self._model_class)
-        elif session.mode == "chunks" and error is None:
-            note = _unread_finish(self._model_class, self._converter.keys_seen)
-        return session.end(error, note=note)
-
-    def final_chunk(self) -> ChatGenerationChunk:
-        """The last chunk: committed calls, history blocks, and the record."""
-        turn = self.turn if self.turn is not None else self.finish()
         ids = _id_map(turn, self._lc_ids) if turn.provider == "gemini" else {}
         chunks = [
             make_tool_call_chunk(
@@ -330,19 +376,74 @@ class ChunkStream:
         )
         return ChatGenerationChunk(message=message)
 
+    def _decide(self, error: BaseException | None) -> Turn:
+        """Decide the turn (once). ``error`` is what ended the stream, if it did not end cleanly."""
+        session = self.session
+        if session.turn is not None:
+            return session.turn
+        if session.mode == "tap" and session.state == "none" and self._shadow:
+            # The integration reached the vendor by a path the tap does not know: judge on the
+            # converted chunks rather than on nothing (the turn still needs proof to commit).
+            _log.warning("toolstream: the vendor stream was not visible; judging LangChain chunks")
+            session.begin("openai-chat")
+            for event in self._shadow:
+                session.observe(event)
+        note = None
+        if session.mode == "chunks" and error is None:
+            for event in self._converter.end_events():
+                session.observe(event)
+        if session.mode == "chunks" and self._converter.finish_reason is not None:
+            note_readable(self._model_class)
+        elif session.mode == "chunks" and error is None:
+            note = _unread_finish(self._model_class, self._converter.keys_seen)
+        return session.end(error, note=note)
+
+
+class _Handing:
+    """A chunk handed on (``with``, or ``async with`` where LangChain's run manager is async):
+    the run's link names it meanwhile (``_link.hand_on``), so a ``ToolstreamCallbackHandler``
+    given it binds to this run, and the run manager LangChain handed ``_stream``, if any, is
+    told of it (``on_llm_new_token``) as a partner model's ``_stream`` tells it."""
+
+    __slots__ = ("_chunk", "_run", "_token")
+
+    def __init__(self, run: ChunkStream, chunk: ChatGenerationChunk) -> None:
+        self._run = run
+        self._chunk = chunk
+
+    def __enter__(self) -> None:
+        run = self._run
+        self._token = hand_on(run.link, self._chunk, run.run_manager)
+        if run.told is not None:
+            run.told.on_llm_new_token(self._chunk.text, chunk=self._chunk)
+
+    def __exit__(self, *exc: object) -> None:
+        handed(self._token)
+
+    async def __aenter__(self) -> None:
+        run = self._run
+        self._token = hand_on(run.link, self._chunk, run.run_manager)
+        if run.told is not None:
+            await run.told.on_llm_new_token(self._chunk.text, chunk=self._chunk)
+
+    async def __aexit__(self, *exc: object) -> None:
+        handed(self._token)
+
 
 class _Reading:
-    """`ChunkStream.reading`: one context manager for the sync and the async read."""
+    """How the loop reads the wrapped model's chunk stream ``source`` (``with`` or ``async
+    with``): under the idle timeout where no tap has it (``GateSession.guarded``), closed at
+    the end. A consumer that stops reading (or a cancelled task) cancels every open call and
+    goes on; an error of the stream is kept for `ChunkStream.close` instead of raised."""
 
     __slots__ = ("_guard", "_run", "_source")
 
-    def __init__(self, run: ChunkStream, source: Any) -> None:
+    def __init__(self, run: ChunkStream, source: Any, *, asynchronous: bool) -> None:
         self._run = run
         self._source = source
-        self._guard: Any = None
+        self._guard: Any = run.session.guarded(source, asynchronous=asynchronous)
 
     def __enter__(self) -> Any:
-        self._guard = self._run.session.guarded(self._source, asynchronous=False)
         return self._guard.__enter__()
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
@@ -357,7 +458,6 @@ class _Reading:
         return self._run.stopped(error)
 
     async def __aenter__(self) -> Any:
-        self._guard = self._run.session.guarded(self._source, asynchronous=True)
         return await self._guard.__aenter__()
 
     async def __aexit__(self, kind: Any, error: BaseException | None, tb: Any) -> bool:
@@ -380,22 +480,6 @@ def _quietly(close: Callable[[], Any]) -> None:
         close()
     except Exception:
         _log.debug("toolstream: closing the inner stream failed", exc_info=True)
-
-
-class _Emitting:
-    """`ChunkStream.emitting`: a chunk registered with a link while it is handed on."""
-
-    __slots__ = ("_chunk", "_link")
-
-    def __init__(self, chunk: ChatGenerationChunk, link: GateLink) -> None:
-        self._chunk = chunk
-        self._link = link
-
-    def __enter__(self) -> None:
-        register(self._chunk, self._link)
-
-    def __exit__(self, *exc: object) -> None:
-        unregister(self._chunk)
 
 
 # Partner packages whose finish signals ``_convert`` reads (from their source): for their classes

@@ -1,28 +1,33 @@
-"""How a gated model run and a ``ToolstreamCallbackHandler`` find each other.
+"""How a gated model run and a ``ToolstreamCallbackHandler`` find each other: the model run.
 
-Why a side channel: ``BaseChatModel.stream`` calls ``_stream`` *without* the run manager, so the
-wrapper cannot see the run's callback handlers. What it can do is hand out chunks: every chunk
-it yields is registered here for as long as it is in flight, and LangChain passes that very
-object to ``on_llm_new_token(chunk=...)``. A handler that receives a registered chunk binds to
-the run's ``GateLink`` once; from then on the link delivers the core's events to it directly
-(also the ones produced while no chunk is in flight, e.g. on cancel), and the handler can ask
-the run to stop.
+Why a side channel: LangChain hands the handler the run (``run_id``) but not the gate, and the
+gate often not the run: ``BaseChatModel.stream``/``astream`` and the streaming branch of
+``_generate_with_cache`` call ``_stream``/``_astream`` without the run manager (langchain-core
+1.8, ``chat_models.py``), so the gate cannot know its ``run_id`` there. What both sides do share
+is the context the run executes in: LangChain calls ``on_llm_new_token(chunk=...)`` right after
+the gate yields that very chunk, in the same thread or task. So the model run in progress is a
+context variable (`ModelRun`), and while the gate hands a chunk on it names the gate's
+`GateLink` and the chunk; a handler that receives that chunk binds to the link by its own
+``run_id`` once. From then on the link delivers the core's events to it directly (also the ones
+produced while no chunk is in flight, e.g. on a stop), and the handler can ask the run to stop.
+The same variable keeps LangChain's run manager where LangChain does hand it over
+(``_generate_with_cache``), for the turn's trace (``_observability.run_span``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar, Token
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from toolstream_core import AssemblerEvent
 
-__all__ = ["GateLink", "link_of", "register", "unregister"]
+__all__ = ["GateLink", "ModelRun", "current_run", "hand_on", "handed", "link_of", "model_run"]
 
 Deliver = Callable[[UUID, AssemblerEvent], None]
-
-_IN_FLIGHT: dict[int, GateLink] = {}
 
 
 class GateLink:
@@ -32,22 +37,10 @@ class GateLink:
         self._lock = threading.Lock()
         self._subscribers: list[tuple[Deliver, UUID]] = []
         self._pending: list[AssemblerEvent] = []
-        self.cancel_reason: str | None = None
-
-    def publish(self, events: list[AssemblerEvent]) -> None:
-        if not events:
-            return
-        with self._lock:
-            subscribers = list(self._subscribers)
-            if not subscribers:
-                self._pending.extend(events)
-                return
-        for deliver, run_id in subscribers:
-            for event in events:
-                deliver(run_id, event)
+        self.stop_reason: str | None = None
 
     def publish_one(self, event: AssemblerEvent) -> None:
-        """``publish([event])`` without the list: the core emits one event per call."""
+        """Deliver ``event`` to every subscriber, or keep it for the first one."""
         with self._lock:
             if not self._subscribers:
                 self._pending.append(event)
@@ -64,22 +57,53 @@ class GateLink:
         for event in backlog:
             deliver(run_id, event)
 
-    def cancel(self, reason: str) -> None:
-        self.cancel_reason = reason
+    def request_stop(self, reason: str) -> None:
+        """An observer asks the run to stop: the gate cancels its open calls at its next chunk."""
+        self.stop_reason = reason
 
 
-# ``_IN_FLIGHT`` takes no lock: each function is one dict operation on a key only its own
-# chunk has (``id(chunk)`` while the chunk is alive), and a single dict operation is atomic in
-# CPython, with or without the GIL. A lock here cost about 0.5 us per streamed chunk.
+class ModelRun(NamedTuple):
+    """The LangChain model run in progress in this context, as far as the gate can see it."""
+
+    run_manager: Any = None
+    """LangChain's run manager, where LangChain handed it over (``_generate_with_cache``)."""
+    link: GateLink | None = None
+    """The gate's link while it hands ``chunk`` on."""
+    chunk: Any = None
 
 
-def register(chunk: Any, link: GateLink) -> None:
-    _IN_FLIGHT[id(chunk)] = link
+_RUN: ContextVar[ModelRun | None] = ContextVar("toolstream_lc_model_run", default=None)
 
 
-def unregister(chunk: Any) -> None:
-    _IN_FLIGHT.pop(id(chunk), None)
+def current_run() -> ModelRun | None:
+    return _RUN.get()
+
+
+@contextmanager
+def model_run(run_manager: Any) -> Iterator[None]:
+    """The model run being generated, for ``_stream`` calls that are not handed its manager."""
+    token = _RUN.set(ModelRun(run_manager))
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def hand_on(link: GateLink, chunk: Any, run_manager: Any) -> Token[ModelRun | None]:
+    """``chunk`` is being handed on by the gate of ``link`` (yielded, given to
+    ``on_llm_new_token``) until `handed`: a handler given it meanwhile binds to ``link``."""
+    return _RUN.set(ModelRun(run_manager, link, chunk))
+
+
+def handed(token: Token[ModelRun | None]) -> None:
+    """The chunk `hand_on` named went on. A generator may be closed in another context than
+    the one it ran in (an abandoned async stream is closed by the loop's finaliser): the value
+    is then left to that context's end rather than reset."""
+    with suppress(ValueError):
+        _RUN.reset(token)
 
 
 def link_of(chunk: Any) -> GateLink | None:
-    return _IN_FLIGHT.get(id(chunk))
+    """The link of the gate handing ``chunk`` on in this context, if one is."""
+    run = _RUN.get()
+    return run.link if run is not None and run.chunk is chunk else None

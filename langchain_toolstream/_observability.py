@@ -13,32 +13,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
 from toolstream_core import AssembleConfig, AssemblerEvent
 from toolstream_core.integration import ProgressEncoder
 
-__all__ = ["GraphProgress", "current_run_manager", "graph_progress", "model_run", "run_span"]
+__all__ = ["GraphProgress", "graph_progress", "run_span"]
 
 _log = logging.getLogger(__name__)
-_run_manager: ContextVar[Any] = ContextVar("toolstream_lc_run_manager", default=None)
-
-
-@contextmanager
-def model_run(run_manager: Any) -> Iterator[None]:
-    """The model run being generated, for ``_stream`` calls that are not handed it."""
-    token = _run_manager.set(run_manager)
-    try:
-        yield
-    finally:
-        _run_manager.reset(token)
-
-
-def current_run_manager() -> Any:
-    return _run_manager.get()
 
 
 class GraphProgress:
