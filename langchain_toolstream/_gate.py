@@ -41,7 +41,7 @@ from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, OnStrea
 
 from ._convert import ChunkConverter, is_test_double, message_to_events
 from ._history import HistoryPolicy, prepare_history
-from ._link import GateLink, current_run, hand_on, handed
+from ._link import GateLink, current_run, handed, handing
 from ._observability import graph_progress, run_span
 from ._outgoing import outgoing_for
 from ._tap import static_provider, tap_model, tappable
@@ -401,7 +401,7 @@ class ChunkStream:
 
 class _Handing:
     """A chunk handed on (``with``, or ``async with`` where LangChain's run manager is async):
-    the run's link names it meanwhile (``_link.hand_on``), so a ``ToolstreamCallbackHandler``
+    the run's link names it meanwhile (``_link.handing``), so a ``ToolstreamCallbackHandler``
     given it binds to this run, and the run manager LangChain handed ``_stream``, if any, is
     told of it (``on_llm_new_token``) as a partner model's ``_stream`` tells it."""
 
@@ -413,7 +413,7 @@ class _Handing:
 
     def __enter__(self) -> None:
         run = self._run
-        self._token = hand_on(run.link, self._chunk, run.run_manager)
+        self._token = handing(run.link, self._chunk, run.run_manager)
         if run.told is not None:
             run.told.on_llm_new_token(self._chunk.text, chunk=self._chunk)
 
@@ -422,7 +422,7 @@ class _Handing:
 
     async def __aenter__(self) -> None:
         run = self._run
-        self._token = hand_on(run.link, self._chunk, run.run_manager)
+        self._token = handing(run.link, self._chunk, run.run_manager)
         if run.told is not None:
             await run.told.on_llm_new_token(self._chunk.text, chunk=self._chunk)
 

@@ -25,7 +25,7 @@ from uuid import UUID
 
 from toolstream_core import AssemblerEvent
 
-__all__ = ["GateLink", "ModelRun", "current_run", "hand_on", "handed", "link_of", "model_run"]
+__all__ = ["GateLink", "ModelRun", "current_run", "handed", "handing", "link_of", "model_run"]
 
 Deliver = Callable[[UUID, AssemblerEvent], None]
 
@@ -89,14 +89,14 @@ def model_run(run_manager: Any) -> Iterator[None]:
         _RUN.reset(token)
 
 
-def hand_on(link: GateLink, chunk: Any, run_manager: Any) -> Token[ModelRun | None]:
+def handing(link: GateLink, chunk: Any, run_manager: Any) -> Token[ModelRun | None]:
     """``chunk`` is being handed on by the gate of ``link`` (yielded, given to
     ``on_llm_new_token``) until `handed`: a handler given it meanwhile binds to ``link``."""
     return _RUN.set(ModelRun(run_manager, link, chunk))
 
 
 def handed(token: Token[ModelRun | None]) -> None:
-    """The chunk `hand_on` named went on. A generator may be closed in another context than
+    """The chunk `handing` named went on. A generator may be closed in another context than
     the one it ran in (an abandoned async stream is closed by the loop's finaliser): the value
     is then left to that context's end rather than reset."""
     with suppress(ValueError):
