@@ -131,3 +131,29 @@ def test_cancel_one_run_by_id(emu: VendorEmulator) -> None:
     assert message.response_metadata["toolstream"]["rejected"][0]["detail"] == "user pressed stop"
     deltas = [e for _, e in events.items if isinstance(e, ArgumentsDelta)]
     assert sum(len(e.fragment or "") for e in deltas) < 200_000  # it stopped reading early
+
+
+def test_a_run_started_while_a_gated_chunk_is_handed_on_is_its_own(emu: VendorEmulator) -> None:
+    # The gated run names the chunk it is handing on in the context; a plain model streamed
+    # from the consumer's loop meanwhile (the same context) is observed as a plain run, not
+    # bound to the gated one, and each run keeps its own events (decision 0118).
+    events = Events()
+    handler = events.watch(ToolstreamCallbackHandler(events))
+    config: Any = {"callbacks": [handler]}
+    gated = with_toolstream(make_model("openai-chat", emu)).bind_tools(TOOL_DICTS)
+    plain = make_model("openai-chat", emu).bind_tools(TOOL_DICTS)
+    emu.queue("openai-chat", "single_call")
+    emu.queue("openai-chat", "truncated_length")
+    chunks, inner = [], None
+    for chunk in gated.stream("x", config):
+        chunks.append(chunk)
+        if inner is None:
+            inner = aggregate(list(plain.stream("y", config)))
+    assert inner is not None and inner.tool_calls[0]["args"] == {"path": "/tmp/a"}
+    assert [c["name"] for c in aggregate(chunks).tool_calls] == ["write_file"]
+    by_gated = {stats.gated: run_id for run_id, stats in handler.stats.items()}
+    assert set(by_gated) == {True, False}
+    gated_run, plain_run = by_gated[True], by_gated[False]
+    assert handler.stats[gated_run].committed == 1 and handler.stats[gated_run].rejected == 0
+    assert handler.stats[plain_run].rejected == 1 and handler.stats[plain_run].committed == 0
+    assert {type(e).__name__ for rid, e in events.items if rid == plain_run} >= {"CallRejected"}
