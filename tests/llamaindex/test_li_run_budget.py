@@ -112,6 +112,35 @@ async def test_the_count_survives_a_restored_context(emu: VendorEmulator) -> Non
     assert_every_request_legal(emu)
 
 
+class _SpendsBudget(ToolstreamFunctionAgent):
+    """Spends one call of the run's budget between the model's turn and its tools (as another
+    branch of the run would): the check again at the tool step sees it."""
+
+    async def take_step(self, ctx: Any, *args: Any, **kwargs: Any) -> AgentOutput:
+        output = await super().take_step(ctx, *args, **kwargs)
+        if output.tool_calls:
+            used = await ctx.store.get("toolstream_run_calls", default=0)
+            await ctx.store.set("toolstream_run_calls", used + 1)
+        return output
+
+
+async def test_the_budget_is_checked_again_when_a_call_runs(emu: VendorEmulator) -> None:
+    """The run policy's one rule, as in LangChain (test_lc_run_budget's twin): both calls fit
+    when they commit; one of them no longer does when the tool step comes to it."""
+    recorder = Recorder()
+    emu.queue("openai-chat", "parallel_calls", "text")
+    agent = _SpendsBudget(tools=recorder.tools(), llm=make_llm("openai-chat", emu.base_url),
+                          config=BUDGET)
+    outcome = await run_agent(agent, recorder, emu)
+    assert outcome.error is None
+    assert len(recorder.runs) == 1
+    answers = tool_texts(emu.requests[1].body)
+    assert len(answers) == 2
+    [over] = [t for t in answers if "[run_budget_exceeded]" in t]
+    assert over.startswith("Tool call 'get_weather'")
+    assert_every_request_legal(emu)
+
+
 # -- the executor's refusal is counted -------------------------------------------------------
 
 
