@@ -1,4 +1,7 @@
-"""The values the assembler hands out: immutable, so a caller can keep them after the stream."""
+"""The values the assembler hands out: immutable, so a caller can keep them after the stream.
+
+Most of them are public from the package itself (``toolstream_core.__all__`` lists them, the
+one list); the rest are the core's own (``CallKind``, ``BUILTIN_CLIENT_KINDS``)."""
 
 from __future__ import annotations
 
@@ -6,23 +9,6 @@ import enum
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
-
-__all__ = [
-    "ArgumentsDelta",
-    "AssemblerClosed",
-    "AssemblerEvent",
-    "CallCommitted",
-    "CallKind",
-    "CallOpened",
-    "CallRejected",
-    "CallState",
-    "ErrorResult",
-    "Provider",
-    "Reason",
-    "ToolCall",
-    "ToolSpec",
-    "Turn",
-]
 
 Provider = Literal[
     "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama", "cohere"
