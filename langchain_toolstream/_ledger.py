@@ -86,7 +86,7 @@ class CallLedger:
     # -- one attempt ---------------------------------------------------------------------------
 
     def attempt(self, request: ToolCallRequest,
-            handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
+                handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         """Run the tool unless an earlier attempt began; record the attempt either way."""
         earlier = self.store.get(LEDGER_NAMESPACE, self.key)
         if earlier is not None and not StartedLedger.may_run(earlier.value):
@@ -101,7 +101,7 @@ class CallLedger:
         return result
 
     async def aattempt(self, request: ToolCallRequest,
-                   handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
+                       handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
         """``attempt`` for the async agent."""
         earlier = await self.store.aget(LEDGER_NAMESPACE, self.key)
         if earlier is not None and not StartedLedger.may_run(earlier.value):
