@@ -32,7 +32,7 @@ from toolstream_core.integration import DEFAULT_HISTORY, GateSession
 from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
 from ._history import HistoryPolicy
-from ._limits import output_limit
+from ._limits import chat_model_output_limit
 from ._link import model_run
 from ._messages import message_with_rejected_calls
 from ._rebind import rebind
@@ -184,7 +184,7 @@ class ToolstreamChatModel(BaseChatModel):
         return ChunkStream(self.chat_model, messages, tools=self._registry(kwargs),
                            config=self.toolstream_config, history=self.history,
                            run_manager=run_manager,
-                           output_limit=output_limit(self.chat_model, kwargs),
+                           output_limit=chat_model_output_limit(self.chat_model, kwargs),
                            on_event=self.on_event, on_turn=self.on_turn,
                            on_stream_error=self.on_stream_error, run_budget=self.run_budget,
                            on_early_commit=self.on_early_commit,

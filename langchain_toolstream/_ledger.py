@@ -85,8 +85,8 @@ class CallLedger:
 
     # -- one attempt ---------------------------------------------------------------------------
 
-    def run(self, request: ToolCallRequest,
-            handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
+    def attempt(self, request: ToolCallRequest,
+                handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         """Run the tool unless an earlier attempt began; record the attempt either way."""
         earlier = self.store.get(LEDGER_NAMESPACE, self.key)
         if earlier is not None and not StartedLedger.may_run(earlier.value):
@@ -100,9 +100,9 @@ class CallLedger:
         self.store.put(LEDGER_NAMESPACE, self.key, self._value("finished"), index=False)
         return result
 
-    async def arun(self, request: ToolCallRequest,
-                   handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
-        """``run`` for the async agent."""
+    async def aattempt(self, request: ToolCallRequest,
+                       handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]) -> ToolResult:
+        """``attempt`` for the async agent."""
         earlier = await self.store.aget(LEDGER_NAMESPACE, self.key)
         if earlier is not None and not StartedLedger.may_run(earlier.value):
             return self._not_repeated(earlier.value)

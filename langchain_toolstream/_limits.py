@@ -11,28 +11,18 @@ sees its keyword arguments, whatever set them: the model's field, ``model_kwargs
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 from toolstream_core.integration import settings_limit
 
-__all__ = ["output_limit"]
-
-_log = logging.getLogger(__name__)
+__all__ = ["chat_model_output_limit"]
 
 
-def output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
-    """The limit a model call will use when the request itself is not visible: the call's
-    keyword arguments (``bind``, ``invoke(..., max_tokens=)``) first, then the model's
-    ``model_kwargs``, then its fields (``max_tokens`` / ``max_output_tokens``)."""
-    try:
-        for source in (kwargs, getattr(model, "model_kwargs", None), model):
-            found = settings_limit(source)
-            if found is not None:
-                return found
-    except Exception:  # a model class with odd attributes: no backstop rather than a failure
-        _log.debug("toolstream: cannot read %s's output limit", type(model).__name__,
-                   exc_info=True)
-        return None
-    return None
+def chat_model_output_limit(model: Any, kwargs: Mapping[str, Any]) -> int | None:
+    """The limit a chat model's call will use when the request itself is not visible: where
+    LangChain keeps the settings it sends, in the order one overrides the next (the call's
+    keyword arguments from ``bind`` / ``invoke(..., max_tokens=)``, then the model's
+    ``model_kwargs``, then its fields ``max_tokens`` / ``max_output_tokens``). Reading them is
+    the core's (``settings_limit``)."""
+    return settings_limit(kwargs, getattr(model, "model_kwargs", None), model)

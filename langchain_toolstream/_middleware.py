@@ -234,7 +234,7 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
 
-    def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
+    def _refused_message(self, request: ToolCallRequest) -> ToolMessage | None:
         """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
         the gate, with the arguments the vendor finished or a recorded edit, within the run's
         budget; an edit judged as a vendor's arguments are), as a ToolMessage; ``None``: run
@@ -257,22 +257,22 @@ class ToolstreamMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        refusal = self._refusal(request)
+        refusal = self._refused_message(request)
         if refusal is not None:
             return refusal
         ledger = _ledger_of(request)
-        return handler(request) if ledger is None else ledger.run(request, handler)
+        return handler(request) if ledger is None else ledger.attempt(request, handler)
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        refusal = self._refusal(request)
+        refusal = self._refused_message(request)
         if refusal is not None:
             return refusal
         ledger = _ledger_of(request)
-        return await handler(request) if ledger is None else await ledger.arun(request, handler)
+        return await handler(request) if ledger is None else await ledger.aattempt(request, handler)
 
 
 class _ModelCall:

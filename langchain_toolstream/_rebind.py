@@ -30,9 +30,9 @@ def rebind(node: Any, inner: Any, gated: Any, registry_fn: RegistryFn | None = N
     """
     found: list[bool] = []
     result = _walk(node, inner, gated, registry_fn, found)
-    delegates = {id(m): m for m in _chat_models(node)} if not found else {}
+    delegates = _distinct(_chat_models(node)) if not found else []
     if len(delegates) == 1:
-        (delegate,) = delegates.values()
+        (delegate,) = delegates
         result = _walk(node, delegate, gated.model_copy(update={"chat_model": delegate}),
                        registry_fn, found)
     if not found:
@@ -41,6 +41,16 @@ def rebind(node: Any, inner: Any, gated: Any, registry_fn: RegistryFn | None = N
             "directly; cannot gate it"
         )
     return result
+
+
+def _distinct(models: list[BaseChatModel]) -> list[BaseChatModel]:
+    """``models`` with each object once (one model bound in several places is one delegate);
+    by identity, not equality: two equal models are still two calls to make."""
+    kept: list[BaseChatModel] = []
+    for model in models:
+        if not any(model is seen for seen in kept):
+            kept.append(model)
+    return kept
 
 
 def _chat_models(node: Any) -> list[BaseChatModel]:

@@ -53,37 +53,30 @@ def _schema_of_dict(tool: Mapping[str, Any]) -> tuple[str, Any] | None:
 
 
 def registry_from_tools(tools: ToolsArg | None) -> Registry | None:
-    """Registry from a user's ``tools=``: a mapping, or a sequence of anything LangChain binds.
+    """Registry from a user's ``tools=``: a mapping, or a sequence of anything LangChain binds
+    (the core's rule, ``ToolSpec.registry``, with LangChain's way of reading a tool)."""
+    return ToolSpec.registry(tools, _langchain_tool_entry)
 
-    A mapping is taken as-is (``name -> schema | ToolSpec``). In a sequence, ``ToolSpec``
-    entries are kept, formatted tool dicts are read, and tools / pydantic classes / callables
-    go through ``convert_to_openai_tool``. Vendor built-ins (web search, ...) are not client
-    tools and are skipped: their calls are server calls the gate never runs.
-    """
-    if tools is None:
-        return None
-    if isinstance(tools, Mapping):
-        return dict(tools)
-    registry: Registry = {}
-    for tool in tools:
-        if isinstance(tool, ToolSpec):
-            registry[tool.name] = tool
-            continue
-        if isinstance(tool, Mapping):
-            found = _schema_of_dict(tool)
-            if found is not None:
-                registry[found[0]] = found[1]
-                continue
-        try:
-            formatted = convert_to_openai_tool(tool)
-        except Exception:  # a vendor built-in or a format LangChain itself cannot convert
-            _log.debug("toolstream: %r is not a client tool; not in the registry", tool)
-            continue
-        found = _schema_of_dict(formatted)
+
+def _langchain_tool_entry(tool: Any) -> tuple[str, Any] | None:
+    """A tool's name and schema as LangChain binds it: a formatted tool dict is read, tools /
+    pydantic classes / callables go through ``convert_to_openai_tool``. Vendor built-ins (web
+    search, ...) are not client tools and are skipped (``None``): their calls are server calls
+    the gate never runs."""
+    if isinstance(tool, Mapping):
+        found = _schema_of_dict(tool)
         if found is not None:
-            schema = _without_injected(found[1]) if isinstance(tool, BaseTool) else found[1]
-            registry[found[0]] = _marked(tool, found[0], schema)
-    return registry
+            return found
+    try:
+        formatted = convert_to_openai_tool(tool)
+    except Exception:  # a vendor built-in or a format LangChain itself cannot convert
+        _log.debug("toolstream: %r is not a client tool; not in the registry", tool)
+        return None
+    found = _schema_of_dict(formatted)
+    if found is None:
+        return None
+    schema = _without_injected(found[1]) if isinstance(tool, BaseTool) else found[1]
+    return found[0], _marked(tool, found[0], schema)
 
 
 # Parameters the agent's ``ToolNode`` fills in by name, whatever their annotation (LangGraph's

@@ -288,7 +288,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if started is not None:
             return await self._pipelined_result(ctx, ev, started)
         await memory_of(ctx, self.llm)
-        refusal = await self._refusal(ctx, ev)
+        refusal = await self._refused_result(ctx, ev)
         if refusal is None:
             token = CALL.set((ev.tool_id, ev.tool_name)
                              if ev.tool_name != REJECTED_TOOL_NAME else None)
@@ -329,7 +329,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         ctx.write_event_to_stream(result)
         return result
 
-    async def _refusal(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
+    async def _refused_result(self, ctx: Context, ev: ToolCall) -> ToolCallResult | None:
         """The run policy's answer for a call about to run (``RunPolicy.admit``: committed by
         the gate, with the arguments the vendor finished, within the run's budget), as a tool
         result; ``None``: run it."""

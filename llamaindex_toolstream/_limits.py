@@ -18,7 +18,7 @@ from typing import Any
 
 from toolstream_core.integration import settings_limit
 
-__all__ = ["output_limit"]
+__all__ = ["llm_output_limit"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,19 +36,17 @@ def _request_settings(llm: Any, kwargs: Mapping[str, Any]) -> Mapping[str, Any] 
     return None
 
 
-def output_limit(llm: Any, kwargs: Mapping[str, Any]) -> int | None:
-    """The output-token limit of ``llm``'s next request with ``kwargs``; ``None`` if unknown."""
+def llm_output_limit(llm: Any, kwargs: Mapping[str, Any]) -> int | None:
+    """The output-token limit of ``llm``'s next request with ``kwargs``; ``None`` if unknown.
+    Where the class keeps its settings is LlamaIndex's (its request builder, else
+    ``additional_kwargs``, the call's, its fields); reading a limit from them is the core's."""
     try:
         settings = _request_settings(llm, kwargs)
-        if settings is not None:
-            return settings_limit(settings)
-        extra = getattr(llm, "additional_kwargs", None)
-        for source in (extra if isinstance(extra, Mapping) else None, kwargs, llm):
-            found = settings_limit(source)
-            if found is not None:
-                return found
-        return None
     except Exception:  # an LLM class built differently: no backstop rather than a failure
         logger.debug("toolstream: cannot read %s's output limit", type(llm).__name__,
                      exc_info=True)
         return None
+    if settings is not None:
+        return settings_limit(settings)
+    extra = getattr(llm, "additional_kwargs", None)
+    return settings_limit(extra if isinstance(extra, Mapping) else None, kwargs, llm)

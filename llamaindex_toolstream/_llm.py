@@ -37,13 +37,13 @@ from toolstream_core.integration import DEFAULT_HISTORY, FINISH, FinishSignal, G
 from . import _structured as structured
 from ._convert import MessageView
 from ._history import HistoryPolicy, prepare_history
-from ._limits import output_limit
+from ._limits import llm_output_limit
 from ._messages import call_id, call_name
 from ._outgoing import outgoing_for
 from ._providers import ProviderMismatchError, is_test_double, resolve_provider
 from ._session import ResponseStream, StepSettings, stream_of
 from ._tap import tap_llm
-from ._tools import ConfigArg, ToolsArg, registry_from_tools
+from ._tools import ConfigArg, ToolsArg, registry_from_llama_tools
 
 if TYPE_CHECKING:
     from llama_index.core.tools.types import BaseTool
@@ -128,7 +128,7 @@ class ToolstreamLLM(FunctionCallingLLM):
         self._finish = FINISH.signal_of(type(llm)) if detected is None else None
         self._double = detected is None and is_test_double(llm)
         self._config = AssembleConfig.coerce(config)
-        self._registry = registry_from_tools(tools)
+        self._registry = registry_from_llama_tools(tools)
         self._on_event = on_event
         self._on_turn = on_turn
 
@@ -158,14 +158,14 @@ class ToolstreamLLM(FunctionCallingLLM):
     def _session(self, tools: Sequence[BaseTool] | None,
                  kwargs: Mapping[str, Any] | None = None) -> ResponseStream:
         """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
-        registry = self._registry if self._registry is not None else registry_from_tools(tools)
+        registry = self._registry if self._registry is not None else registry_from_llama_tools(tools)
         return ResponseStream(
             provider=self.provider,
             tools=registry,
             config=self._config,
             on_event=self._on_event,
             on_turn=self._on_turn,
-            max_output_tokens=output_limit(self.llm, kwargs or {}),
+            max_output_tokens=llm_output_limit(self.llm, kwargs or {}),
             on_stream_error=self.on_stream_error,
             view=MessageView(self.llm, self._finish, double=self._double)
             if self._reads_messages else None,

@@ -263,26 +263,26 @@ def _ask(gated: ToolstreamLLM, plan: _Plan) -> _Answer:
     kwargs = _stream_kwargs(plan)
     stream = (gated.stream_chat_with_tools(**kwargs) if plan.kind == "function"
               else gated.stream_chat(**kwargs))
-    reader = _Reader()
+    reader, error = _Reader(), None
     try:
         for response in stream:
             reader.take(response)
-    except Exception as exc:
-        return reader.answer(exc)
-    return reader.answer()
+    except Exception as exc:  # judged by ``answer``: raised unless the gate decided the turn
+        error = exc
+    return reader.answer(error)
 
 
 async def _aask(gated: ToolstreamLLM, plan: _Plan) -> _Answer:
     kwargs = _stream_kwargs(plan)
     stream = await (gated.astream_chat_with_tools(**kwargs) if plan.kind == "function"
                     else gated.astream_chat(**kwargs))
-    reader = _Reader()
+    reader, error = _Reader(), None
     try:
         async for response in stream:
             reader.take(response)
-    except Exception as exc:
-        return reader.answer(exc)
-    return reader.answer()
+    except Exception as exc:  # judged by ``answer``: raised unless the gate decided the turn
+        error = exc
+    return reader.answer(error)
 
 
 def _next(gated: ToolstreamLLM, plan: _Plan, answer: _Answer, attempt: int) -> Any:

@@ -21,7 +21,7 @@ __all__ = [
     "ConfigArg",
     "RejectedCallTool",
     "ToolsArg",
-    "registry_from_tools",
+    "registry_from_llama_tools",
 ]
 
 logger = logging.getLogger(__name__)
@@ -49,26 +49,26 @@ def _schema_of(tool: BaseTool) -> Mapping[str, Any] | None:
     return dict(schema) if isinstance(schema, Mapping) else None
 
 
-def registry_from_tools(
+def registry_from_llama_tools(
     tools: ToolsArg | None,
 ) -> dict[str, Mapping[str, Any] | ToolSpec] | None:
-    """``name -> schema`` for the core, from LlamaIndex tools, callables or a ready mapping.
+    """``name -> schema`` for the core, from LlamaIndex tools, callables or a ready mapping
+    (the core's rule, ``ToolSpec.registry``, with LlamaIndex's way of reading a tool).
 
     ``None`` means "no registry": the core then checks neither names nor schemas.
     """
-    if tools is None:
+    return ToolSpec.registry(tools, _llama_tool_entry)
+
+
+def _llama_tool_entry(item: BaseTool | Callable[..., Any]) -> tuple[str, Mapping[str, Any] | ToolSpec] | None:
+    """A LlamaIndex tool's (or a callable's, as ``FunctionTool``) name and parameter schema;
+    ``None`` for the responder of rejected calls, which is never offered to the model."""
+    tool = item if isinstance(item, BaseTool) else FunctionTool.from_defaults(item)
+    name = tool.metadata.name
+    if not name or name == REJECTED_TOOL_NAME:
         return None
-    if isinstance(tools, Mapping):
-        return dict(tools)
-    registry: dict[str, Mapping[str, Any] | ToolSpec] = {}
-    for item in tools:
-        tool = item if isinstance(item, BaseTool) else FunctionTool.from_defaults(item)
-        name = tool.metadata.name
-        if not name or name == REJECTED_TOOL_NAME:
-            continue
-        schema = _schema_of(tool)
-        registry[name] = schema if schema is not None else ToolSpec(name)
-    return registry
+    schema = _schema_of(tool)
+    return name, schema if schema is not None else ToolSpec(name)
 
 
 class RejectedCallTool(AsyncBaseTool):

@@ -1,28 +1,14 @@
-"""The values the assembler hands out: immutable, so a caller can keep them after the stream."""
+"""The values the assembler hands out: immutable, so a caller can keep them after the stream.
+
+Most of them are public from the package itself (``toolstream_core.__all__`` lists them, the
+one list); the rest are the core's own (``CallKind``, ``BUILTIN_CLIENT_KINDS``)."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-__all__ = [
-    "ArgumentsDelta",
-    "AssemblerClosed",
-    "AssemblerEvent",
-    "CallCommitted",
-    "CallKind",
-    "CallOpened",
-    "CallRejected",
-    "CallState",
-    "ErrorResult",
-    "Provider",
-    "Reason",
-    "ToolCall",
-    "ToolSpec",
-    "Turn",
-]
+from typing import Any, Literal, TypeVar
 
 Provider = Literal[
     "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama", "cohere"
@@ -95,6 +81,9 @@ class AssemblerClosed(RuntimeError):
     """Raised by ``feed`` after ``finish``: feeding a finished turn is a caller bug, not vendor data."""
 
 
+S = TypeVar("S")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool the caller is willing to run.
@@ -110,6 +99,27 @@ class ToolSpec:
     strict: bool | None = None
     pipelined: bool = False
     sensitive: bool | tuple[str, ...] = False
+
+    @staticmethod
+    def registry(tools: Mapping[str, S | ToolSpec] | Iterable[Any] | None,
+                 read: Callable[[Any], tuple[str, S | ToolSpec] | None],
+                 ) -> dict[str, S | ToolSpec] | None:
+        """The ``tools=`` registry from what a framework binds, the same rule in every shim:
+        ``None`` is no registry (no name or schema check); a mapping is one already (``name ->
+        schema | ToolSpec``), taken as it is; in a sequence a ``ToolSpec`` stands for itself
+        and each other entry is ``read`` (the framework's knowledge: where its tool object
+        keeps its name and schema) into ``(name, schema | ToolSpec)``, or ``None`` for an entry
+        that is no client tool of the caller's (a vendor built-in, an internal responder)."""
+        if tools is None:
+            return None
+        if isinstance(tools, Mapping):
+            return dict(tools)
+        registry: dict[str, S | ToolSpec] = {}
+        for tool in tools:
+            found = (tool.name, tool) if isinstance(tool, ToolSpec) else read(tool)
+            if found is not None:
+                registry[found[0]] = found[1]
+        return registry
 
 
 @dataclass(frozen=True, slots=True)

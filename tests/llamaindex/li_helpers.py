@@ -219,3 +219,17 @@ async def saved_while_waiting(handler: Any) -> tuple[dict[str, Any], Any]:
     await handler.cancel_run()
     assert saved is not None, "no tool waited for a person"
     return saved, memory
+
+
+async def approved_after_restore(agent: Any, saved: dict[str, Any], memory: Any,
+                                 response: str = "yes") -> None:
+    """Restore ``saved`` (a context from ``saved_while_waiting``) into ``agent``, as another
+    process would, give it back its ``memory``, answer the waiting person with ``response``
+    and run it to the end."""
+    from llama_index.core.workflow import Context, HumanResponseEvent
+    from workflows.context.serializers import JsonSerializer
+
+    resumed = agent.run(ctx=Context.from_dict(agent, saved, serializer=JsonSerializer()))
+    await resumed.ctx.store.set("memory", memory)  # the context does not serialise it
+    resumed.ctx.send_event(HumanResponseEvent(response=response))
+    await resumed

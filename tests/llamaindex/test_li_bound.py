@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from li_helpers import THIRD_PARTY_WARNINGS, make_llm
+from li_helpers import THIRD_PARTY_WARNINGS, approved_after_restore, make_llm, saved_while_waiting
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
 from toolstream_core.testing import VendorEmulator, history_pairing
-from workflows.context.serializers import JsonSerializer
 
 from llamaindex_toolstream import ToolstreamFunctionAgent
 
@@ -50,15 +49,8 @@ async def test_arguments_changed_in_a_saved_context_never_run(
         pg_url: str, emu: VendorEmulator, tmp_path: Path) -> None:
     emu.queue("openai-chat", "single_call", "text")
     first = agent(emu, tmp_path)
-    handler = first.run(user_msg="write my notes")
-    saved: dict[str, Any] | None = None
-    async for event in handler.stream_events():
-        if isinstance(event, InputRequiredEvent):
-            saved = handler.ctx.to_dict(serializer=JsonSerializer())
-            break
-    memory = await handler.ctx.store.get("memory")  # a deployment keeps it in its own store
-    await handler.cancel_run()
-    assert saved is not None and list(tmp_path.iterdir()) == []
+    saved, memory = await saved_while_waiting(first.run(user_msg="write my notes"))
+    assert list(tmp_path.iterdir()) == []
     [call] = _calls(saved)
     evil = json.dumps(saved).replace(json.dumps(call["path"])[1:-1], "/tmp/evil.txt")
     assert evil != json.dumps(saved)
@@ -69,12 +61,7 @@ async def test_arguments_changed_in_a_saved_context_never_run(
         db.execute("UPDATE contexts SET data = %s WHERE thread = 't1'", (evil,))  # while paused
         [(stored,)] = db.execute("SELECT data FROM contexts WHERE thread = 't1'").fetchall()
 
-    second = agent(emu, tmp_path)
-    ctx = Context.from_dict(second, stored, serializer=JsonSerializer())
-    resumed = second.run(ctx=ctx)
-    await resumed.ctx.store.set("memory", memory)  # the context does not serialise it
-    resumed.ctx.send_event(HumanResponseEvent(response="yes"))
-    await resumed
+    await approved_after_restore(agent(emu, tmp_path), stored, memory)
     assert list(tmp_path.iterdir()) == []  # neither the changed call nor any other ran
     assert emu.statuses == [200, 200]
     body = emu.requests[1].body

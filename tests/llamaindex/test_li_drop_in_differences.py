@@ -131,13 +131,27 @@ class Structure(BaseModel):
     world: int
 
 
-class OwnStructuredLLM(LLM):
-    """Upstream's structured-output double: an ``LLM`` whose metadata says it calls functions
-    and which answers ``astructured_predict`` itself, with no chat behind it."""
+class _FunctionCallingDouble(LLM):
+    """What the doubles below share: metadata that says the LLM calls functions, and no chat
+    (only the streamed function-calling path is asked)."""
 
     @property
     def metadata(self) -> LLMMetadata:
         return LLMMetadata(is_function_calling_model=True)
+
+    def _prepare_chat_with_tools(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {}
+
+    def chat(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    achat = astream_chat = stream_chat = complete = acomplete = chat
+    stream_complete = astream_complete = chat
+
+
+class OwnStructuredLLM(_FunctionCallingDouble):
+    """Upstream's structured-output double: an ``LLM`` whose metadata says it calls functions
+    and which answers ``astructured_predict`` itself, with no chat behind it."""
 
     async def astream_chat_with_tools(self, tools: Sequence[Any], chat_history: Any = None,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
@@ -153,15 +167,6 @@ class OwnStructuredLLM(LLM):
     async def astructured_predict(self, output_cls: type[Model], prompt: Any,
                                   llm_kwargs: Any = None, **prompt_args: Any) -> Model:
         return output_cls.model_validate_json('{"hello": "hello", "world": 1}')
-
-    def _prepare_chat_with_tools(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return {}
-
-    def chat(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    achat = astream_chat = stream_chat = complete = acomplete = chat
-    stream_complete = astream_complete = chat
 
 
 @AGENTS
@@ -185,12 +190,8 @@ async def test_structured_output_is_asked_through_the_gate(
         assert response.get_pydantic_model(Structure) == Structure(hello="hello", world=1)
 
 
-class OwnDouble(LLM):
+class OwnDouble(_FunctionCallingDouble):
     """A user's own double, not a subclass of LlamaIndex's mocks: a call, then an answer."""
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(is_function_calling_model=True)
 
     async def astream_chat_with_tools(self, tools: Sequence[Any], chat_history: Any = None,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
@@ -204,15 +205,6 @@ class OwnDouble(LLM):
     def get_tool_calls_from_response(self, response: ChatResponse,
                                      **kwargs: Any) -> list[ToolSelection]:
         return list(response.message.additional_kwargs.get("tool_calls", []))
-
-    def _prepare_chat_with_tools(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return {}
-
-    def chat(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    achat = astream_chat = stream_chat = complete = acomplete = chat
-    stream_complete = astream_complete = chat
 
 
 @pytest.mark.parametrize("declared", [False, True], ids=["as-is", "one-line"])

@@ -46,7 +46,7 @@ def _lc_model(api: str, base_url: str) -> Any:
 
 def _registry() -> dict[str, Any]:
     """One registry for both shims, so their verdicts can only differ by the shim."""
-    registry = li._tools.registry_from_tools(Recorder().tools())
+    registry = li._tools.registry_from_llama_tools(Recorder().tools())
     assert registry is not None
     return registry
 

@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from li_helpers import THIRD_PARTY_WARNINGS, Recorder, make_llm, run_agent
+from li_helpers import (
+    THIRD_PARTY_WARNINGS,
+    Recorder,
+    approved_after_restore,
+    make_llm,
+    run_agent,
+    saved_while_waiting,
+)
 from llama_index.core.agent.workflow import AgentOutput
 from llama_index.core.agent.workflow.workflow_events import ToolCallResult
 from llama_index.core.llms.llm import ToolSelection
@@ -21,7 +28,6 @@ from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
 from otel_util import metric_points, metric_reader
 from toolstream_core.testing import VendorEmulator
-from workflows.context.serializers import JsonSerializer
 
 from benchmarks.scale_out import pairing_problems
 from llamaindex_toolstream import ToolstreamFunctionAgent
@@ -93,28 +99,45 @@ async def test_the_count_survives_a_restored_context(emu: VendorEmulator) -> Non
     recorder = Recorder()
     emu.queue("openai-chat", "single_call", "no_args", "parallel_calls", "text")
     first = budget_agent(emu, approval_tools(recorder))
-    handler = first.run(user_msg="write my notes")
-    saved: dict[str, Any] | None = None
-    async for event in handler.stream_events():
-        if isinstance(event, InputRequiredEvent):
-            saved = handler.ctx.to_dict(serializer=JsonSerializer())
-            break
-    memory = await handler.ctx.store.get("memory")  # a deployment keeps it in its own store
-    await handler.cancel_run()
-    assert saved is not None and len(emu.requests) == 2
+    saved, memory = await saved_while_waiting(first.run(user_msg="write my notes"))
+    assert len(emu.requests) == 2
 
     # another process: a new agent, the context restored from its JSON
-    second = budget_agent(emu, approval_tools(recorder))
-    ctx = Context.from_dict(second, saved, serializer=JsonSerializer())
-    resumed = second.run(ctx=ctx)
-    await resumed.ctx.store.set("memory", memory)  # the context does not serialise it
-    resumed.ctx.send_event(HumanResponseEvent(response="yes"))
-    await resumed
+    await approved_after_restore(budget_agent(emu, approval_tools(recorder)), saved, memory)
     assert [name for name, _ in recorder.runs] == ["write_file", "get_time"]
     assert recorder.runs[1] == ("get_time", {"answer": "yes"})  # run after the restore
     assert len(emu.requests) == 4
     over = tool_texts(emu.requests[3].body)[2:]
     assert len(over) == 2 and all("[run_budget_exceeded]" in t for t in over)
+    assert_every_request_legal(emu)
+
+
+class _SpendsBudget(ToolstreamFunctionAgent):
+    """Spends one call of the run's budget between the model's turn and its tools (as another
+    branch of the run would): the check again at the tool step sees it."""
+
+    async def take_step(self, ctx: Any, *args: Any, **kwargs: Any) -> AgentOutput:
+        output = await super().take_step(ctx, *args, **kwargs)
+        if output.tool_calls:
+            used = await ctx.store.get("toolstream_run_calls", default=0)
+            await ctx.store.set("toolstream_run_calls", used + 1)
+        return output
+
+
+async def test_the_budget_is_checked_again_when_a_call_runs(emu: VendorEmulator) -> None:
+    """The run policy's one rule, as in LangChain (test_lc_run_budget's twin): both calls fit
+    when they commit; one of them no longer does when the tool step comes to it."""
+    recorder = Recorder()
+    emu.queue("openai-chat", "parallel_calls", "text")
+    agent = _SpendsBudget(tools=recorder.tools(), llm=make_llm("openai-chat", emu.base_url),
+                          config=BUDGET)
+    outcome = await run_agent(agent, recorder, emu)
+    assert outcome.error is None
+    assert len(recorder.runs) == 1
+    answers = tool_texts(emu.requests[1].body)
+    assert len(answers) == 2
+    [over] = [t for t in answers if "[run_budget_exceeded]" in t]
+    assert over.startswith("Tool call 'get_weather'")
     assert_every_request_legal(emu)
 
 

@@ -710,10 +710,8 @@ def _langchain_edited(api: str, emu: VendorEmulator, pg_url: str) -> Outcome:
 
 async def _llamaindex_edited(api: str, emu: VendorEmulator, pg_url: str, notes: Any) -> Outcome:
     import psycopg
-    from li_helpers import saved_while_waiting
-    from llama_index.core.workflow import Context, HumanResponseEvent
+    from li_helpers import approved_after_restore, saved_while_waiting
     from test_li_bound import approved_write
-    from workflows.context.serializers import JsonSerializer
 
     emu.clear()
     emu.queue(api, "single_call", "text")
@@ -728,10 +726,7 @@ async def _llamaindex_edited(api: str, emu: VendorEmulator, pg_url: str, notes: 
         db.execute("UPDATE contexts SET data = %s WHERE thread = 'edited'", (edited,))
         [(stored,)] = db.execute("SELECT data FROM contexts WHERE thread = 'edited'").fetchall()
     second = ToolstreamFunctionAgent(tools=[approved_write(notes)], llm=make_llm(api, emu.base_url))
-    resumed = second.run(ctx=Context.from_dict(second, stored, serializer=JsonSerializer()))
-    await resumed.ctx.store.set("memory", memory)  # the context does not serialise it
-    resumed.ctx.send_event(HumanResponseEvent(response="yes"))
-    await resumed
+    await approved_after_restore(second, stored, memory)
     runs = [("write_file", {"path": p.name}) for p in notes.iterdir()]
     return Outcome(runs, [], [r.body for r in emu.requests], emu.statuses, None)
 

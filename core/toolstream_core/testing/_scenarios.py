@@ -41,32 +41,23 @@ _ANTHROPIC = frozenset({"anthropic"})
 #: JSON Schemas of the tools every scenario uses, keyed by tool name. They are
 #: the ``parameters`` object a caller passes to the vendor and the schema the
 #: core validates committed arguments against.
+def _strings(**described: str) -> dict[str, Any]:
+    """A closed object schema of required string properties, each with its description."""
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string", "description": text}
+                       for name, text in described.items()},
+        "required": list(described),
+        "additionalProperties": False,
+    }
+
+
 TOOLS: dict[str, dict[str, Any]] = {
-    "write_file": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Absolute path of the file to write."},
-            "content": {"type": "string", "description": "Full text to write."},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string", "description": "City name."}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
+    "write_file": _strings(path="Absolute path of the file to write.",
+                           content="Full text to write."),
+    "get_weather": _strings(city="City name."),
     "get_time": {"type": "object", "properties": {}, "additionalProperties": False},
-    "Weather": {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "description": "City name."},
-            "unit": {"type": "string", "description": "Temperature unit."},
-        },
-        "required": ["city", "unit"],
-        "additionalProperties": False,
-    },
+    "Weather": _strings(city="City name.", unit="Temperature unit."),
 }
 
 TOOL_DESCRIPTIONS: dict[str, str] = {

@@ -15,10 +15,10 @@ import json
 import logging
 import threading
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 from ._conversation import final_text, model_metadata, trailing_results
@@ -39,6 +39,8 @@ from ._routes import (
 )
 from ._scenarios import API_NAMES, build_script, scenario_rng
 from ._wire_common import Rendered, Reply
+
+T = TypeVar("T")
 
 __all__ = ["BACKLOG", "DROPPED_HEADER", "SCENARIO_HEADER", "STALL_SCENARIO", "Hold", "Received",
            "Stall", "VendorEmulator"]
@@ -199,23 +201,18 @@ class VendorEmulator:
         """Queue ``scenario`` for ``api`` (as :meth:`queue`) with the stream's last frame held
         back until the returned hold's ``release`` is set or ``timeout`` seconds pass: a
         vendor that is slow to end a stream whose calls are complete (DESIGN 4.10)."""
-        hold = Hold(api, scenario, timeout)
         self.queue(api, scenario)
-        with self._lock:
-            self._holds[api].append(hold)
-        return hold
+        return self._add(self._holds, api, Hold(api, scenario, timeout))
 
     @property
     def requests(self) -> list[Received]:
         """Every request received so far, oldest first (a copy)."""
-        with self._lock:
-            return list(self._requests)
+        return self._copy(self._requests)
 
     @property
     def request_headers(self) -> list[dict[str, str]]:
         """The HTTP headers of each request in :attr:`requests` (same order), lower-cased names."""
-        with self._lock:
-            return [dict(h) for h in self._headers]
+        return [dict(h) for h in self._copy(self._headers)]
 
     def clear(self) -> None:
         """Forget received requests and queued scenarios."""
@@ -243,8 +240,7 @@ class VendorEmulator:
         if api not in WIRES:
             raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
         sent = dict(headers) if headers is not None else {"Content-Type": "text/event-stream; charset=utf-8"}
-        with self._lock:
-            self._bodies[api].append(_Body(bytes(body), status, tuple(sent.items()), drop))
+        self._add(self._bodies, api, _Body(bytes(body), status, tuple(sent.items()), drop))
 
     def queue_stall(self, api: str, *, scenario: str = STALL_SCENARIO,
                     frames: int | None = None) -> Stall:
@@ -259,26 +255,30 @@ class VendorEmulator:
         is set when the client closes its end. Queued stalls are played before queued bodies
         and scenarios, to requests the vendor would accept.
         """
-        if api not in WIRES:
-            raise ValueError(f"unknown API {api!r}; known: {list(API_NAMES)}")
         check_applies(api, scenario)
-        stall = Stall(api, scenario=scenario, frames=frames)
-        with self._lock:
-            self._stalls[api].append(stall)
-        return stall
+        return self._add(self._stalls, api, Stall(api, scenario=scenario, frames=frames))
 
     @property
     def stalls(self) -> list[Stall]:
         """Every stalled answer served so far, oldest first (a copy)."""
-        with self._lock:
-            return list(self._served_stalls)
+        return self._copy(self._served_stalls)
 
     @property
     def statuses(self) -> list[int]:
         """The HTTP status answered to each request in :attr:`requests` (same order; 0: the
         connection was reset before any response)."""
+        return self._copy(self._statuses)
+
+    def _copy(self, items: Iterable[T]) -> list[T]:
+        """``items`` as they are now (the handler threads add to them), read under the lock."""
         with self._lock:
-            return list(self._statuses)
+            return list(items)
+
+    def _add(self, queues: defaultdict[str, deque[T]], api: str, item: T) -> T:
+        """Queue ``item`` for the next request to ``api`` that ``queues`` answers."""
+        with self._lock:
+            queues[api].append(item)
+        return item
 
     # -- used by the handler -------------------------------------------------------
     def _answer_logged(self, request: Request) -> Response:

@@ -41,8 +41,8 @@ def _get(source: Any, key: str) -> Any:
     return getattr(source, key, None)
 
 
-def settings_limit(source: Any) -> int | None:
-    """The limit in a request or settings object (a mapping or attributes), nested included."""
+def _limit_in(source: Any) -> int | None:
+    """The limit in one request or settings object (a mapping or attributes), nested included."""
     if source is None:
         return None
     for key in _KEYS:
@@ -52,16 +52,28 @@ def settings_limit(source: Any) -> int | None:
     for key in _NESTED:
         nested = _get(source, key)
         if nested is not None and nested is not source:
-            found = settings_limit(nested)
+            found = _limit_in(nested)
             if found is not None:
                 return found
     return None
 
 
+def settings_limit(*sources: Any) -> int | None:
+    """The limit in the first of ``sources`` that carries one (a request or settings object: a
+    mapping or attributes, nested included), in the order a framework lets one override the
+    next; ``None`` when none does. An object that cannot be read (a class with odd
+    attributes) ends the search with ``None``: no backstop rather than a failure."""
+    try:
+        for source in sources:
+            found = _limit_in(source)
+            if found is not None:
+                return found
+    except Exception:
+        _log.debug("toolstream: cannot read an output limit from %s",
+                   [type(source).__name__ for source in sources], exc_info=True)
+    return None
+
+
 def request_limit(request: Mapping[str, Any]) -> int | None:
     """The limit in an SDK streaming call's keyword arguments (``None``: the request has none)."""
-    try:
-        return settings_limit(request)
-    except Exception:  # an SDK object with odd attributes: no backstop rather than a failure
-        _log.debug("toolstream: cannot read the request's output limit", exc_info=True)
-        return None
+    return settings_limit(request)
