@@ -1,9 +1,11 @@
-"""What the tap adds to an outgoing request that the framework could not say itself (§6).
+"""The last of the outgoing-message rules: what a request says beyond the planned history (§6).
 
-The last of the outgoing-message rules: the history is planned in ``_history``; this module
-only rewrites an intercepted request on its way to the SDK (today one rule: Anthropic's
-``is_error: true`` on the gate's own error results, which LlamaIndex's ``Anthropic`` has no
-field for).
+The history is planned in ``_history``; what is left is written here, once for both shims:
+
+- what the tap adds to an intercepted request on its way to the SDK that the framework could
+  not say itself (`sent_request`; today one rule: Anthropic's ``is_error: true`` on the gate's
+  own error results, which LlamaIndex's ``Anthropic`` has no field for). The tap
+  (``vendors._tap``) only hands the request here; the rule is this module's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from ._results import is_gate_error
 
-__all__ = ["REQUESTS", "rewrites_requests"]
+__all__ = ["REQUESTS", "rewrites_requests", "sent_request"]
 
 
 def _result_text(content: Any) -> str:
@@ -62,3 +64,10 @@ def rewrites_requests(provider: str) -> bool:
     """Whether the tap changes what a ``provider`` request says (Anthropic: ``is_error`` on the
     gate's error results), so a shim sends even a whole request through its tapped copy."""
     return provider in REQUESTS
+
+
+def sent_request(provider: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of an intercepted ``provider`` request as the SDK is to send them (the same
+    object when no rule applies). Whole (non-streamed) requests go through it too."""
+    rule = REQUESTS.get(provider)
+    return kwargs if rule is None else rule(kwargs)
