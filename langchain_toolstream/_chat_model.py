@@ -35,10 +35,10 @@ from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
 from ._messages import message_with_rejected_calls
 from ._observability import current_run_manager, model_run
-from ._outgoing import outgoing_for
+from ._outgoing import for_partner_converter
 from ._rebind import rebind
 from ._structured import structured_output
-from ._tap import tappable
+from ._tap import tap_family
 from ._tools import (
     ConfigArg,
     Registry,
@@ -187,8 +187,8 @@ class ToolstreamChatModel(BaseChatModel):
                            on_early_commit=self.on_early_commit)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
-        return outgoing_for(self.chat_model, history)  # what the partner's converter serialises
+        history = prepare_history(messages, tap_family(self.chat_model), self.history, self.chat_model)
+        return for_partner_converter(self.chat_model, history)  # what the partner's converter serialises
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
         return streaming_off(self.chat_model, kwargs)

@@ -30,10 +30,11 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from toolstream_core.integration import RECORD_KEY, history_args
+from toolstream_core.integration._private import ClassTable
 
 from ._messages import read_record
 
-__all__ = ["outgoing_for"]
+__all__ = ["for_llm_converter"]
 
 Rule = Callable[[list[ChatMessage]], list[ChatMessage]]
 
@@ -150,23 +151,17 @@ def cohere_v1(messages: list[ChatMessage]) -> list[ChatMessage]:
     return one_result_per_turn(cohere_calls_as_objects(messages))
 
 
-#: (module, class name, the rule): what each class's converter needs, most specific first.
-_RULES: tuple[tuple[str, str, Rule], ...] = (
+#: (module, class name, the rule): what each class's converter needs, looked up along the
+#: LLM's MRO (``ClassTable``).
+_RULES: ClassTable[tuple[str, str, Rule]] = ClassTable((
     ("llama_index.llms.litellm", "LiteLLM", calls_in_openai_kwargs),
     ("llama_index.llms.bedrock_converse", "BedrockConverse", status_error),
     ("llama_index.llms.cohere", "Cohere", cohere_v1),
-)
+))
 
 
-def _rule(llm: Any) -> Rule | None:
-    for cls in type(llm).__mro__:
-        for module, name, rule in _RULES:
-            if cls.__name__ == name and cls.__module__.startswith(module):
-                return rule
-    return None
-
-
-def outgoing_for(llm: Any, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """``messages`` as ``llm``'s converter must receive them (the caller's list untouched)."""
-    rule = _rule(llm)
+def for_llm_converter(llm: Any, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` as ``llm``'s message converter must receive them (the caller's list
+    untouched)."""
+    rule: Rule | None = _RULES.get(type(llm))
     return list(messages) if rule is None else rule(list(messages))
