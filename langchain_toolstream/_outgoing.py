@@ -36,7 +36,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 from toolstream_core.integration import history_args
-from toolstream_core.integration._private import ClassTable
+from toolstream_core.integration._private import ClassTable, openai_tool_calls
 
 from ._messages import call_order
 
@@ -101,18 +101,13 @@ def calls_in_tool_calls(model: BaseChatModel, messages: list[BaseMessage]) -> li
     return _rewrite_turns(messages, rewrite)
 
 
-def _openai_entry(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.get("id"), "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call["args"])}}
-
-
 def calls_in_openai_kwargs(model: BaseChatModel, messages: list[BaseMessage]) -> list[BaseMessage]:
     """For converters that serialise ``additional_kwargs["tool_calls"]`` only (the OpenAI
     shape): every call, committed and answered rejected, goes there in the copy."""
 
     def rewrite(message: AIMessage, answered: set[str]) -> AIMessage:
-        calls = _every_call(message, answered)
-        kwargs = {**message.additional_kwargs, "tool_calls": [_openai_entry(c) for c in calls]}
+        calls = [(c.get("id"), c["name"], c["args"]) for c in _every_call(message, answered)]
+        kwargs = {**message.additional_kwargs, "tool_calls": openai_tool_calls(calls)}
         return message.model_copy(update={"additional_kwargs": kwargs})
 
     return _rewrite_turns(messages, rewrite)

@@ -15,6 +15,8 @@ in its ``__all__``.
   and :func:`private_copy` (a copy with a listed private attribute set) are how a shim makes its
   tapped copy; :func:`tap_unavailable` builds the ``TapUnavailableError`` a shim raises when a
   class it claims to tap cannot be tapped.
+- :func:`openai_tool_calls`: a turn's calls in OpenAI's ``tool_calls`` shape, for the partner
+  converters that read them from ``additional_kwargs`` (one entry and arguments text for both).
 - :func:`trace_parent`, :func:`untraced`: which span a turn's span goes under, for frameworks
   that keep their own spans out of the OTel context, and how a display-only assembler stays
   out of the trace.
@@ -24,7 +26,8 @@ from __future__ import annotations
 
 from .._classes import ANY_CLASS, ClassTable
 from .._contacts import PRIVATE_CONTACTS, private_copy, rebuilt, tap_unavailable
+from .._requests import openai_tool_calls
 from .._tracing import trace_parent, untraced
 
-__all__ = ["ANY_CLASS", "PRIVATE_CONTACTS", "ClassTable", "private_copy", "rebuilt",
-           "tap_unavailable", "trace_parent", "untraced"]
+__all__ = ["ANY_CLASS", "PRIVATE_CONTACTS", "ClassTable", "openai_tool_calls", "private_copy",
+           "rebuilt", "tap_unavailable", "trace_parent", "untraced"]
