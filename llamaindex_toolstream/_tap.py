@@ -111,37 +111,33 @@ def _tap_mistralai(llm: Any, sink: RawSink) -> Any:
 _Fields = Callable[[Any, RawSink], Any]
 """How a class speaking a provider is tapped: the copy of ``llm`` whose clients feed the sink."""
 
-#: provider -> how a class speaking it holds its SDK clients (named for the LLM class each
-#: taps); a provider not here is read from ``ChatResponse.raw``.
-_FIELDS: dict[str, _Fields] = {
-    "openai-chat": _tap_openai,
-    "anthropic": _tap_anthropic,
-    "ollama": _tap_ollama,
-    "bedrock-converse": _tap_bedrock_converse,
-    "cohere": _tap_cohere,
-}
-
-#: (module, class name, how it holds its SDK clients; ``None``: read from
-#: ``ChatResponse.raw``), before the provider table: classes that speak a provider's wire
-#: through another client, looked up along the LLM's MRO (``ClassTable``).
-_CLASS_FIELDS: ClassTable[tuple[str, str, _Fields | None]] = ClassTable((
-    ("llama_index.llms.mistralai", "MistralAI", _tap_mistralai),
+#: (module, LLM class, how it holds its SDK clients; ``None``: read from ``ChatResponse.raw``),
+#: looked up along the LLM's MRO (``ClassTable``): the classes of ``_providers.PROVIDER_CLASSES``
+#: (a subclass, ``OpenAILike`` or ``DeepSeek``, takes its base's row).
+_TAPS: ClassTable[tuple[str, str, _Fields | None]] = ClassTable((
+    ("llama_index.llms.openai", "OpenAIResponses", None),
+    ("llama_index.llms.openai", "OpenAI", _tap_openai),
+    ("llama_index.llms.anthropic", "Anthropic", _tap_anthropic),
+    ("llama_index.llms.google_genai", "GoogleGenAI", None),
+    ("llama_index.llms.ollama", "Ollama", _tap_ollama),
+    ("llama_index.llms.bedrock_converse", "BedrockConverse", _tap_bedrock_converse),
+    ("llama_index.llms.cohere", "Cohere", _tap_cohere),
     # ``LiteLLM`` calls the ``litellm`` module's functions, imported inside its own helpers:
     # no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged.
     ("llama_index.llms.litellm", "LiteLLM", None),
+    ("llama_index.llms.mistralai", "MistralAI", _tap_mistralai),
 ))
 
 
 def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:
     """A copy of ``llm`` whose SDK clients feed ``sink``; ``None`` when its stream is read
-    from ``ChatResponse.raw`` (a provider not tapped, a class whose wire comes through a
-    client the gate cannot hold (``LiteLLM``), or a class the package does not recognise,
-    whatever ``provider=`` it was given).
+    from ``ChatResponse.raw`` (a class not tapped, one whose wire comes through a client the
+    gate cannot hold (``LiteLLM``), a class the package does not recognise whatever
+    ``provider=`` it was given, or a ``provider`` that is not its class's).
 
     Raises ``TapUnavailableError`` for a recognised class that cannot be tapped.
     """
-    row = _CLASS_FIELDS.row(type(llm))  # a class's own way first, else its provider's
-    fields = _FIELDS.get(provider) if row is None else row[2]
+    fields: _Fields | None = _TAPS.get(type(llm))
     if fields is None or detect_llm_provider(llm) != provider:
         return None
     try:

@@ -145,3 +145,12 @@ def test_an_openai_subclass_with_its_own_constructor_is_tapped(emu: VendorEmulat
     assert record["mode"] == "tap"
     assert [c["name"] for c in record["committed"]] == ["write_file"]
     assert llm.reuse_client is False
+
+
+def test_every_class_the_package_reads_has_a_tap_row() -> None:
+    """The tap table names each class the provider table knows (a tap, or ``None`` for one read
+    from ``ChatResponse.raw`` on purpose): a class added to one table and not the other would
+    otherwise be read from ``raw`` without anyone deciding it."""
+    from llamaindex_toolstream import _providers, _tap
+
+    assert [row[:2] for row in _tap._TAPS] == [row[:2] for row in _providers.PROVIDER_CLASSES]
