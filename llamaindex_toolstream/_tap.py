@@ -32,7 +32,7 @@ from typing import Any
 from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
 from toolstream_core.integration._private import ClassTable, private_copy, rebuilt, tap_unavailable
 
-from ._providers import detect_llm_provider
+from ._providers import PROVIDER_CLASSES, detect_llm_provider
 
 __all__ = ["RawSink", "tap_llm"]
 
@@ -111,22 +111,23 @@ def _tap_mistralai(llm: Any, sink: RawSink) -> Any:
 _Fields = Callable[[Any, RawSink], Any]
 """How a class speaking a provider is tapped: the copy of ``llm`` whose clients feed the sink."""
 
-#: (module, LLM class, how it holds its SDK clients; ``None``: read from ``ChatResponse.raw``),
-#: looked up along the LLM's MRO (``ClassTable``): the classes of ``_providers.PROVIDER_CLASSES``
-#: (a subclass, ``OpenAILike`` or ``DeepSeek``, takes its base's row).
-_TAPS: ClassTable[tuple[str, str, _Fields | None]] = ClassTable((
-    ("llama_index.llms.openai", "OpenAIResponses", None),
-    ("llama_index.llms.openai", "OpenAI", _tap_openai),
-    ("llama_index.llms.anthropic", "Anthropic", _tap_anthropic),
-    ("llama_index.llms.google_genai", "GoogleGenAI", None),
-    ("llama_index.llms.ollama", "Ollama", _tap_ollama),
-    ("llama_index.llms.bedrock_converse", "BedrockConverse", _tap_bedrock_converse),
-    ("llama_index.llms.cohere", "Cohere", _tap_cohere),
-    # ``LiteLLM`` calls the ``litellm`` module's functions, imported inside its own helpers:
-    # no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged.
-    ("llama_index.llms.litellm", "LiteLLM", None),
-    ("llama_index.llms.mistralai", "MistralAI", _tap_mistralai),
-))
+#: LLM class -> how it holds its SDK clients. The other classes the package knows are read
+#: from ``ChatResponse.raw``: ``OpenAIResponses`` and ``GoogleGenAI`` (wires not tapped) and
+#: ``LiteLLM``, which calls the ``litellm`` module's functions, imported inside its own helpers
+#: (no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged).
+_HOW: dict[str, _Fields] = {
+    "OpenAI": _tap_openai,
+    "Anthropic": _tap_anthropic,
+    "Ollama": _tap_ollama,
+    "BedrockConverse": _tap_bedrock_converse,
+    "Cohere": _tap_cohere,
+    "MistralAI": _tap_mistralai,
+}
+
+#: The classes of ``_providers.PROVIDER_CLASSES``, each with its tap or ``None``, looked up
+#: along the LLM's MRO (``ClassTable``: ``OpenAILike`` or ``DeepSeek`` takes its base's row).
+_TAPS: ClassTable[tuple[str, str, _Fields | None]] = ClassTable(
+    (module, name, _HOW.get(name)) for module, name, _ in PROVIDER_CLASSES)
 
 
 def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:

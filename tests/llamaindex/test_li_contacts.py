@@ -147,10 +147,11 @@ def test_an_openai_subclass_with_its_own_constructor_is_tapped(emu: VendorEmulat
     assert llm.reuse_client is False
 
 
-def test_every_class_the_package_reads_has_a_tap_row() -> None:
-    """The tap table names each class the provider table knows (a tap, or ``None`` for one read
-    from ``ChatResponse.raw`` on purpose): a class added to one table and not the other would
-    otherwise be read from ``raw`` without anyone deciding it."""
+
+def test_every_tapped_class_is_one_the_package_reads() -> None:
+    """The tap table is built from the provider table: a tap named for a class the package
+    does not recognise would never be used, and its class silently read from ``raw``."""
     from llamaindex_toolstream import _providers, _tap
 
+    assert set(_tap._HOW) <= {name for _, name, _ in _providers.PROVIDER_CLASSES}
     assert [row[:2] for row in _tap._TAPS] == [row[:2] for row in _providers.PROVIDER_CLASSES]
