@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from toolstream_core.integration import FINISH, FinishSignal
+from toolstream_core.integration._private import ANY_CLASS, ClassTable
 
 __all__ = [
     "ChunkConverter",
@@ -33,11 +34,13 @@ __all__ = [
     "message_to_events",
 ]
 
-# LangChain's own fakes (``GenericFakeChatModel``, ``FakeMessagesListChatModel``,
-# ``FakeListChatModel``, ``FakeChatModel``, ``ParrotFakeChatModel``) and their subclasses: they
-# answer from memory, so no stream of theirs can be cut (docs/decisions/0095-test-doubles-finished.md). A project's own
-# fake is declared once for both shims (``declare_test_double``, the core's registry).
-_FAKES_MODULE = "langchain_core.language_models.fake_chat_models"
+#: LangChain's own fakes (``GenericFakeChatModel``, ``FakeMessagesListChatModel``,
+#: ``FakeListChatModel``, ``FakeChatModel``, ``ParrotFakeChatModel``: every class of their
+#: module) and their subclasses: they answer from memory, so no stream of theirs can be cut
+#: (docs/decisions/0095-test-doubles-finished.md). A project's own fake is declared once for
+#: both shims (``declare_test_double``, the core's registry).
+_FAKES: ClassTable[tuple[str, str]] = ClassTable(
+    (("langchain_core.language_models.fake_chat_models", ANY_CLASS),))
 
 #: The public declarations (``langchain_toolstream.declare_finish_signal`` and
 #: ``declare_test_double``): the core's one registry, shared with the LlamaIndex shim.
@@ -46,9 +49,9 @@ declare_test_double = FINISH.declare_test_double
 
 
 def is_test_double(model_class: type) -> bool:
-    """Whether ``model_class`` is one of LangChain's fakes or a declared test double."""
-    return FINISH.is_test_double(model_class) or any(
-        cls.__module__ == _FAKES_MODULE for cls in model_class.__mro__)
+    """Whether ``model_class`` is one of LangChain's fakes or a declared test double (the
+    core's one rule, ``FINISH.is_test_double``, with LangChain's fakes)."""
+    return FINISH.is_test_double(model_class, _FAKES)
 
 
 def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

@@ -43,8 +43,8 @@ from ._convert import ChunkConverter, is_test_double, message_to_events
 from ._history import HistoryPolicy, prepare_history
 from ._link import GateLink, current_run, handed, handing
 from ._observability import graph_progress, run_span
-from ._outgoing import outgoing_for
-from ._tap import static_provider, tap_model, tappable
+from ._outgoing import for_partner_converter
+from ._tap import static_provider, tap_family, tap_model
 
 __all__ = ["CANCELLED", "ChunkStream", "OnStreamError"]
 
@@ -154,7 +154,7 @@ class ChunkStream:
             self.session.mode = "chunks"
             self.session.begin("openai-chat")  # converted chunks speak Chat Completions
         # The request, prepared once: the history step, then the partner converter's view.
-        self.messages = outgoing_for(model, prepare_history(messages, tappable(model), history, model))
+        self.messages = for_partner_converter(model, prepare_history(messages, tap_family(model), history, model))
 
     def _span(self) -> Any:
         return run_span(self.run_manager)

@@ -36,10 +36,11 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, InvalidToolCall, ToolCall, ToolMessage
 from toolstream_core.integration import history_args
+from toolstream_core.integration._private import ClassTable, openai_tool_calls
 
 from ._messages import call_order
 
-__all__ = ["outgoing_for"]
+__all__ = ["for_partner_converter"]
 
 Rule = Callable[[BaseChatModel, list[BaseMessage]], list[BaseMessage]]
 
@@ -100,18 +101,13 @@ def calls_in_tool_calls(model: BaseChatModel, messages: list[BaseMessage]) -> li
     return _rewrite_turns(messages, rewrite)
 
 
-def _openai_entry(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.get("id"), "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call["args"])}}
-
-
 def calls_in_openai_kwargs(model: BaseChatModel, messages: list[BaseMessage]) -> list[BaseMessage]:
     """For converters that serialise ``additional_kwargs["tool_calls"]`` only (the OpenAI
     shape): every call, committed and answered rejected, goes there in the copy."""
 
     def rewrite(message: AIMessage, answered: set[str]) -> AIMessage:
-        calls = _every_call(message, answered)
-        kwargs = {**message.additional_kwargs, "tool_calls": [_openai_entry(c) for c in calls]}
+        calls = [(c.get("id"), c["name"], c["args"]) for c in _every_call(message, answered)]
+        kwargs = {**message.additional_kwargs, "tool_calls": openai_tool_calls(calls)}
         return message.model_copy(update={"additional_kwargs": kwargs})
 
     return _rewrite_turns(messages, rewrite)
@@ -143,27 +139,19 @@ def gemini_error(model: BaseChatModel, messages: list[BaseMessage]) -> list[Base
     return _error_results(messages, lambda m, text: json.dumps({"error": text}, ensure_ascii=False))
 
 
-#: (package, class in the model's MRO, the rule): what each partner converter needs.
-_RULES: tuple[tuple[str, str, Rule], ...] = (
+#: (package, partner class in the model's MRO, the rule): what each partner converter needs,
+#: looked up along the model's MRO (``ClassTable``).
+_RULES: ClassTable[tuple[str, str, Rule]] = ClassTable((
     ("langchain_cohere", "ChatCohere", calls_in_tool_calls),
     ("langchain_litellm", "ChatLiteLLM", calls_in_tool_calls),
     ("langchain_ollama", "ChatOllama", calls_in_tool_calls),
     ("langchain_nvidia_ai_endpoints", "ChatNVIDIA", calls_in_openai_kwargs),
     ("langchain_aws", "ChatBedrock", anthropic_is_error),
     ("langchain_google_genai", "ChatGoogleGenerativeAI", gemini_error),
-)
+))
 
 
-def _rule(model: BaseChatModel) -> Rule | None:
-    for cls in type(model).__mro__:
-        package = cls.__module__.partition(".")[0]
-        for rule_package, name, rule in _RULES:
-            if package == rule_package and cls.__name__ == name:
-                return rule
-    return None
-
-
-def outgoing_for(model: BaseChatModel, messages: list[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` as ``model``'s converter must receive them (the caller's list untouched)."""
-    rule = _rule(model)
+def for_partner_converter(model: BaseChatModel, messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` as ``model``'s partner converter must receive them (caller's list untouched)."""
+    rule: Rule | None = _RULES.get(type(model))
     return messages if rule is None else rule(model, messages)

@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
-from toolstream_core.integration._private import private_copy, rebuilt, tap_unavailable
+from toolstream_core.integration._private import ClassTable, private_copy, rebuilt, tap_unavailable
 
-__all__ = ["CHUNKS", "RawSink", "tap_model", "tappable"]
+__all__ = ["CHUNKS", "RawSink", "static_provider", "tap_family", "tap_model"]
 
 _HERE = ("langchain_toolstream/_tap.py",)  # where the private contacts of a tap are listed
 
@@ -48,7 +48,7 @@ chunks on purpose (no SDK client of its own to wrap), as opposed to a client it 
 # -- which integrations can be tapped, and how -------------------------------------------------
 
 
-def _openai_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _chat_openai_clients(model: Any, sink: RawSink) -> dict[str, Any] | None:
     update: dict[str, Any] = {}
     for name in ("client", "async_client"):
         value = getattr(model, name, None)
@@ -61,7 +61,7 @@ def _openai_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     return update or None
 
 
-def _anthropic_fields(model: Any, sink: RawSink) -> BaseChatModel:
+def _chat_anthropic_clients(model: Any, sink: RawSink) -> BaseChatModel:
     # ``_client`` / ``_async_client`` are cached properties (private contact points): reading
     # them builds the SDK client once on the user's model; the copy's tapped ones shadow them.
     tapped = {"_client": tap_client(model._client, sink, "anthropic"),
@@ -70,14 +70,14 @@ def _anthropic_fields(model: Any, sink: RawSink) -> BaseChatModel:
     return copy
 
 
-def _gemini_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _chat_google_clients(model: Any, sink: RawSink) -> dict[str, Any] | None:
     client = getattr(model, "client", None)
     if client is None:
         return None
     return {"client": tap_client(client, sink, "gemini")}
 
 
-def _bedrock_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _chat_bedrock_converse_clients(model: Any, sink: RawSink) -> dict[str, Any] | None:
     # ``ChatBedrockConverse.client``: boto3 ``bedrock-runtime``; its async paths run the sync
     # ones in an executor, so the one client carries both.
     client = getattr(model, "client", None)
@@ -93,7 +93,7 @@ def _with_hook(model: Any, own: str, sink: RawSink, asynchronous: bool) -> dict[
     return {**mine, **hooked}
 
 
-def _ollama_fields(model: Any, sink: RawSink) -> BaseChatModel:
+def _chat_ollama_clients(model: Any, sink: RawSink) -> BaseChatModel:
     # ``ChatOllama`` builds its ``ollama`` clients from public fields (``base_url``,
     # ``client_kwargs`` and the per-client ``sync_client_kwargs`` / ``async_client_kwargs``,
     # which go to httpx). The copy is built by its constructor with the hook that tees the
@@ -108,7 +108,7 @@ def _ollama_fields(model: Any, sink: RawSink) -> BaseChatModel:
     return copy
 
 
-def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
+def _chat_cohere_clients(model: Any, sink: RawSink) -> dict[str, Any] | None:
     # ``ChatCohere`` calls ``client.v2.chat_stream`` / ``client.v2.chat``.
     return {
         "client": tap_client(model.client, sink, "cohere"),
@@ -116,17 +116,17 @@ def _cohere_fields(model: Any, sink: RawSink) -> dict[str, Any] | None:
     }
 
 
-def _bedrock_converse_switch_fields(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
+def _chat_bedrock_clients(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
     # ``ChatBedrock(beta_use_converse_api=True)`` builds a ``ChatBedrockConverse`` around its
     # own boto3 ``client`` for every call: the copy's tapped client is the one it hands over.
     # Over InvokeModel (the switch off) it is read through LangChain's chunks: its boto3
     # events are Anthropic's, base64 inside ``chunk.bytes``, which no tap of ours reads.
     if not getattr(model, "beta_use_converse_api", False):
         return CHUNKS
-    return _bedrock_fields(model, sink)
+    return _chat_bedrock_converse_clients(model, sink)
 
 
-def _litellm_fields(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
+def _chat_litellm_clients(model: Any, sink: RawSink) -> dict[str, Any] | _Chunks | None:
     # ``ChatLiteLLM.client`` is the ``litellm`` module; ``completion_with_retry`` calls its
     # ``completion`` / ``acompletion``. ``ChatLiteLLMRouter`` calls its router instead, which
     # calls the module's functions from inside: it is read through LangChain's chunks.
@@ -143,38 +143,31 @@ the tapped copy itself when it takes the class's constructor or a listed private
 ``CHUNKS`` for a model of the class read through LangChain's chunks; ``None`` or nothing when
 the client is not where the class kept it (``TapUnavailableError``)."""
 
-# (package, class in its MRO, family, how its clients are tapped, provider if the class decides)
-_CLASSES: tuple[tuple[str, str, str, _Fields, str | None], ...] = (
-    ("langchain_openai", "BaseChatOpenAI", "openai", _openai_fields, None),
-    ("langchain_anthropic", "ChatAnthropic", "anthropic", _anthropic_fields, "anthropic"),
-    ("langchain_google_genai", "ChatGoogleGenerativeAI", "gemini", _gemini_fields, "gemini"),
-    ("langchain_aws", "ChatBedrockConverse", "bedrock", _bedrock_fields, "bedrock-converse"),
-    ("langchain_ollama", "ChatOllama", "ollama", _ollama_fields, "ollama"),
-    ("langchain_cohere", "ChatCohere", "cohere", _cohere_fields, "cohere"),
-    ("langchain_litellm", "ChatLiteLLM", "litellm", _litellm_fields, "openai-chat"),
-    ("langchain_aws", "ChatBedrock", "bedrock", _bedrock_converse_switch_fields, None),
-)
+#: (package, partner class in the model's MRO, family, how its clients are tapped, provider
+#: if the class decides), looked up along the model's MRO (``ClassTable``).
+_CLASSES: ClassTable[tuple[str, str, str, _Fields, str | None]] = ClassTable((
+    ("langchain_openai", "BaseChatOpenAI", "openai", _chat_openai_clients, None),
+    ("langchain_anthropic", "ChatAnthropic", "anthropic", _chat_anthropic_clients, "anthropic"),
+    ("langchain_google_genai", "ChatGoogleGenerativeAI", "gemini", _chat_google_clients, "gemini"),
+    ("langchain_aws", "ChatBedrockConverse", "bedrock", _chat_bedrock_converse_clients,
+     "bedrock-converse"),
+    ("langchain_ollama", "ChatOllama", "ollama", _chat_ollama_clients, "ollama"),
+    ("langchain_cohere", "ChatCohere", "cohere", _chat_cohere_clients, "cohere"),
+    ("langchain_litellm", "ChatLiteLLM", "litellm", _chat_litellm_clients, "openai-chat"),
+    ("langchain_aws", "ChatBedrock", "bedrock", _chat_bedrock_clients, None),
+))
 
 
-def _entry(model: BaseChatModel) -> tuple[str, str, str, _Fields, str | None] | None:
-    for cls in type(model).__mro__:
-        package = cls.__module__.partition(".")[0]
-        for entry in _CLASSES:
-            if package == entry[0] and cls.__name__ == entry[1]:
-                return entry
-    return None
-
-
-def tappable(model: BaseChatModel) -> str | None:
+def tap_family(model: BaseChatModel) -> str | None:
     """The SDK family whose raw stream the gate can see under ``model``, or ``None``."""
-    entry = _entry(model)
-    return None if entry is None else entry[2]
+    family: str | None = _CLASSES.get(type(model))
+    return family
 
 
 def static_provider(model: BaseChatModel) -> str | None:
     """The provider when the class alone decides it (OpenAI needs the request to tell)."""
-    entry = _entry(model)
-    return None if entry is None else entry[4]
+    provider: str | None = _CLASSES.get(type(model), 4)
+    return provider
 
 
 def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
@@ -184,7 +177,7 @@ def tap_model(model: BaseChatModel, sink: RawSink) -> BaseChatModel | None:
 
     Raises ``TapUnavailableError`` for a class in the table whose client cannot be tapped.
     """
-    entry = _entry(model)
+    entry = _CLASSES.row(type(model))
     if entry is None:
         return None
     try:

@@ -39,8 +39,8 @@ from ._convert import MessageView
 from ._history import HistoryPolicy, prepare_history
 from ._limits import llm_output_limit
 from ._messages import call_id, call_name
-from ._outgoing import outgoing_for
-from ._providers import ProviderMismatchError, is_test_double, resolve_provider
+from ._outgoing import for_llm_converter
+from ._providers import TEST_DOUBLES, ProviderMismatchError, resolve_provider
 from ._session import ResponseStream, StepSettings, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_llama_tools
@@ -126,7 +126,7 @@ class ToolstreamLLM(FunctionCallingLLM):
                          on_stream_error=on_stream_error, **kwargs)
         self._reads_messages = detected is None
         self._finish = FINISH.signal_of(type(llm)) if detected is None else None
-        self._double = detected is None and is_test_double(llm)
+        self._double = detected is None and FINISH.is_test_double(type(llm), TEST_DOUBLES)
         self._config = AssembleConfig.coerce(config)
         self._registry = registry_from_llama_tools(tools)
         self._on_event = on_event
@@ -175,7 +175,7 @@ class ToolstreamLLM(FunctionCallingLLM):
     def _outgoing(self, messages: Sequence[ChatMessage] | None,
                   user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
         history = prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
-        return outgoing_for(self.llm, history)  # what the class's converter serialises
+        return for_llm_converter(self.llm, history)  # what the class's converter serialises
 
     def _streaming(self, session: ResponseStream) -> Any:
         """The LLM to stream one call from: a private copy whose SDK client feeds ``session``

@@ -24,16 +24,16 @@ subclasses, ``OpenAIResponses``, ``Anthropic``, ``GoogleGenAI``, ``Ollama``, ``M
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
-from toolstream_core.integration import RECORD_KEY, history_args
+from toolstream_core.integration import RECORD_KEY
+from toolstream_core.integration._private import ClassTable, openai_tool_calls
 
 from ._messages import read_record
 
-__all__ = ["outgoing_for"]
+__all__ = ["for_llm_converter"]
 
 Rule = Callable[[list[ChatMessage]], list[ChatMessage]]
 
@@ -42,21 +42,10 @@ Rule = Callable[[list[ChatMessage]], list[ChatMessage]]
 _OURS = frozenset({RECORD_KEY, "is_error", "toolstream_reason"})
 
 
-def _arguments(kwargs: Any) -> str:
-    if isinstance(kwargs, dict):
-        return json.dumps(kwargs, ensure_ascii=False)
-    return history_args(kwargs if isinstance(kwargs, str) else None)
-
-
-def _openai_call(block: ToolCallBlock) -> dict[str, Any]:
-    return {"id": block.tool_call_id, "type": "function",
-            "function": {"name": block.tool_name, "arguments": _arguments(block.tool_kwargs)}}
-
-
-def calls_in_openai_kwargs(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """For converters that read a turn's calls from ``additional_kwargs["tool_calls"]`` and
-    send every other key as a message field (``LiteLLM``): the blocks move there, in order,
-    and the gate's own keys stay home."""
+def litellm_kwargs(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """For ``LiteLLM``, which reads a turn's calls from ``additional_kwargs["tool_calls"]``
+    (OpenAI's shape, ``openai_tool_calls``) and sends every other key as a message field: the
+    blocks move there, in order, and the gate's own keys stay home."""
     out: list[ChatMessage] = []
     for message in messages:
         calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
@@ -65,7 +54,8 @@ def calls_in_openai_kwargs(messages: list[ChatMessage]) -> list[ChatMessage]:
             out.append(message)
             continue
         if calls:
-            extra["tool_calls"] = [_openai_call(b) for b in calls]
+            extra["tool_calls"] = openai_tool_calls(
+                (b.tool_call_id, b.tool_name, b.tool_kwargs) for b in calls)
         blocks = [b for b in message.blocks if not isinstance(b, ToolCallBlock)]
         out.append(ChatMessage(role=message.role, blocks=blocks, additional_kwargs=extra))
     return out
@@ -150,23 +140,17 @@ def cohere_v1(messages: list[ChatMessage]) -> list[ChatMessage]:
     return one_result_per_turn(cohere_calls_as_objects(messages))
 
 
-#: (module, class name, the rule): what each class's converter needs, most specific first.
-_RULES: tuple[tuple[str, str, Rule], ...] = (
-    ("llama_index.llms.litellm", "LiteLLM", calls_in_openai_kwargs),
+#: (module, class name, the rule): what each class's converter needs, looked up along the
+#: LLM's MRO (``ClassTable``).
+_RULES: ClassTable[tuple[str, str, Rule]] = ClassTable((
+    ("llama_index.llms.litellm", "LiteLLM", litellm_kwargs),
     ("llama_index.llms.bedrock_converse", "BedrockConverse", status_error),
     ("llama_index.llms.cohere", "Cohere", cohere_v1),
-)
+))
 
 
-def _rule(llm: Any) -> Rule | None:
-    for cls in type(llm).__mro__:
-        for module, name, rule in _RULES:
-            if cls.__name__ == name and cls.__module__.startswith(module):
-                return rule
-    return None
-
-
-def outgoing_for(llm: Any, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """``messages`` as ``llm``'s converter must receive them (the caller's list untouched)."""
-    rule = _rule(llm)
+def for_llm_converter(llm: Any, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` as ``llm``'s message converter must receive them (the caller's list
+    untouched)."""
+    rule: Rule | None = _RULES.get(type(llm))
     return list(messages) if rule is None else rule(list(messages))

@@ -1,7 +1,8 @@
 """Which vendor wire a LlamaIndex LLM class speaks, and how its ``ChatResponse.raw`` looks.
 
 Detection is by class so that a stream is decoded with the right adapter from its first
-chunk on; the LLM packages are optional, so each is imported only if installed. A class the
+chunk on; the LLM packages are optional, so the tables name their classes by module and name
+(``ClassTable``, looked up along the LLM's MRO) and import none of them. A class the
 package does not know, given no ``provider=``, is read through LlamaIndex's own messages
 (``_convert``), its end of turn read or declared (``declare_finish_signal``) or, for a test
 double (``TEST_DOUBLES``, ``declare_test_double``), the clean end of its response.
@@ -9,11 +10,10 @@ double (``TEST_DOUBLES``, ``declare_test_double``), the clean end of its respons
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from toolstream_core import PROVIDERS, Provider
-from toolstream_core.integration import FINISH
+from toolstream_core.integration._private import ClassTable
 
 __all__ = [
     "PROVIDER_CLASSES",
@@ -21,14 +21,13 @@ __all__ = [
     "UNREADABLE_CLASSES",
     "ProviderMismatchError",
     "detect_llm_provider",
-    "is_test_double",
     "resolve_provider",
     "unreadable_reason",
 ]
 
-#: (module, class name, provider), most specific first: ``OpenAIResponses`` is not an
-#: ``OpenAI`` subclass today, but ordering keeps that true if it ever becomes one.
-PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
+#: (module, class name, provider), looked up along the LLM's MRO (``ClassTable``: the nearest
+#: listed class decides, so ``OpenAIResponses`` keeps its row if it ever subclasses ``OpenAI``).
+PROVIDER_CLASSES: ClassTable[tuple[str, str, Provider]] = ClassTable((
     ("llama_index.llms.openai", "OpenAIResponses", "openai-responses"),
     ("llama_index.llms.openai", "OpenAI", "openai-chat"),
     ("llama_index.llms.anthropic", "Anthropic", "anthropic"),
@@ -41,12 +40,12 @@ PROVIDER_CLASSES: tuple[tuple[str, str, Provider], ...] = (
     ("llama_index.llms.litellm", "LiteLLM", "openai-chat"),
     # the mistralai SDK: Mistral's chat completions, the OpenAI chat wire with its quirks
     ("llama_index.llms.mistralai", "MistralAI", "openai-chat"),
-)
+))
 
 
 #: (module, class name, why): classes whose stream the gate cannot read whatever
 #: ``provider=`` says, refused with the reason rather than read as a wire they do not send.
-UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
+UNREADABLE_CLASSES: ClassTable[tuple[str, str, str]] = ClassTable((
     ("llama_index.llms.huggingface_api", "HuggingFaceInferenceAPI",
      "its tool calls follow text-generation-inference's old format, which no gate can make "
      "legal: it sends a call back with its id as function.name and no id, and a tool result "
@@ -54,45 +53,31 @@ UNREADABLE_CLASSES: tuple[tuple[str, str, str], ...] = (
      "OpenAI-compatible server; and its async stream stops before the finish chunk, the "
      "vendor's only proof that a call is complete. Use OpenAILike on the endpoint's "
      "/v1/chat/completions route instead"),
-)
+))
 
 
 #: (module, class name): LlamaIndex's own test doubles. Each is handed its whole answer by the
 #: test that scripts it (a message, or a generator of messages) and has no transport that
 #: could cut it, so a clean end of its response is its finish where it shows none: a call it
 #: makes commits as a vendor's would, and a test that runs the stock agent on it runs the
-#: gated one without a line of setup. A project's own double: ``declare_test_double``.
-TEST_DOUBLES: tuple[tuple[str, str], ...] = (
+#: gated one without a line of setup. The rule is the core's (``FINISH.is_test_double``, with
+#: this table); a project's own double: ``declare_test_double``.
+TEST_DOUBLES: ClassTable[tuple[str, str]] = ClassTable((
     ("llama_index.core.llms.mock", "MockLLM"),
     ("llama_index.core.llms.mock", "MockFunctionCallingLLM"),
-)
-
-
-def is_test_double(llm: Any) -> bool:
-    """Whether ``llm`` is one of LlamaIndex's doubles or of a class declared a test double."""
-    return FINISH.is_test_double(type(llm)) or any(
-        _instance_of(llm, module, name) for module, name in TEST_DOUBLES)
-
-
-def _instance_of(llm: Any, module_name: str, class_name: str) -> bool:
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return False
-    cls = getattr(module, class_name, None)
-    return isinstance(cls, type) and isinstance(llm, cls)
+))
 
 
 def unreadable_reason(llm: Any) -> str | None:
     """Why the gate cannot read ``llm``'s stream at all, or ``None``."""
-    return next((why for module_name, class_name, why in UNREADABLE_CLASSES
-                 if _instance_of(llm, module_name, class_name)), None)
+    why: str | None = UNREADABLE_CLASSES.get(type(llm))
+    return why
 
 
 def detect_llm_provider(llm: Any) -> Provider | None:
     """The wire ``llm`` speaks, or ``None`` for a class this package does not know."""
-    return next((provider for module_name, class_name, provider in PROVIDER_CLASSES
-                 if _instance_of(llm, module_name, class_name)), None)
+    provider: Provider | None = PROVIDER_CLASSES.get(type(llm))
+    return provider
 
 
 class ProviderMismatchError(ValueError):

@@ -30,11 +30,11 @@ from collections.abc import Callable
 from typing import Any
 
 from toolstream_core.integration import RawSink, ollama_tap_kwargs, tap_client
-from toolstream_core.integration._private import private_copy, rebuilt, tap_unavailable
+from toolstream_core.integration._private import ClassTable, private_copy, rebuilt, tap_unavailable
 
-from ._providers import detect_llm_provider
+from ._providers import PROVIDER_CLASSES, detect_llm_provider
 
-__all__ = ["RawSink", "tap_llm", "tappable"]
+__all__ = ["RawSink", "tap_llm"]
 
 _HERE = ("llamaindex_toolstream/_tap.py",)  # where the private contacts of a tap are listed
 
@@ -45,7 +45,7 @@ _OPENAI_CONSTRUCTORS = ("llama_index.llms.openai.", "llama_index.llms.azure_open
                         "llama_index.llms.openai_like.")
 
 
-def _openai_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_openai(llm: Any, sink: RawSink) -> Any:
     # ``OpenAI`` (and ``OpenAILike``, ``AzureOpenAI``) keep the user's SDK clients (given, or
     # built from the settings and HTTP client given) behind ``_get_client`` / ``_get_aclient``;
     # the copy takes the tapped ones through its constructor, reused for every request. A
@@ -60,12 +60,12 @@ def _openai_fields(llm: Any, sink: RawSink) -> Any:
                         update={"reuse_client": True})
 
 
-def _anthropic_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_anthropic(llm: Any, sink: RawSink) -> Any:
     return private_copy(llm, {"_client": tap_client(llm._client, sink, "anthropic"),
                               "_aclient": tap_client(llm._aclient, sink, "anthropic")})
 
 
-def _ollama_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_ollama(llm: Any, sink: RawSink) -> Any:
     # The ``ollama`` client's objects drop each tool call's ``id`` and ``function.index``, so
     # a re-sent call would read as a second one: the copy gets clients of its own, built as
     # ``Ollama.client`` / ``async_client`` build theirs, plus the hook that tees the server's
@@ -80,7 +80,7 @@ def _ollama_fields(llm: Any, sink: RawSink) -> Any:
             host=llm.base_url, **ollama_tap_kwargs(kwargs, sink, asynchronous=True))})
 
 
-def _bedrock_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_bedrock_converse(llm: Any, sink: RawSink) -> Any:
     # boto3 ``bedrock-runtime``. Without aioboto3 the async paths run the sync client on a
     # thread, so the one client carries both (the tap then feeds the session from that
     # thread, one event at a time, before LlamaIndex's queue hands the event on). With
@@ -93,14 +93,14 @@ def _bedrock_fields(llm: Any, sink: RawSink) -> Any:
     return rebuilt(llm, {"client": tap_client(llm._client, sink, "bedrock")})
 
 
-def _cohere_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_cohere(llm: Any, sink: RawSink) -> Any:
     # ``Cohere`` holds a v1 ``cohere.Client`` / ``AsyncClient``; note that its
     # ``astream_chat`` streams from the sync ``_client`` too.
     return private_copy(llm, {"_client": tap_client(llm._client, sink, "cohere"),
                               "_aclient": tap_client(llm._aclient, sink, "cohere")})
 
 
-def _mistral_fields(llm: Any, sink: RawSink) -> Any:
+def _tap_mistralai(llm: Any, sink: RawSink) -> Any:
     # ``MistralAI`` holds a ``mistralai.Mistral`` (or ``MistralAzure``) as a private attribute
     # and streams with its ``chat.stream`` / ``chat.stream_async``: the SDK's events, before
     # LlamaIndex reads them (its stream keeps a content chunk as ``raw`` where a text delta is
@@ -111,59 +111,35 @@ def _mistral_fields(llm: Any, sink: RawSink) -> Any:
 _Fields = Callable[[Any, RawSink], Any]
 """How a class speaking a provider is tapped: the copy of ``llm`` whose clients feed the sink."""
 
-#: provider -> how a class speaking it holds its SDK clients.
-_FIELDS: dict[str, _Fields] = {
-    "openai-chat": _openai_fields,
-    "anthropic": _anthropic_fields,
-    "ollama": _ollama_fields,
-    "bedrock-converse": _bedrock_fields,
-    "cohere": _cohere_fields,
+#: LLM class -> how it holds its SDK clients. The other classes the package knows are read
+#: from ``ChatResponse.raw``: ``OpenAIResponses`` and ``GoogleGenAI`` (wires not tapped) and
+#: ``LiteLLM``, which calls the ``litellm`` module's functions, imported inside its own helpers
+#: (no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged).
+_HOW: dict[str, _Fields] = {
+    "OpenAI": _tap_openai,
+    "Anthropic": _tap_anthropic,
+    "Ollama": _tap_ollama,
+    "BedrockConverse": _tap_bedrock_converse,
+    "Cohere": _tap_cohere,
+    "MistralAI": _tap_mistralai,
 }
 
-#: (module, class name, how it holds its SDK clients; ``None``: read from
-#: ``ChatResponse.raw``), before the provider table: classes that speak a provider's wire
-#: through another client.
-_CLASS_FIELDS: tuple[tuple[str, str, _Fields | None], ...] = (
-    ("llama_index.llms.mistralai", "MistralAI", _mistral_fields),
-    # ``LiteLLM`` calls the ``litellm`` module's functions, imported inside its own helpers:
-    # no client to tap; its ``raw`` is litellm's chunk as litellm made it, unchanged.
-    ("llama_index.llms.litellm", "LiteLLM", None),
-)
-
-_RECOGNISED: dict[type, str | None] = {}
-
-
-def _recognised(llm: Any) -> str | None:
-    """The provider of ``llm``'s class when the package recognises it (cached per class)."""
-    cls = type(llm)
-    if cls not in _RECOGNISED:
-        _RECOGNISED[cls] = detect_llm_provider(llm)
-    return _RECOGNISED[cls]
-
-
-def _class_fields(llm: Any, default: _Fields | None) -> _Fields | None:
-    for cls in type(llm).__mro__:
-        for module, name, fields in _CLASS_FIELDS:
-            if cls.__name__ == name and cls.__module__.startswith(module):
-                return fields
-    return default
-
-
-def tappable(provider: str) -> bool:
-    """Whether streams of ``provider`` are read from the SDK (else ``ChatResponse.raw``)."""
-    return provider in _FIELDS
+#: The classes of ``_providers.PROVIDER_CLASSES``, each with its tap or ``None``, looked up
+#: along the LLM's MRO (``ClassTable``: ``OpenAILike`` or ``DeepSeek`` takes its base's row).
+_TAPS: ClassTable[tuple[str, str, _Fields | None]] = ClassTable(
+    (module, name, _HOW.get(name)) for module, name, _ in PROVIDER_CLASSES)
 
 
 def tap_llm(llm: Any, provider: str, sink: RawSink) -> Any | None:
     """A copy of ``llm`` whose SDK clients feed ``sink``; ``None`` when its stream is read
-    from ``ChatResponse.raw`` (a provider not tapped, a class whose wire comes through a
-    client the gate cannot hold (``LiteLLM``), or a class the package does not recognise,
-    whatever ``provider=`` it was given).
+    from ``ChatResponse.raw`` (a class not tapped, one whose wire comes through a client the
+    gate cannot hold (``LiteLLM``), a class the package does not recognise whatever
+    ``provider=`` it was given, or a ``provider`` that is not its class's).
 
     Raises ``TapUnavailableError`` for a recognised class that cannot be tapped.
     """
-    fields = _class_fields(llm, _FIELDS.get(provider))
-    if fields is None or _recognised(llm) != provider:
+    fields: _Fields | None = _TAPS.get(type(llm))
+    if fields is None or detect_llm_provider(llm) != provider:
         return None
     try:
         return fields(llm, sink)

@@ -12,7 +12,7 @@ some other way (``declare_finish_signal``, re-exported by each shim).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 __all__ = ["FINISH", "FinishRule", "FinishSignal", "chat_finish_value"]
@@ -136,9 +136,11 @@ class FinishRule:
             raise TypeError("declare_test_double: expected a model class")
         self._doubles.add(model_class)
 
-    def is_test_double(self, model_class: type) -> bool:
-        """Whether ``model_class`` or a base class was declared a test double."""
-        return any(cls in self._doubles for cls in model_class.__mro__)
+    def is_test_double(self, model_class: type, known: Container[type] = ()) -> bool:
+        """Whether ``model_class`` or a base class was declared a test double, or is one of
+        the framework's own doubles in ``known`` (a shim's table of them): the one rule both
+        shims ask."""
+        return model_class in known or any(cls in self._doubles for cls in model_class.__mro__)
 
     @staticmethod
     def reason_of(metadata: Mapping[str, Any], declared: FinishSignal | None = None) -> str | None:

@@ -1,19 +1,26 @@
-"""What the tap adds to an outgoing request that the framework could not say itself (§6).
+"""The last of the outgoing-message rules: what a request says beyond the planned history (§6).
 
-The last of the outgoing-message rules: the history is planned in ``_history``; this module
-only rewrites an intercepted request on its way to the SDK (today one rule: Anthropic's
-``is_error: true`` on the gate's own error results, which LlamaIndex's ``Anthropic`` has no
-field for).
+The history is planned in ``_history``; what is left is written here, once for both shims:
+
+- what the tap adds to an intercepted request on its way to the SDK that the framework could
+  not say itself (`sent_request`; today one rule: Anthropic's ``is_error: true`` on the gate's
+  own error results, which LlamaIndex's ``Anthropic`` has no field for). The tap
+  (``vendors._tap``) only hands the request here; the rule is this module's;
+- the OpenAI chat shape of a turn's calls (`openai_tool_calls`), for the partner converters
+  that read a turn's calls from ``additional_kwargs["tool_calls"]`` (LangChain's
+  ``ChatNVIDIA``, LlamaIndex's ``LiteLLM``): one entry, one arguments text, in both shims.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ._decision import history_args
 from ._results import is_gate_error
 
-__all__ = ["REQUESTS", "rewrites_requests"]
+__all__ = ["REQUESTS", "openai_tool_calls", "rewrites_requests", "sent_request"]
 
 
 def _result_text(content: Any) -> str:
@@ -62,3 +69,26 @@ def rewrites_requests(provider: str) -> bool:
     """Whether the tap changes what a ``provider`` request says (Anthropic: ``is_error`` on the
     gate's error results), so a shim sends even a whole request through its tapped copy."""
     return provider in REQUESTS
+
+
+def sent_request(provider: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of an intercepted ``provider`` request as the SDK is to send them (the same
+    object when no rule applies). Whole (non-streamed) requests go through it too."""
+    rule = REQUESTS.get(provider)
+    return kwargs if rule is None else rule(kwargs)
+
+
+def _arguments_text(args: Any) -> str:
+    """A call's arguments as the OpenAI ``arguments`` string: an object as JSON (non-ASCII
+    kept as is), anything else as its history-safe text (``history_args``: a JSON object)."""
+    if isinstance(args, Mapping):
+        return json.dumps(dict(args), ensure_ascii=False)
+    return history_args(args if isinstance(args, str) else None)
+
+
+def openai_tool_calls(calls: Iterable[tuple[Any, str, Any]]) -> list[dict[str, Any]]:
+    """``(id, name, arguments)`` of a turn's calls, in order, as OpenAI chat ``tool_calls``
+    entries (``{"id", "type": "function", "function": {"name", "arguments"}}``)."""
+    return [{"id": ident, "type": "function",
+             "function": {"name": name, "arguments": _arguments_text(args)}}
+            for ident, name, args in calls]

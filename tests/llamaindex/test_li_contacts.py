@@ -145,3 +145,13 @@ def test_an_openai_subclass_with_its_own_constructor_is_tapped(emu: VendorEmulat
     assert record["mode"] == "tap"
     assert [c["name"] for c in record["committed"]] == ["write_file"]
     assert llm.reuse_client is False
+
+
+
+def test_every_tapped_class_is_one_the_package_reads() -> None:
+    """The tap table is built from the provider table: a tap named for a class the package
+    does not recognise would never be used, and its class silently read from ``raw``."""
+    from llamaindex_toolstream import _providers, _tap
+
+    assert set(_tap._HOW) <= {name for _, name, _ in _providers.PROVIDER_CLASSES}
+    assert [row[:2] for row in _tap._TAPS] == [row[:2] for row in _providers.PROVIDER_CLASSES]

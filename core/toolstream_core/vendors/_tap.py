@@ -8,7 +8,9 @@ a private copy of the model whose SDK client is wrapped in the transparent proxy
 (`tap_client`). The proxy intercepts only the streaming calls (``chat.completions.create(
 stream=True)``, ``responses.create(stream=True)``, ``messages.create(stream=True)``,
 ``*.stream(...)``, ``models.generate_content_stream``) and hands each event to a `RawSink`
-*before* the framework sees it; everything else passes through.
+*before* the framework sees it; everything else passes through. The one thing it changes on
+the way out is decided elsewhere: an intercepted request goes to the SDK as the core's
+outgoing-message rules say (``_requests.sent_request``: what the framework could not say).
 
 This module knows the SDKs (which call streams, which provider it speaks, how its result is
 iterated) and nothing of any framework: which field of a framework's model holds the client
@@ -24,7 +26,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, Protocol
 
 from .._idle import AsyncIdleGuard, IdleGuard
-from .._requests import REQUESTS
+from .._requests import sent_request
 from .._string_arguments import with_string_arguments
 from ._convert import events_for_response
 from ._sdk_calls import _CALLS, _FORMS, _SYNC_STREAMS, _cohere_v1_text, sdk_of
@@ -126,12 +128,10 @@ class _NamespaceTap:
         def call(*args: Any, **kwargs: Any) -> Any:
             kind = classify(owner, path, kwargs)
             if kind is None:  # not read here (a whole answer), but sent as the gate says
-                request = REQUESTS.get(self._sdk) if name == "create" else None
-                return method(*args, **(request(kwargs) if request is not None else kwargs))
+                return method(*args, **(sent_request(self._sdk, kwargs) if name == "create"
+                                        else kwargs))
             provider, whole = kind
-            request = REQUESTS.get(provider)
-            if request is not None:
-                kwargs = request(kwargs)
+            kwargs = sent_request(provider, kwargs)
             sink.raw_start(provider, kwargs)
             try:
                 result = method(*args, **kwargs)
