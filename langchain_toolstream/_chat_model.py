@@ -187,19 +187,8 @@ class ToolstreamChatModel(BaseChatModel):
                            output_limit=chat_model_output_limit(self.chat_model, kwargs),
                            on_event=self.on_event, on_turn=self.on_turn,
                            on_stream_error=self.on_stream_error, run_budget=self.run_budget,
-<<<<<<< HEAD
                            on_early_commit=self.on_early_commit,
                            unstreamed=streaming_off(self.chat_model, kwargs))
-=======
-                           on_early_commit=self.on_early_commit)
-
-    def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        history = prepare_history(messages, tap_family(self.chat_model), self.history, self.chat_model)
-        return for_partner_converter(self.chat_model, history)  # what the partner's converter serialises
-
-    def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
-        return streaming_off(self.chat_model, kwargs)
->>>>>>> wires2
 
     # Whether LangChain streams a call (callbacks, ``astream_events``, ``stream``) is asked of
     # the wrapper, which always implements ``_stream``: a wrapped class that implements none
