@@ -27,7 +27,7 @@ from toolstream_core.integration import (
     MessageKit,
 )
 
-from ._messages import errors_by_id, is_paused, paused_message, record_view, ungated_error_ids
+from ._messages import FALLBACK_NAME, errors_by_id, is_paused, paused_message, record_view, ungated_error_ids
 
 __all__ = ["HistoryPolicy", "check_history", "history_entries", "pair_orphan_calls", "prepare_history"]
 
@@ -134,8 +134,10 @@ def pair_orphan_calls(messages: Sequence[ChatMessage],
 
 
 def _no_result(edit: HistoryEdit) -> ChatMessage:
+    """An error result, as the LangChain shim's: a call with no result did not succeed."""
     return ChatMessage(role="tool", content=edit.content or "",
-                       additional_kwargs={"tool_call_id": edit.call_id})
+                       additional_kwargs={"tool_call_id": edit.call_id, "name": edit.name or FALLBACK_NAME,
+                                          "is_error": True, "toolstream_reason": "cancelled"})
 
 
 def _as_is(message: ChatMessage, shown: tuple[str, ...]) -> ChatMessage:

@@ -197,9 +197,9 @@ def errors_by_id(response: ChatResponse | ChatMessage) -> dict[str, ChatMessage]
     view = record_view(response)
     if view is not None:
         return {ident: ChatMessage(
-            role=MessageRole.TOOL, content=entry["content"],
-            additional_kwargs={"tool_call_id": ident, "name": entry["name"] or FALLBACK_NAME,
-                               "is_error": True, "toolstream_reason": entry["reason"]})
+            role=MessageRole.TOOL, content=entry.get("content") or "",
+            additional_kwargs={"tool_call_id": ident, "name": entry.get("name") or FALLBACK_NAME,
+                               "is_error": True, "toolstream_reason": entry.get("reason")})
             for ident, entry in view.rejected.items()}
     out: dict[str, ChatMessage] = {}
     for block in _message_of(response).blocks:
@@ -246,7 +246,7 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
     if view is None:
         return message
     present = {b.tool_call_id for b in message.blocks if isinstance(b, ToolCallBlock)}
-    extra = [ToolCallBlock(tool_call_id=ident, tool_name=entry["name"] or FALLBACK_NAME,
+    extra = [ToolCallBlock(tool_call_id=ident, tool_name=entry.get("name") or FALLBACK_NAME,
                            tool_kwargs={})
              for ident, entry in view.rejected.items() if ident not in present]
     if not extra:
