@@ -27,13 +27,12 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, ToolSpec, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, GateSession
+from toolstream_core.integration import DEFAULT_HISTORY, GateSession, HistoryPolicy
 
 from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
-from ._history import HistoryPolicy, prepare_history
 from ._limits import output_limit
-from ._messages import message_with_rejected_calls
+from ._messages import MESSAGES, message_with_rejected_calls
 from ._observability import current_run_manager, model_run
 from ._outgoing import outgoing_for
 from ._rebind import rebind
@@ -187,7 +186,7 @@ class ToolstreamChatModel(BaseChatModel):
                            on_early_commit=self.on_early_commit)
 
     def _outgoing(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        history = prepare_history(messages, tappable(self.chat_model), self.history, self.chat_model)
+        history = MESSAGES.prepare(messages, tappable(self.chat_model), self.history, self.chat_model)
         return outgoing_for(self.chat_model, history)  # what the partner's converter serialises
 
     def _streaming_off(self, kwargs: Mapping[str, Any]) -> bool:
