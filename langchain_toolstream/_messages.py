@@ -160,8 +160,14 @@ def _content_ids(message: AIMessage) -> list[str]:
     return out
 
 
-def _response_metadata(message: BaseMessage) -> Mapping[str, Any]:
-    return getattr(message, "response_metadata", None) or {}
+def _record_value(message: BaseMessage) -> Any:
+    metadata = getattr(message, "response_metadata", None)
+    return metadata.get(RECORD_KEY) if metadata else None
+
+
+def _stop_reason(message: BaseMessage) -> Any:
+    metadata = getattr(message, "response_metadata", None)
+    return metadata.get("stop_reason") if metadata else None
 
 
 def _blocks(message: BaseMessage) -> list[Mapping[str, Any]]:
@@ -280,8 +286,7 @@ def _with_calls_shown(message: BaseMessage, view: RecordView | None,
 #: LangChain's messages for the core: where each keeps what the core reads, its constructors,
 #: and what its classes repair themselves (``thinking``: ``ChatAnthropic``'s setting).
 MESSAGES: MessageKit[BaseMessage, BaseMessage, ToolMessage] = MessageKit(
-    record_of=lambda m: _response_metadata(m).get(RECORD_KEY),
-    stop_reason_of=lambda m: _response_metadata(m).get("stop_reason"),
+    record_of=_record_value, stop_reason_of=_stop_reason,
     entry_of=_lc_entry, invalid_calls_of=_invalid_tool_calls, error_result=_error_tool_message,
     continued=_without_client_calls, shown=_with_calls_shown, thinking_field="thinking",
     log=logging.getLogger(__name__), exempt=_INTEGRATION_REPAIRS)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 from ._decision import DecisionRecord, RecordView
@@ -80,7 +80,8 @@ class MessageKit(Generic[M, H, R]):
 
     def view(self, message: M | H) -> RecordView | None:
         """The record on ``message`` read once; ``None`` if it did not pass the gate."""
-        return RecordView.read(self.record_of(message))
+        value = self.record_of(message)
+        return RecordView.read(value) if value is not None else None
 
     def record(self, message: M | H) -> DecisionRecord | None:
         """The gate's decision record on ``message`` (``read_record``); ``None`` if ungated."""
@@ -123,8 +124,9 @@ class MessageKit(Generic[M, H, R]):
             return entry
         errors = view.error_ids if view is not None else tuple(
             ident for ident, _, _ in self.invalid_calls_of(message) if ident)
-        return replace(entry, paused=self.paused_turn(message, view),
-                       gated=view is not None and view.gated, errors=errors)
+        return HistoryEntry("assistant", entry.calls, entry.answers, entry.reasoning,
+                            entry.reasoning_first, paused=self.paused_turn(message, view),
+                            gated=view is not None and view.gated, errors=errors)
 
     # -- a history: read once, planned, built ------------------------------------------------
 
