@@ -130,7 +130,7 @@ def check_history(messages: Sequence[BaseMessage], provider: str | None, *,
     return MESSAGES.check(messages, provider, reasoning=reasoning, stored=stored)
 
 
-def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+def pair_orphan_calls(messages: Sequence[BaseMessage], provider: str | None = None) -> list[BaseMessage]:
     """``messages`` with an error ``ToolMessage`` added for every tool call that has none.
 
     An interrupted run (cancelled while its tools ran, or a caller that forgot
@@ -139,9 +139,10 @@ def pair_orphan_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     when the call was rejected (from the record), and a "no result" error otherwise; the
     results of each turn follow its calls' order, and a second answer to one id is left out.
     The gated model does this itself before every request; this is for a history you send
-    some other way.
+    some other way. ``provider``: the wire it goes to, when known (the words leave out an id
+    the model never saw, as on Gemini), the same argument as the LlamaIndex shim's.
     """
-    return MESSAGES.pair_orphans(messages)
+    return MESSAGES.pair_orphans(messages, provider)
 
 
 # -- where a LangChain message keeps what the core reads -------------------------------------

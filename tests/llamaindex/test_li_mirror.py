@@ -372,3 +372,18 @@ def test_a_call_left_without_a_result_is_answered_as_an_error_in_both_shims() ->
     assert lc_added.name == li_added.additional_kwargs["name"] == "get_time"
     assert li_added.additional_kwargs["is_error"] is True
     assert lc_added.content == li_added.content
+
+
+def test_pair_orphan_calls_takes_the_same_provider_in_both_shims() -> None:
+    """One signature for the one repair path: given the wire (Gemini, where the model never
+    saw the id), both shims leave the id out of the words alike. LangChain's used to take no
+    provider, so its words always quoted the id."""
+    assert list(inspect.signature(lc.pair_orphan_calls).parameters) == list(
+        inspect.signature(li.pair_orphan_calls).parameters) == ["messages", "provider"]
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"), AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"}])]
+    li_history = [ChatMessage(role="user", content="go"), ChatMessage(role="assistant", blocks=[
+        ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={})])]
+    lc_text = str(lc.pair_orphan_calls(lc_history, "gemini")[-1].content)
+    li_text = str(li.pair_orphan_calls(li_history, "gemini")[-1].content)
+    assert lc_text == li_text and "(id c1)" not in lc_text and "[cancelled]" in lc_text
