@@ -29,27 +29,12 @@ from toolstream_core.integration import HistoryError, StructuredOutputError, Tap
 from ._callbacks import ToolstreamCallbackHandler
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._convert import declare_finish_signal, declare_test_double
-from ._history import check_history, pair_orphan_calls
-from ._messages import (
-    error_tool_messages,
-    message_with_rejected_calls,
-    read_record,
-)
+from ._messages import check_history, error_tool_messages, message_with_rejected_calls, pair_orphan_calls, read_record
 from ._middleware import ToolstreamMiddleware
 
-__all__ = [
-    "HistoryError",
-    "StructuredOutputError",
-    "TapUnavailableError",
-    "ToolstreamCallbackHandler",
-    "ToolstreamChatModel",
-    "ToolstreamMiddleware",
-    "check_history",
-    "declare_finish_signal",
-    "declare_test_double",
-    "error_tool_messages",
-    "message_with_rejected_calls",
-    "pair_orphan_calls",
-    "read_record",
-    "with_toolstream",
+__all__ = [  # the record and history functions are the same five in both shims (docs/shims.md)
+    "HistoryError", "StructuredOutputError", "TapUnavailableError",
+    "ToolstreamCallbackHandler", "ToolstreamChatModel", "ToolstreamMiddleware",
+    "check_history", "declare_finish_signal", "declare_test_double", "error_tool_messages",
+    "message_with_rejected_calls", "pair_orphan_calls", "read_record", "with_toolstream",
 ]

@@ -27,11 +27,10 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, ToolSpec, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, GateSession
+from toolstream_core.integration import DEFAULT_HISTORY, GateSession, HistoryPolicy
 
 from ._convert import is_test_double
 from ._gate import ChunkStream, OnStreamError
-from ._history import HistoryPolicy
 from ._limits import chat_model_output_limit
 from ._link import model_run
 from ._messages import message_with_rejected_calls

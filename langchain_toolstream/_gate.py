@@ -37,11 +37,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk as make_tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from toolstream_core import AssembleConfig, AssemblerEvent, ToolCall, Turn
-from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, OnStreamError, history_args
+from toolstream_core.integration import FINISH, RECORD_KEY, GateSession, HistoryPolicy, OnStreamError, history_args
 
 from ._convert import ChunkConverter, is_test_double, message_to_events
-from ._history import HistoryPolicy, prepare_history
 from ._link import GateLink, current_run, handed, handing
+from ._messages import MESSAGES
 from ._observability import graph_progress, run_span
 from ._outgoing import for_partner_converter
 from ._tap import static_provider, tap_family, tap_model
@@ -154,7 +154,7 @@ class ChunkStream:
             self.session.mode = "chunks"
             self.session.begin("openai-chat")  # converted chunks speak Chat Completions
         # The request, prepared once: the history step, then the partner converter's view.
-        self.messages = for_partner_converter(model, prepare_history(messages, tap_family(model), history, model))
+        self.messages = for_partner_converter(model, MESSAGES.prepare(messages, tap_family(model), history, model))
 
     def _span(self) -> Any:
         return run_span(self.run_manager)

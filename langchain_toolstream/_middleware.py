@@ -57,6 +57,7 @@ from toolstream_core import AssembleConfig, AssemblerEvent, Turn
 from toolstream_core.integration import (
     DEFAULT_HISTORY,
     GateSession,
+    HistoryPolicy,
     Pipeline,
     RecordView,
     RunPolicy,
@@ -66,9 +67,8 @@ from typing_extensions import NotRequired
 
 from ._chat_model import ToolstreamChatModel, with_toolstream
 from ._gate import OnStreamError
-from ._history import HistoryPolicy
 from ._ledger import CallLedger
-from ._messages import errors_by_id, is_paused, paused_message, record_view
+from ._messages import MESSAGES
 from ._pipeline import ToolStarter
 from ._review import admission_view, edit_tools, pending_edit, reviews_update
 from ._structured import acall_structured, agent_verdict, call_structured, output_tool_names
@@ -301,7 +301,7 @@ class _ModelCall:
         run's counts and where the agent goes next (``RunPolicy.after_turn``)."""
         self.starter.release()
         result = _messages_of(response)
-        if any(isinstance(m, AIMessage) and is_paused(m) for m in result):
+        if any(isinstance(m, AIMessage) and MESSAGES.paused_turn(m) for m in result):
             return self._continue_paused(response, result)
         out: list[BaseMessage] = []
         committed = runs = errors = 0
@@ -310,7 +310,7 @@ class _ModelCall:
             out.append(message)
             if not isinstance(message, AIMessage):
                 continue
-            view = record_view(message)
+            view = MESSAGES.view(message)
             answers = _gate_answers(message, view)
             out.extend(_new_answers(self._asked, message,
                                     _in_call_order(message, list(answers.values()), ran)))
@@ -340,12 +340,12 @@ class _ModelCall:
         was); after ``MAX_PAUSED_CONTINUATIONS`` in a row the turn ends as it is."""
         out: list[BaseMessage] = []
         for message in result:
-            if isinstance(message, AIMessage) and is_paused(message):
+            if isinstance(message, AIMessage) and MESSAGES.paused_turn(message):
                 held = [c.get("name") for c in [*message.tool_calls, *message.invalid_tool_calls]]
                 if held:
                     _log.warning("toolstream: the turn was paused; not running %s until it ends",
                                  held)
-                message = paused_message(message)
+                message = MESSAGES.continued(message)
             out.append(message)
         paired = ModelResponse(result=out, structured_response=_structured(response))
         after = self.policy.continue_paused(self.state)
@@ -379,7 +379,7 @@ def _gate_answers(message: AIMessage, view: RecordView | None) -> dict[str, Tool
     ``create_agent`` holds those as invalid tool calls, as it would without the gate, and
     answers each one with an id itself before the next model call (its own words); a turn
     with nothing else to run ends as the stock agent's does."""
-    answers = errors_by_id(message)
+    answers = MESSAGES.errors(message, view)
     left = view.malformed if view is not None else ()
     if not left:
         return answers

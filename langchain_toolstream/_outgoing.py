@@ -1,6 +1,6 @@
 """The last step before a request leaves: the history as the partner class will serialise it.
 
-Why this exists: the history step (``_history.prepare_history``) makes the history legal in
+Why this exists: the history step (``_messages.MESSAGES.prepare``) makes the history legal in
 LangChain's terms (every call id answered once, right after its AIMessage, a rejected call
 kept in ``invalid_tool_calls`` with its error ``ToolMessage``). What reaches the vendor is what
 each partner class's message converter makes of that, and the converters differ:

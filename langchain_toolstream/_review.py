@@ -25,7 +25,7 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from toolstream_core.integration import RECORD_KEY, RecordView, RunPolicy
 
-from ._messages import read_record, record_view
+from ._messages import MESSAGES, read_record
 from ._tools import Registry, registry_from_tools
 
 __all__ = ["HITL_EDITS", "HITL_SOURCE", "admission_view", "edit_tools", "pending_edit",
@@ -93,7 +93,7 @@ def admission_view(message: AIMessage, state: Any) -> RecordView | None:
     by its ``after_model``) is then judged here, as the tool starts, exactly as a recorded one
     would be (the arguments must be the edit's and valid for the tool it names)."""
     updated = _reviewed(message, state)
-    return RecordView.read(updated) if updated is not None else record_view(message)
+    return RecordView.read(updated) if updated is not None else MESSAGES.view(message)
 
 
 def pending_edit(request: ToolCallRequest) -> tuple[str | None, Any] | None:

@@ -38,7 +38,7 @@ from toolstream_core.integration import (
     turn_record,
 )
 
-from ._messages import message_with_rejected_calls, read_record, record_view
+from ._messages import MESSAGES, message_with_rejected_calls, read_record
 from ._rebind import rebind
 from ._tools import registry_from_bound_tools
 
@@ -289,7 +289,7 @@ def agent_verdict(response_format: Any, messages: list[BaseMessage],
     committed ordinary tool calls has no structured response yet.
     """
     message = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    view = record_view(message) if message is not None else None
+    view = MESSAGES.view(message) if message is not None else None
     if response_format is None or message is None or view is None:
         return _NO_VERDICT
     record = view.record

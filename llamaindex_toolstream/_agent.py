@@ -65,13 +65,12 @@ from llama_index.core.tools import AsyncBaseTool, ToolOutput
 from llama_index.core.workflow import Context, step
 from toolstream_core import AssemblerEvent, Turn
 from toolstream_core import ToolCall as TsToolCall
-from toolstream_core.integration import OnStreamError, Pipeline, RunPolicy, RunState
+from toolstream_core.integration import HistoryPolicy, OnStreamError, Pipeline, RunPolicy, RunState
 
 from ._events import ProgressTranslator
-from ._history import HistoryPolicy, pair_orphan_calls
 from ._ledger import CALL, next_turn, run_once
 from ._llm import ToolstreamLLM, agent_llm
-from ._messages import call_name, is_paused, paused_message, record_view
+from ._messages import MESSAGES, call_name, pair_orphan_calls
 from ._resume import SCOPE, keep_conversation, memory_of, model_input, scope_for
 from ._session import ResponseStream, StepSettings
 from ._tools import REJECTED_TOOL_NAME, ConfigArg, RejectedCallTool
@@ -204,9 +203,9 @@ class ToolstreamFunctionAgent(FunctionAgent):
             policy.budget_left(state), pipeline, watcher.hand_on))
         agent = self.model_copy(update={"llm": llm})
         output = await FunctionAgent.take_step(agent, ctx, llm_input, offered, memory)
-        while is_paused(output.response):
+        while MESSAGES.paused_turn(output.response):
             after = policy.continue_paused(state)
-            message = paused_message(output.response)
+            message = MESSAGES.continued(output.response)
             await self._store_scratchpad(ctx, _replace_last(message))
             if after is None:  # the cap: the turn ends with what the vendor has said so far
                 output.response, output.tool_calls = message, []
@@ -221,7 +220,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
         if full is not None:
             await self._store_scratchpad(ctx, _replace_last(full))
             output.response = full
-        view = record_view(output.response)
+        view = MESSAGES.view(output.response)
         if view is not None and view.committed:  # the run's count, as it is now
             used = (await _run_state(ctx)).run_calls
             await ctx.store.set(RunState.RUN_CALLS, used + len(view.committed))
@@ -337,7 +336,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
             return None
         scratchpad: list[ChatMessage] = await ctx.store.get(self.scratchpad_key, default=[])
         turn = next((m for m in reversed(scratchpad) if m.role == MessageRole.ASSISTANT), None)
-        refusal = self._policy.admit(record_view(turn) if turn is not None else None,
+        refusal = self._policy.admit(MESSAGES.view(turn) if turn is not None else None,
                                      ev.tool_id, ev.tool_name, await _run_state(ctx),
                                      dict(ev.tool_kwargs))
         if refusal is None:

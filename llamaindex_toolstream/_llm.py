@@ -32,13 +32,12 @@ from llama_index.core.llms.llm import LLM, ToolSelection
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.types import Model
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, Turn
-from toolstream_core.integration import DEFAULT_HISTORY, FINISH, FinishSignal, GateSession, OnStreamError
+from toolstream_core.integration import DEFAULT_HISTORY, FINISH, FinishSignal, GateSession, HistoryPolicy, OnStreamError
 
 from . import _structured as structured
 from ._convert import MessageView
-from ._history import HistoryPolicy, prepare_history
 from ._limits import llm_output_limit
-from ._messages import call_id, call_name
+from ._messages import MESSAGES, call_id, call_name, sent_after
 from ._outgoing import for_llm_converter
 from ._providers import TEST_DOUBLES, ProviderMismatchError, resolve_provider
 from ._session import ResponseStream, StepSettings, stream_of
@@ -174,7 +173,7 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def _outgoing(self, messages: Sequence[ChatMessage] | None,
                   user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
-        history = prepare_history(messages or [], self.provider, self.history, self.llm, user_msg)
+        history = MESSAGES.prepare(messages or [], self.provider, self.history, self.llm, sent_after(user_msg))
         return for_llm_converter(self.llm, history)  # what the class's converter serialises
 
     def _streaming(self, session: ResponseStream) -> Any:

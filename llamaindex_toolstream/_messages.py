@@ -1,45 +1,47 @@
-"""The assistant message that goes into memory, made to agree with the core's verdict.
+"""LlamaIndex chat messages as the core reads them, and the assistant message that agrees
+with its verdict.
 
 LlamaIndex builds the assistant message from its own accumulation (``parse_partial_json``,
 merge-by-last-index, one block per Gemini part), so its tool-call blocks can hold merged,
 repaired or phantom calls. The next request sends
 that message back to the vendor, and every call id in it must be answered exactly once; so
-the tool-call blocks are replaced by the calls the core saw: committed calls with their
-strictly parsed arguments, rejected calls (only for a caller that answers them) with ``{}``
-(their error result explains why; the raw text is never echoed back), and calls the config
-drops (``drop_with_protocol_repair``) removed.
+the tool-call blocks are replaced by the calls the core saw (``rebuild_message``): committed
+calls with their strictly parsed arguments, rejected calls (only for a caller that answers
+them) with ``{}`` (their error result explains why; the raw text is never echoed back), and
+calls the config drops (``drop_with_protocol_repair``) removed.
+
+What is decided from the gate's record (whether a turn is paused, each call's error result,
+the history each request sends) is the core's ``MessageKit``; ``MESSAGES`` says where a
+``ChatMessage`` keeps each thing (the role, each assistant message's ``ToolCallBlock`` ids
+in order, the id a tool message answers (``additional_kwargs["tool_call_id"]``), thinking
+blocks and their signatures (Anthropic, ``additional_information["signature"]``), Responses
+reasoning items and Gemini thought signatures (``additional_kwargs["thought_signatures"]``,
+one per block)) and builds LlamaIndex's messages.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,
     MessageRole,
     TextBlock,
+    ThinkingBlock,
     ToolCallBlock,
 )
 from toolstream_core import CallState, ToolCall, Turn
-from toolstream_core.integration import RECORD_KEY, DecisionRecord, RecordView, RunPolicy
+from toolstream_core.integration import RECORD_KEY, HistoryCall, HistoryEntry, MessageKit
 
-__all__ = [
-    "FALLBACK_NAME",
-    "call_id",
-    "call_name",
-    "error_tool_messages",
-    "errors_by_id",
-    "is_paused",
-    "message_with_rejected_calls",
-    "paused_message",
-    "read_record",
-    "rebuild_message",
-    "record_view",
-    "ungated_error_ids",
-]
+if TYPE_CHECKING:  # annotations only
+    from toolstream_core.integration import DecisionRecord, HistoryProblem, RecordView
+
+__all__ = ["FALLBACK_NAME", "MESSAGES", "call_id", "call_name", "check_history", "error_tool_messages",
+           "message_with_rejected_calls", "pair_orphan_calls", "read_record", "rebuild_message", "sent_after"]
 
 #: Used where a call arrived without a name, so the call and its error result still agree.
 FALLBACK_NAME = "unknown_tool"
@@ -149,35 +151,7 @@ def read_record(response: ChatResponse | ChatMessage) -> DecisionRecord | None:
     the same as the LangChain shim's), kept on the ``ChatResponse`` and on the assistant
     message, so it survives ``model_dump_json``, memory and chat stores.
     """
-    view = record_view(response)
-    return view.record if view is not None else None
-
-
-def record_view(response: ChatResponse | ChatMessage) -> RecordView | None:
-    """The record on ``response`` (or its message) read once (``RecordView``); ``None`` if
-    ungated. Callers that ask several things of one message read it once here."""
-    for holder in (response, getattr(response, "message", None)):
-        extra = getattr(holder, "additional_kwargs", None)
-        view = RecordView.read(extra.get(RECORD_KEY)) if isinstance(extra, Mapping) else None
-        if view is not None:
-            return view
-    return None
-
-
-def _message_of(response: ChatResponse | ChatMessage) -> ChatMessage:
-    return response.message if isinstance(response, ChatResponse) else response
-
-
-def _unusable(kwargs: Any) -> str | None:
-    """Why LlamaIndex's own arguments for a call cannot be used, or ``None`` if they can."""
-    if isinstance(kwargs, dict):
-        return None
-    if isinstance(kwargs, str):
-        try:
-            return None if isinstance(json.loads(kwargs), dict) else "not a JSON object"
-        except (ValueError, RecursionError):
-            return "invalid JSON"
-    return "invalid arguments"
+    return MESSAGES.record(response)
 
 
 def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessage]:
@@ -189,39 +163,7 @@ def error_tool_messages(response: ChatResponse | ChatMessage) -> list[ChatMessag
     did not pass the gate, the calls whose arguments LlamaIndex itself could not parse are
     paired the same way (as the LangChain shim does with ``invalid_tool_calls``).
     """
-    return list(errors_by_id(response).values())
-
-
-def errors_by_id(response: ChatResponse | ChatMessage) -> dict[str, ChatMessage]:
-    """``error_tool_messages(response)`` by the id each answers."""
-    view = record_view(response)
-    if view is not None:
-        return {ident: ChatMessage(
-            role=MessageRole.TOOL, content=entry["content"],
-            additional_kwargs={"tool_call_id": ident, "name": entry["name"] or FALLBACK_NAME,
-                               "is_error": True, "toolstream_reason": entry["reason"]})
-            for ident, entry in view.rejected.items()}
-    out: dict[str, ChatMessage] = {}
-    for block in _message_of(response).blocks:
-        if not isinstance(block, ToolCallBlock) or not block.tool_call_id:
-            continue
-        error = _unusable(block.tool_kwargs)
-        if error is None or block.tool_call_id in out:
-            continue
-        out[block.tool_call_id] = ChatMessage(
-            role=MessageRole.TOOL,
-            content=RunPolicy.ungated_error_text(block.tool_name, block.tool_call_id, error),
-            additional_kwargs={"tool_call_id": block.tool_call_id, "name": block.tool_name,
-                               "is_error": True, "toolstream_reason": error})
-    return out
-
-
-def ungated_error_ids(message: ChatMessage) -> tuple[str, ...]:
-    """The ids of the calls whose arguments LlamaIndex could not use, on a message the gate
-    did not decide (what ``errors_by_id`` answers there), without building the messages."""
-    return tuple(block.tool_call_id for block in message.blocks
-                 if isinstance(block, ToolCallBlock) and block.tool_call_id
-                 and _unusable(block.tool_kwargs) is not None)
+    return MESSAGES.error_results(response)
 
 
 def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMessage:
@@ -242,11 +184,11 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
         if full is not None:
             return full
     message = _message_of(response)
-    view = record_view(response)
+    view = MESSAGES.view(response)
     if view is None:
         return message
     present = {b.tool_call_id for b in message.blocks if isinstance(b, ToolCallBlock)}
-    extra = [ToolCallBlock(tool_call_id=ident, tool_name=entry["name"] or FALLBACK_NAME,
+    extra = [ToolCallBlock(tool_call_id=ident, tool_name=entry.get("name") or FALLBACK_NAME,
                            tool_kwargs={})
              for ident, entry in view.rejected.items() if ident not in present]
     if not extra:
@@ -256,17 +198,130 @@ def message_with_rejected_calls(response: ChatResponse | ChatMessage) -> ChatMes
                        additional_kwargs=additional)
 
 
-def is_paused(response: ChatResponse | ChatMessage, view: RecordView | None = None) -> bool:
-    """Whether the vendor paused this turn (Anthropic ``stop_reason: "pause_turn"``, a long
-    server-tool turn): the client sends it back to continue it (``view``: its record, already
-    read)."""
-    view = view if view is not None else record_view(response)
-    if view is not None:
-        return view.paused
-    return RecordView.paused_stop(_message_of(response).additional_kwargs.get("stop_reason"))
+def sent_after(user_msg: str | ChatMessage | None) -> list[ChatMessage]:
+    """What a ``*_chat_with_tools`` call appends after its history (``user_msg``): it is
+    checked with the history (it ends the tool loop the Anthropic and Gemini rules look at)
+    but never sent by the gate, since the wrapped LLM appends it itself."""
+    if user_msg is None:
+        return []
+    return [user_msg if isinstance(user_msg, ChatMessage) else ChatMessage(role=MessageRole.USER, content=user_msg)]
 
 
-def paused_message(message: ChatMessage) -> ChatMessage:
+def check_history(messages: Sequence[ChatMessage], provider: str | None, *,
+                  reasoning: bool | None = None, stored: bool = True) -> list[HistoryProblem]:
+    """What ``provider`` would reject in ``messages``, before the request goes out.
+
+    The same rules and arguments as the LangChain shim's ``check_history``: unanswered call
+    ids; with thinking on (``reasoning``, inferred from the history when ``None``) an
+    Anthropic tool call not preceded by its signed thinking block, a Responses function call
+    without its reasoning item when nothing is stored (``stored=False``), a Gemini function
+    call that lost its thought signature. Only ``unanswered`` problems are ``repairable``
+    (``pair_orphan_calls`` fixes them, and the gated LLM does before every request).
+    """
+    return MESSAGES.check(messages, provider, reasoning=reasoning, stored=stored)
+
+
+def pair_orphan_calls(messages: Sequence[ChatMessage],
+                      provider: str | None = None) -> list[ChatMessage]:
+    """``messages`` with an error result added for every tool call that has none.
+
+    An interrupted run (cancelled while its tools ran, or a caller that forgot
+    ``error_tool_messages``) leaves call ids unanswered, which the vendors refuse. Each such id
+    gets the gate's error result when the call was rejected (from the record), and a
+    "cancelled" result otherwise. Each turn's results follow its calls' order, one per id
+    (Gemini pairs results by position; the workflow hands them back in its own order). The
+    gated LLM does this itself before every request; this is for a history you send some
+    other way. ``provider``: the wire it goes to, when known (the words leave out an id the
+    model never saw, as on Gemini, the same as the gated LLM's and LangChain's).
+    """
+    return MESSAGES.pair_orphans(messages, provider)
+
+
+# -- where a LlamaIndex message keeps what the core reads -------------------------------------
+#: What the LlamaIndex integration's own wire makes acceptable, so raising for it would stop a
+#: request the vendor takes: ``OpenAIResponses`` sends a function call by its ``call_id``
+#: alone (no ``fc_`` item id, which is what ties a call to its reasoning item) and, with
+#: ``store=False``, no reasoning item at all. ``check_history`` still lists it: the model has
+#: lost its reasoning for that step. A lost Gemini ``thoughtSignature`` is raised here (unlike
+#: LangChain's ``ChatGoogleGenerativeAI``, ``GoogleGenAI`` sends no bypass value for it).
+_INTEGRATION_REPAIRS = frozenset({"missing_reasoning"})
+
+
+def _message_of(response: ChatResponse | ChatMessage) -> ChatMessage:
+    return response.message if isinstance(response, ChatResponse) else response
+
+
+def _record_value(response: ChatResponse | ChatMessage) -> Any:
+    """What ``response`` (or its message) keeps under ``RECORD_KEY``: a ``ChatResponse`` and
+    its assistant message both carry it."""
+    for holder in (response, getattr(response, "message", None)):
+        extra = getattr(holder, "additional_kwargs", None)
+        value = extra.get(RECORD_KEY) if isinstance(extra, Mapping) else None
+        if value is not None:
+            return value
+    return None
+
+
+def _signed(block: ThinkingBlock) -> bool:
+    info = block.additional_information or {}
+    return bool(info.get("signature")) or info.get("type") == "redacted_thinking"
+
+
+def _li_entry(message: ChatMessage, view: RecordView | None, family: str | None) -> HistoryEntry:
+    """``message`` as LlamaIndex shows it: its role, the id a tool message answers
+    (``additional_kwargs["tool_call_id"]``), an assistant message's ``ToolCallBlock`` s in order
+    (every one is on the wire) with their Gemini signatures (one per block), and its thinking
+    blocks (Anthropic's signature in ``additional_information``) or Responses reasoning."""
+    role = str(getattr(message.role, "value", message.role))
+    if role == "tool":
+        ident = message.additional_kwargs.get("tool_call_id")
+        return HistoryEntry("tool", answers=str(ident) if ident is not None else None)
+    if role != "assistant":
+        return HistoryEntry("user" if role == "user" else "system")
+    raw = message.additional_kwargs.get("thought_signatures")
+    signatures: list[Any] = raw if isinstance(raw, list) else []
+    calls = tuple(
+        HistoryCall(block.tool_call_id, block.tool_name,
+                    bool(signatures[i]) if i < len(signatures) else False)
+        for i, block in enumerate(message.blocks) if isinstance(block, ToolCallBlock))
+    reasoning = (any(isinstance(b, ThinkingBlock) for b in message.blocks)
+                 or any(signatures) or bool(message.additional_kwargs.get("reasoning")))
+    return HistoryEntry("assistant", calls, reasoning=reasoning,
+                        reasoning_first=HistoryEntry.signed_before_calls(
+                            _signed(b) if isinstance(b, ThinkingBlock) else None
+                            for b in message.blocks if isinstance(b, ThinkingBlock | ToolCallBlock)))
+
+
+def _unusable(kwargs: Any) -> str | None:
+    """Why LlamaIndex's own arguments for a call cannot be used, or ``None`` if they can."""
+    if isinstance(kwargs, dict):
+        return None
+    if isinstance(kwargs, str):
+        try:
+            return None if isinstance(json.loads(kwargs), dict) else "not a JSON object"
+        except (ValueError, RecursionError):
+            return "invalid JSON"
+    return "invalid arguments"
+
+
+def _unusable_blocks(response: ChatResponse | ChatMessage) -> Iterator[tuple[str | None, str | None, str | None]]:
+    for block in _message_of(response).blocks:
+        if isinstance(block, ToolCallBlock) and block.tool_call_id:
+            error = _unusable(block.tool_kwargs)
+            if error is not None:
+                yield block.tool_call_id, block.tool_name, error
+
+
+def _error_chat_message(call_id: str, name: str | None, content: str, reason: str | None,
+                  state: str | None) -> ChatMessage:
+    """An error result as LlamaIndex's tool message: ``name`` (the agent's ``FALLBACK_NAME``
+    where the call had none) and the mark ``_outgoing`` turns into the vendor's error flag."""
+    return ChatMessage(role=MessageRole.TOOL, content=content,
+                       additional_kwargs={"tool_call_id": call_id, "name": name or FALLBACK_NAME,
+                                          "is_error": True, "toolstream_reason": reason})
+
+
+def _without_call_blocks(message: ChatMessage) -> ChatMessage:
     """``message`` as it goes back to continue a paused turn: without its tool-call blocks.
 
     A client call inside a paused turn runs only once the turn has ended: it is neither run
@@ -282,3 +337,17 @@ def paused_message(message: ChatMessage) -> ChatMessage:
         additional["thought_signatures"] = [signatures[i] for i in keep if i < len(signatures)]
     return ChatMessage(role=message.role, blocks=[message.blocks[i] for i in keep],
                        additional_kwargs=additional)
+
+
+def _as_is(message: ChatMessage, view: RecordView | None, shown: Sequence[str]) -> ChatMessage:
+    """Every call of a ``ChatMessage`` is on the wire (its blocks): nothing needs showing."""
+    return message
+
+
+#: LlamaIndex's messages for the core: where each keeps what the core reads, its constructors,
+#: and what its classes repair themselves (``thinking_dict``: ``Anthropic``'s setting).
+MESSAGES: MessageKit[ChatMessage, ChatResponse, ChatMessage] = MessageKit(
+    record_of=_record_value, stop_reason_of=lambda m: _message_of(m).additional_kwargs.get("stop_reason"),
+    entry_of=_li_entry, invalid_calls_of=_unusable_blocks, error_result=_error_chat_message,
+    continued=_without_call_blocks, shown=_as_is, thinking_field="thinking_dict",
+    log=logging.getLogger(__name__), exempt=_INTEGRATION_REPAIRS)

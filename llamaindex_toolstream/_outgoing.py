@@ -1,6 +1,6 @@
 """The last step before a request leaves: the history as the LLM class will serialise it.
 
-Why this exists: the history step (``_history.prepare_history``) makes the history legal in
+Why this exists: the history step (``_messages.MESSAGES.prepare``) makes the history legal in
 LlamaIndex's terms (every call a ``ToolCallBlock`` of its assistant message, every call id
 answered once by a ``role="tool"`` message right after it, rejected calls with ``{}``
 arguments and an ``is_error`` result). What reaches the vendor is what each class's message

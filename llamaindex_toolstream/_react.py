@@ -30,9 +30,8 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 from toolstream_core import AssemblerEvent, Turn
-from toolstream_core.integration import OnStreamError, StructuredOutput, StructuredOutputError
+from toolstream_core.integration import HistoryPolicy, OnStreamError, StructuredOutput, StructuredOutputError
 
-from ._history import HistoryPolicy
 from ._llm import agent_llm
 from ._messages import read_record
 from ._tools import ConfigArg

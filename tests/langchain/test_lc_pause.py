@@ -12,7 +12,7 @@ from lc_util import Recorder, assert_history_paired, make_model, recording_tools
 from toolstream_core.testing import VendorEmulator
 
 from langchain_toolstream import ToolstreamMiddleware
-from langchain_toolstream._messages import paused_message
+from langchain_toolstream._messages import MESSAGES
 
 
 def test_a_paused_turn_is_continued(emu: VendorEmulator) -> None:
@@ -50,7 +50,7 @@ def test_a_client_call_in_a_paused_turn_is_held() -> None:
     message = AIMessage(content=content, tool_calls=[
         {"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_1", "type": "tool_call"}],
         response_metadata={"stop_reason": "pause_turn"})
-    held = paused_message(message)
+    held = MESSAGES.continued(message)
     assert held.tool_calls == [] and held.invalid_tool_calls == []
     assert [b["type"] for b in held.content if isinstance(b, dict)] == ["text", "server_tool_use"]
     assert message.tool_calls  # the original is not modified

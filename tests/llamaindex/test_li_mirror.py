@@ -327,3 +327,63 @@ def test_history_check_raises_the_same_error_in_both_shims(emu: VendorEmulator) 
     assert [p.kind for p in li_caught.value.problems] == ["missing_thinking"]
     assert str(lc_caught.value) == str(li_caught.value)
     assert emu.requests == []
+
+
+def _id_less_record() -> dict[str, Any]:
+    """A record whose rejected call arrived without an id (``id: None``; its error answers the
+    core's synthesized ``tool_call_id``), written by hand or by another producer: only the
+    fields that say what the model is told, no ``name``."""
+    return {"version": 1, "mode": "tap", "provider": "openai-chat", "complete": True,
+            "finish_reason": "tool_calls", "error": None, "committed": [], "dropped": [],
+            "server_calls": [], "anomalies": 0,
+            "rejected": [{"id": None, "tool_call_id": "call_ts1_0123456789abcdef",
+                          "reason": "missing_id_or_name", "state": "rejected",
+                          "content": "Tool call 'unknown' was not run: no id [missing_id_or_name]."}]}
+
+
+def test_an_id_less_rejected_call_is_answered_the_same_in_both_shims() -> None:
+    """One reading of the record for both shims: every field read leniently, the error keyed
+    by ``tool_call_id``. The LlamaIndex shim used to index the entry (``entry["name"]``) and
+    raised ``KeyError`` where LangChain answered."""
+    record = _id_less_record()
+    lc_ai = AIMessage("", response_metadata={"toolstream": record})
+    li_message = ChatMessage(role="assistant", content="", additional_kwargs={"toolstream": record})
+    [lc_error] = lc.error_tool_messages(lc_ai)
+    [li_error] = li.error_tool_messages(ChatResponse(message=li_message))
+    assert lc_error.tool_call_id == li_error.additional_kwargs["tool_call_id"] == "call_ts1_0123456789abcdef"
+    assert lc_error.content == li_error.content == record["rejected"][0]["content"]
+    [li_call] = [b for b in li.message_with_rejected_calls(li_message).blocks if isinstance(b, ToolCallBlock)]
+    [lc_call] = lc.message_with_rejected_calls(lc_ai).invalid_tool_calls  # type: ignore[attr-defined]
+    assert li_call.tool_call_id == lc_call["id"] == "call_ts1_0123456789abcdef"
+
+
+def test_a_call_left_without_a_result_is_answered_as_an_error_in_both_shims() -> None:
+    """The "no result" answer ``pair_orphan_calls`` adds is an error result in both shims (one
+    constructor): LangChain's ``status="error"``, LlamaIndex's ``is_error`` mark, which its
+    outgoing rules turn into the vendor's flag (Bedrock ``status: "error"``). The LlamaIndex
+    shim used to add a bare tool message, sent as a success."""
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"), AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"}])]
+    li_history = [ChatMessage(role="user", content="go"), ChatMessage(role="assistant", blocks=[
+        ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={})])]
+    lc_added = lc.pair_orphan_calls(lc_history)[-1]
+    li_added = li.pair_orphan_calls(li_history)[-1]
+    assert isinstance(lc_added, ToolMessage) and lc_added.status == "error"
+    assert lc_added.name == li_added.additional_kwargs["name"] == "get_time"
+    assert li_added.additional_kwargs["is_error"] is True
+    assert lc_added.content == li_added.content
+
+
+def test_pair_orphan_calls_takes_the_same_provider_in_both_shims() -> None:
+    """One signature for the one repair path: given the wire (Gemini, where the model never
+    saw the id), both shims leave the id out of the words alike. LangChain's used to take no
+    provider, so its words always quoted the id."""
+    assert list(inspect.signature(lc.pair_orphan_calls).parameters) == list(
+        inspect.signature(li.pair_orphan_calls).parameters) == ["messages", "provider"]
+    lc_history: list[BaseMessage] = [
+        HumanMessage("go"), AIMessage("", tool_calls=[{"name": "get_time", "args": {}, "id": "c1"}])]
+    li_history = [ChatMessage(role="user", content="go"), ChatMessage(role="assistant", blocks=[
+        ToolCallBlock(tool_call_id="c1", tool_name="get_time", tool_kwargs={})])]
+    lc_text = str(lc.pair_orphan_calls(lc_history, "gemini")[-1].content)
+    li_text = str(li.pair_orphan_calls(li_history, "gemini")[-1].content)
+    assert lc_text == li_text and "(id c1)" not in lc_text and "[cancelled]" in lc_text
