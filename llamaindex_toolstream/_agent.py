@@ -419,12 +419,12 @@ def _replace_last(message: ChatMessage) -> Callable[[list[ChatMessage]], list[Ch
 
 def _rejected_selections(stream: ResponseStream | None) -> list[ToolSelection]:
     """One responder call per rejected id, carrying the core's error result."""
-    if stream is None or stream.turn is None:
+    if stream is None or stream.gate.turn is None:
         return []
     selections: list[ToolSelection] = []
     seen: set[str] = set()
-    for call in stream.turn.rejected:
-        result = stream.turn.result_for(call)
+    for call in stream.gate.turn.rejected:
+        result = stream.gate.turn.result_for(call)
         if result is None or result.tool_call_id in seen:
             continue
         seen.add(result.tool_call_id)
