@@ -69,7 +69,7 @@ from toolstream_core.integration import OnStreamError, Pipeline, RunPolicy, RunS
 
 from ._events import ProgressTranslator
 from ._history import HistoryPolicy, pair_orphan_calls
-from ._ledger import CALL, next_turn, run_once
+from ._ledger import CallArguments, next_turn, run_once
 from ._llm import ToolstreamLLM, agent_llm
 from ._messages import call_name, is_paused, paused_message, record_view
 from ._resume import SCOPE, keep_conversation, memory_of, model_input, scope_for
@@ -290,12 +290,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
         await memory_of(ctx, self.llm)
         refusal = await self._refusal(ctx, ev)
         if refusal is None:
-            token = CALL.set((ev.tool_id, ev.tool_name)
-                             if ev.tool_name != REJECTED_TOOL_NAME else None)
-            try:
-                result: ToolCallResult = await super().call_tool(ctx, ev)
-            finally:
-                CALL.reset(token)
+            if ev.tool_name != REJECTED_TOOL_NAME:  # the call travels with its input (``_ledger``)
+                ev = ev.model_copy(update={"tool_kwargs": CallArguments(ev.tool_kwargs,
+                                                                        (ev.tool_id, ev.tool_name))})
+            result: ToolCallResult = await super().call_tool(ctx, ev)
             return result
         ctx.write_event_to_stream(refusal)
         return refusal
@@ -310,11 +308,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
     async def _call_once(self, ctx: Context, tool: AsyncBaseTool, tool_input: dict[str, Any],
                          call: tuple[str, str]) -> ToolOutput:
         """``_call_tool`` for ``call`` (id, name), outside the tool step (pipelined)."""
-        token = CALL.set(call)
-        try:
-            return await self._call_tool(ctx, tool, tool_input)
-        finally:
-            CALL.reset(token)
+        return await self._call_tool(ctx, tool, CallArguments(tool_input, call))
 
     async def _pipelined_result(self, ctx: Context, ev: ToolCall,
                                 started: Future[ToolOutput]) -> ToolCallResult:
