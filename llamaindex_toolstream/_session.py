@@ -115,7 +115,8 @@ class ResponseStream:
         #: replace the ones read from the class and its settings (DESIGN 5.5).
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
-                                forward=self._queue, on_stream_error=on_stream_error,
+                                forward=self._queue if step.watcher is not None else None,
+                                on_stream_error=on_stream_error,
                                 mode="raw" if view is None else "chunks", log=logger,
                                 run_budget=step.run_budget, on_early_commit=step.on_early_commit)
         self._handle = _StreamHandle(uuid.uuid4().hex)
@@ -151,7 +152,8 @@ class ResponseStream:
             self._pending.append(event)
 
     def drain_events(self) -> list[AssemblerEvent]:
-        """UI events since the last call (opened, argument bytes, committed, rejected)."""
+        """UI events since the last call (opened, argument bytes, committed, rejected); queued
+        only for a step's watcher (``StepSettings.watcher``), the one who drains them."""
         with self._pending_lock:
             events, self._pending = self._pending, []
         return events

@@ -206,12 +206,16 @@ class GateSession:
         self.state = "open"
 
     def raw_event(self, event: Any) -> bool:
-        """Observe one tapped event; ``False`` when the framework need not see it (`spent`)."""
+        """Observe one tapped event; ``False`` when the framework need not see it (`spent`).
+        The path every tapped event takes: `observe` and `spent` inlined."""
         if self._buffer is not None:
             self._buffer.append(event)
             return True
-        self.observe(event)
-        return not self.spent
+        if self.turn is not None:
+            return True
+        assembler = self._assembler if self._assembler is not None else self.assembler
+        assembler.feed(event)
+        return not assembler.spent
 
     @property
     def spent(self) -> bool:
