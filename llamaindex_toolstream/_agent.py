@@ -68,7 +68,7 @@ from toolstream_core import ToolCall as TsToolCall
 from toolstream_core.integration import HistoryPolicy, OnStreamError, Pipeline, RunPolicy, RunState
 
 from ._events import ProgressTranslator
-from ._ledger import CALL, next_turn, run_once
+from ._ledger import CallArguments, next_turn, run_once
 from ._llm import ToolstreamLLM, agent_llm
 from ._messages import MESSAGES, call_name, pair_orphan_calls
 from ._resume import SCOPE, keep_conversation, memory_of, model_input, scope_for
@@ -289,12 +289,10 @@ class ToolstreamFunctionAgent(FunctionAgent):
         await memory_of(ctx, self.llm)
         refusal = await self._refused_result(ctx, ev)
         if refusal is None:
-            token = CALL.set((ev.tool_id, ev.tool_name)
-                             if ev.tool_name != REJECTED_TOOL_NAME else None)
-            try:
-                result: ToolCallResult = await super().call_tool(ctx, ev)
-            finally:
-                CALL.reset(token)
+            if ev.tool_name != REJECTED_TOOL_NAME:  # the call travels with its input (``_ledger``)
+                ev = ev.model_copy(update={"tool_kwargs": CallArguments(ev.tool_kwargs,
+                                                                        (ev.tool_id, ev.tool_name))})
+            result: ToolCallResult = await super().call_tool(ctx, ev)
             return result
         ctx.write_event_to_stream(refusal)
         return refusal
@@ -309,11 +307,7 @@ class ToolstreamFunctionAgent(FunctionAgent):
     async def _call_once(self, ctx: Context, tool: AsyncBaseTool, tool_input: dict[str, Any],
                          call: tuple[str, str]) -> ToolOutput:
         """``_call_tool`` for ``call`` (id, name), outside the tool step (pipelined)."""
-        token = CALL.set(call)
-        try:
-            return await self._call_tool(ctx, tool, tool_input)
-        finally:
-            CALL.reset(token)
+        return await self._call_tool(ctx, tool, CallArguments(tool_input, call))
 
     async def _pipelined_result(self, ctx: Context, ev: ToolCall,
                                 started: Future[ToolOutput]) -> ToolCallResult:
@@ -418,12 +412,12 @@ def _replace_last(message: ChatMessage) -> Callable[[list[ChatMessage]], list[Ch
 
 def _rejected_selections(stream: ResponseStream | None) -> list[ToolSelection]:
     """One responder call per rejected id, carrying the core's error result."""
-    if stream is None or stream.turn is None:
+    if stream is None or stream.gate.turn is None:
         return []
     selections: list[ToolSelection] = []
     seen: set[str] = set()
-    for call in stream.turn.rejected:
-        result = stream.turn.result_for(call)
+    for call in stream.gate.turn.rejected:
+        result = stream.gate.turn.result_for(call)
         if result is None or result.tool_call_id in seen:
             continue
         seen.add(result.tool_call_id)

@@ -30,7 +30,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
 from toolstream_core.integration import FINISH, FinishSignal
 
-__all__ = ["MessageView", "declare_finish_signal", "declare_test_double"]
+__all__ = ["STREAM_KEY", "MessageView", "declare_finish_signal", "declare_test_double"]
 
 #: The public declarations (``llamaindex_toolstream.declare_finish_signal`` and
 #: ``declare_test_double``): the core's one registry, shared with the LangChain shim.
@@ -38,6 +38,10 @@ declare_finish_signal = FINISH.declare_finish_signal
 declare_test_double = FINISH.declare_test_double
 
 _log = logging.getLogger(__name__)
+
+#: Where a ``ChatResponse`` the gate handed on keeps the handle to its stream
+#: (``_session.stream_of``): the gate's own key, never a class's metadata.
+STREAM_KEY = "toolstream_stream"
 
 #: Classes that have shown a finish signal the gate reads (their silence is a real cut), and
 #: classes already warned about.
@@ -54,6 +58,7 @@ def _metadata(response: ChatResponse) -> dict[str, Any]:
         raw = dump()
     found = dict(raw) if isinstance(raw, Mapping) else {}
     found.update(response.additional_kwargs or {})
+    found.pop(STREAM_KEY, None)
     return found
 
 
@@ -122,7 +127,7 @@ class MessageView:
                               _arguments(block.tool_kwargs)))
         return found
 
-    def events(self, *, ended: bool) -> list[dict[str, Any]]:
+    def completion_chunks(self, *, ended: bool) -> list[dict[str, Any]]:
         """The call as Chat Completions chunks: the last message's calls, then the finish
         reason if the response ``ended`` and one was read."""
         calls = [{"index": position, **({"id": ident} if ident else {}), "type": "function",

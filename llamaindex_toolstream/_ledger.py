@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from llama_index.core.tools import AsyncBaseTool, ToolOutput
@@ -30,7 +29,7 @@ from llama_index.core.workflow import Context
 from toolstream_core.integration import StartedLedger
 from workflows.runtime.types.results import WaitingForEvent
 
-__all__ = ["CALL", "LEDGER_KEY", "TURNS_KEY", "next_turn", "run_once"]
+__all__ = ["LEDGER_KEY", "TURNS_KEY", "CallArguments", "next_turn", "run_once"]
 
 _log = logging.getLogger(__name__)
 
@@ -43,9 +42,24 @@ LEDGER_KEY = "toolstream_started"
 #: synthesized one: the same call with the same arguments gets the same id).
 TURNS_KEY = "toolstream_turns"
 
-#: The call (id, name) whose tool the running ``call_tool`` step is about to run: the tool
-#: step of LlamaIndex hands ``_call_tool`` the tool and its input only.
-CALL: ContextVar[tuple[str, str] | None] = ContextVar("toolstream_call", default=None)
+
+class CallArguments(dict[str, Any]):
+    """A committed call's arguments, carrying the call they belong to (``call``: id, name).
+
+    LlamaIndex's tool step hands ``_call_tool`` the tool and its input only, so the call
+    travels with its input: the agent's ``call_tool`` step (and a pipelined start) gives the
+    input as this dict, the tool gets the same keyword arguments, and anything LlamaIndex
+    builds from it (its events, ``ToolOutput.raw_input``) validates it into a plain dict. A
+    pickled copy is a plain dict too (``__reduce__``)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, arguments: Mapping[str, Any], call: tuple[str, str]) -> None:
+        super().__init__(arguments)
+        self.call = call
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
 
 
 def _path(scope: str, turn: int, call_id: str) -> str:
@@ -61,9 +75,10 @@ async def next_turn(ctx: Context) -> None:
 
 async def run_once(ctx: Context, scope: str, tool: AsyncBaseTool, tool_input: dict[str, Any],
                    run: Callable[[], Awaitable[ToolOutput]]) -> ToolOutput:
-    """``run()`` the tool of the call in ``CALL`` unless an earlier attempt began; record the
-    attempt either way. No call (a caller outside the tool step) or a repeatable tool: run."""
-    call = CALL.get()
+    """``run()`` the tool of the call ``tool_input`` belongs to (``CallArguments``) unless an
+    earlier attempt began; record the attempt either way. Input of no call (a caller outside
+    the tool step, the responder of rejected calls) or a repeatable tool: run."""
+    call = tool_input.call if isinstance(tool_input, CallArguments) else None
     if call is None or StartedLedger.is_repeatable(getattr(tool, StartedLedger.REPEATABLE_KEY, None)):
         return await run()
     call_id, name = call

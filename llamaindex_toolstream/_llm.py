@@ -39,7 +39,7 @@ from ._convert import MessageView
 from ._limits import llm_output_limit
 from ._messages import MESSAGES, call_id, call_name, sent_after
 from ._outgoing import for_llm_converter
-from ._providers import TEST_DOUBLES, ProviderMismatchError, resolve_provider
+from ._providers import TEST_DOUBLES, resolve_provider
 from ._session import ResponseStream, StepSettings, stream_of
 from ._tap import tap_llm
 from ._tools import ConfigArg, ToolsArg, registry_from_llama_tools
@@ -152,13 +152,38 @@ class ToolstreamLLM(FunctionCallingLLM):
         copy._step = step
         return copy
 
-    # -- sessions ----------------------------------------------------------------------------
+    # -- one call: the request prepared once, then the twins' loops -------------------------
+    # What a call means is ``ResponseStream``'s (the non-I/O base: ``absorb``, ``absorb_whole``,
+    # ``ending``); each sync/async twin below only sends the request and loops over the answer.
 
-    def _session(self, tools: Sequence[BaseTool] | None,
-                 kwargs: Mapping[str, Any] | None = None) -> ResponseStream:
-        """A session for one call; ``kwargs`` are the call's own (they may set the limit)."""
+    def _request(self, tools: Sequence[BaseTool] | None, kwargs: Mapping[str, Any],
+                 messages: Sequence[ChatMessage] | None, user_msg: str | ChatMessage | None = None,
+                 *, streamed: bool) -> tuple[ResponseStream, Any, list[ChatMessage]]:
+        """One call, prepared once: its ``ResponseStream``; the LLM object that sends it; the
+        outgoing history (``messages`` prepared by the history policy, then as the class's
+        converter serialises it). ``kwargs`` are the call's own (they may set the limit).
+
+        The sender of a streamed call is a private copy whose SDK client feeds the stream
+        (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``. A whole
+        (non-streamed) call goes through the tapped copy only where the tap changes what the
+        request says (Anthropic's ``is_error`` on the gate's error results, for which the
+        class has no field); its answer is read from ``ChatResponse.raw`` either way."""
+        stream = self._response_stream(tools, kwargs)
+        sender: Any = self.llm
+        if streamed or GateSession.rewrites_requests(self.provider):
+            tapped = tap_llm(self.llm, self.provider, stream.gate)
+            if tapped is not None:
+                sender = tapped
+                if streamed:
+                    stream.read_from_tap()
+        history = MESSAGES.prepare(messages or [], self.provider, self.history, self.llm, sent_after(user_msg))
+        return stream, sender, for_llm_converter(self.llm, history)
+
+    def _response_stream(self, tools: Sequence[BaseTool] | None,
+                kwargs: Mapping[str, Any] | None = None) -> ResponseStream:
         registry = self._registry if self._registry is not None else registry_from_llama_tools(tools)
         return ResponseStream(
+            self.llm,
             provider=self.provider,
             tools=registry,
             config=self._config,
@@ -171,196 +196,90 @@ class ToolstreamLLM(FunctionCallingLLM):
             step=self._step,
         )
 
-    def _outgoing(self, messages: Sequence[ChatMessage] | None,
-                  user_msg: str | ChatMessage | None = None) -> list[ChatMessage]:
-        history = MESSAGES.prepare(messages or [], self.provider, self.history, self.llm, sent_after(user_msg))
-        return for_llm_converter(self.llm, history)  # what the class's converter serialises
-
-    def _streaming(self, session: ResponseStream) -> Any:
-        """The LLM to stream one call from: a private copy whose SDK client feeds ``session``
-        (``_tap.py``), or the wrapped LLM itself, read from ``ChatResponse.raw``."""
-        tapped = tap_llm(self.llm, self.provider, session.gate)
-        if tapped is None:
-            return self.llm
-        session.read_from_tap()
-        return tapped
-
-    def _whole(self, session: ResponseStream) -> Any:
-        """The LLM to send a whole (non-streamed) call through: the tapped copy where the tap
-        changes what the request says (Anthropic's ``is_error`` on the gate's error results,
-        for which the class has no field), else the wrapped LLM. The answer is read from
-        ``ChatResponse.raw`` either way."""
-        if not GateSession.rewrites_requests(self.provider):
-            return self.llm
-        return tap_llm(self.llm, self.provider, session.gate) or self.llm
-
-    def _decide_whole(self, response: ChatResponse, session: ResponseStream) -> ChatResponse:
-        """A non-streamed response: replay it to the core as the events it stands for."""
-        events = (None if session.view is not None
-                  else GateSession.events_for_response(session.provider, response.raw))
-        session.absorb_whole(response, events)
-        try:
-            self._check_read(session)
-        finally:
-            session.report()
-        return response
-
-    def _check_read(self, session: ResponseStream) -> None:
-        """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
-
-        That is the wrong ``provider=`` (or a class that changed its wire): its calls would
-        vanish, neither run nor answered. Checked only when the core saw no call at all, so
-        a gated turn pays nothing.
-        """
-        turn, message = session.turn, session.framework_message
-        if turn is None or message is None or turn.calls or turn.server_calls:
-            return
-        found = self._framework_calls(message)
-        if found:
-            raise ProviderMismatchError(
-                f"{type(self.llm).__name__} returned tool calls ({', '.join(found)}) that the "
-                f"gate could not read as the {self.provider} wire, so none of them runs: is "
-                f"provider={self.provider!r} what this class sends? (the gate saw: "
-                f"{'; '.join(turn.anomalies[:3]) or 'no tool call'})")
-
-    def _framework_calls(self, message: ChatMessage) -> list[str]:
-        """The names of the calls the wrapped class itself finds in ``message``."""
-        try:
-            found = self.llm.get_tool_calls_from_response(  # type: ignore[attr-defined]
-                ChatResponse(message=message), error_on_no_tool_call=False)
-        except Exception:  # its own parser failed: it found nothing it could hand out
-            logger.debug("toolstream: %s could not parse its own message",
-                         type(self.llm).__name__, exc_info=True)
-            return []
-        return [str(getattr(call, "tool_name", "?")) for call in found]
-
     # The UI events of a response are reported once the consumer has taken it (after the
     # ``yield``), so an agent that writes its own event for the response writes it first.
 
-    # The sync and async twins are only loops: what a response means is ``ResponseStream``'s
-    # (``absorb``), how the stream ends is ``_ending``'s.
-
-    def _wrap_sync(self, gen: ChatResponseGen, session: ResponseStream) -> ChatResponseGen:
-        def wrapped() -> Generator[ChatResponse, None, None]:
-            error: BaseException | None = None
-            try:
-                # the idle timeout, where no tap has it (``GateSession.guarded``)
-                with session.gate.guarded(gen, asynchronous=False) as responses:
-                    for response in responses:
-                        handed = session.absorb(response)
-                        if handed is not None:
-                            yield handed
-                        session.report()
-            except BaseException as exc:  # the consumer stopped (``GeneratorExit``), or the stream broke
-                error = exc
-            yield from self._ending(session, error)
-
-        return wrapped()
-
-    def _wrap_async(self, gen: ChatResponseAsyncGen, session: ResponseStream) -> ChatResponseAsyncGen:
-        async def wrapped() -> AsyncGenerator[ChatResponse, None]:
-            error: BaseException | None = None
-            try:
-                async with session.gate.guarded(gen, asynchronous=True) as responses:
-                    async for response in responses:
-                        handed = session.absorb(response)
-                        if handed is not None:
-                            yield handed
-                        session.report()
-            except BaseException as exc:  # ``GeneratorExit``, ``CancelledError`` or a broken stream
-                error = exc
-            for closing in self._ending(session, error):
-                yield closing
-
-        return wrapped()
-
-    def _ending(self, session: ResponseStream,
-                error: BaseException | None) -> Generator[ChatResponse, None, None]:
-        """How a stream ends, sync or async: ``error`` is what stopped it, if anything. A
-        consumer that stopped (closed the stream, cancelled the task) cancels every open call
-        and its exception goes on; a broken stream decides the turn on a broken transport and
-        re-raises unless the fault policy answers the calls instead; a clean end decides the
-        turn and yields the last response if the stream yielded none. The watcher is told
-        at the end either way."""
+    @staticmethod
+    def _relay(gen: ChatResponseGen, stream: ResponseStream) -> ChatResponseGen:
+        error: BaseException | None = None
         try:
-            if error is not None and not isinstance(error, Exception):
-                session.cancel(_CANCELLED)
-                raise error
-            if error is not None and _failed(session, error):
-                raise error
-            closing = self._closing(session)
-            if closing is not None:
-                yield closing
-        finally:
-            session.report()
+            # the idle timeout, where no tap has it (``GateSession.guarded``)
+            with stream.gate.guarded(gen, asynchronous=False) as responses:
+                for response in responses:
+                    handed = stream.absorb(response)
+                    if handed is not None:
+                        yield handed
+                    stream.report()
+        except BaseException as exc:  # the consumer stopped (``GeneratorExit``), or the stream broke
+            error = exc
+        yield from stream.ending(error)
 
-    def _closing(self, session: ResponseStream) -> ChatResponse | None:
-        """The stream ended cleanly (or its error was absorbed): decide the turn, and the last
-        response to yield if the stream yielded none."""
-        session.finish(transport_complete=True)
-        self._check_read(session)
-        return session.closing_response()
+    @staticmethod
+    async def _arelay(gen: ChatResponseAsyncGen, stream: ResponseStream) -> ChatResponseAsyncGen:
+        error: BaseException | None = None
+        try:
+            async with stream.gate.guarded(gen, asynchronous=True) as responses:
+                async for response in responses:
+                    handed = stream.absorb(response)
+                    if handed is not None:
+                        yield handed
+                    stream.report()
+        except BaseException as exc:  # ``GeneratorExit``, ``CancelledError`` or a broken stream
+            error = exc
+        for closing in stream.ending(error):
+            yield closing
 
     # -- chat --------------------------------------------------------------------------------
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        session = self._session(None, kwargs)
-        return self._decide_whole(self._whole(session).chat(self._outgoing(messages), **kwargs),
-                                  session)
+        stream, sender, history = self._request(None, kwargs, messages, streamed=False)
+        return stream.absorb_whole(sender.chat(history, **kwargs))
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        session = self._session(None, kwargs)
-        response = await self._whole(session).achat(self._outgoing(messages), **kwargs)
-        return self._decide_whole(response, session)
+        stream, sender, history = self._request(None, kwargs, messages, streamed=False)
+        return stream.absorb_whole(await sender.achat(history, **kwargs))
 
     def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
-        session = self._session(None, kwargs)
-        gen = self._streaming(session).stream_chat(self._outgoing(messages), **kwargs)
-        return self._wrap_sync(gen, session)
+        stream, sender, history = self._request(None, kwargs, messages, streamed=True)
+        return self._relay(sender.stream_chat(history, **kwargs), stream)
 
     async def astream_chat(
         self, messages: Sequence[ChatMessage], **kwargs: Any
     ) -> ChatResponseAsyncGen:
-        session = self._session(None, kwargs)
-        gen = await self._streaming(session).astream_chat(self._outgoing(messages), **kwargs)
-        return self._wrap_async(gen, session)
+        stream, sender, history = self._request(None, kwargs, messages, streamed=True)
+        return self._arelay(await sender.astream_chat(history, **kwargs), stream)
 
     # -- chat with tools ---------------------------------------------------------------------
+    # LlamaIndex's signatures, each over the same three lines: prepare (``_request``), send
+    # (the class's own method, given the prepared history), read (``ResponseStream``).
 
     def chat_with_tools(self, tools: Sequence[BaseTool], user_msg: str | ChatMessage | None = None,
                         chat_history: list[ChatMessage] | None = None, verbose: bool = False,
                         allow_parallel_tool_calls: bool = False, tool_required: bool = False,
                         **kwargs: Any) -> ChatResponse:
-        session = self._session(tools, kwargs)
-        response = self._whole(session).chat_with_tools(
-            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
-            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-            **kwargs)
-        return self._decide_whole(response, session)
+        stream, sender, history = self._request(tools, kwargs, chat_history, user_msg, streamed=False)
+        options = _options(user_msg, verbose, allow_parallel_tool_calls, tool_required, kwargs)
+        return stream.absorb_whole(sender.chat_with_tools(tools, chat_history=history, **options))
 
     async def achat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,
                                chat_history: list[ChatMessage] | None = None,
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponse:
-        session = self._session(tools, kwargs)
-        response = await self._whole(session).achat_with_tools(
-            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
-            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-            **kwargs)
-        return self._decide_whole(response, session)
+        stream, sender, history = self._request(tools, kwargs, chat_history, user_msg, streamed=False)
+        options = _options(user_msg, verbose, allow_parallel_tool_calls, tool_required, kwargs)
+        response = await sender.achat_with_tools(tools, chat_history=history, **options)
+        return stream.absorb_whole(response)
 
     def stream_chat_with_tools(self, tools: Sequence[BaseTool],
                                user_msg: str | ChatMessage | None = None,
                                chat_history: list[ChatMessage] | None = None,
                                verbose: bool = False, allow_parallel_tool_calls: bool = False,
                                tool_required: bool = False, **kwargs: Any) -> ChatResponseGen:
-        session = self._session(tools, kwargs)
-        gen = self._streaming(session).stream_chat_with_tools(
-            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
-            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-            **kwargs)
-        return self._wrap_sync(gen, session)
+        stream, sender, history = self._request(tools, kwargs, chat_history, user_msg, streamed=True)
+        options = _options(user_msg, verbose, allow_parallel_tool_calls, tool_required, kwargs)
+        return self._relay(sender.stream_chat_with_tools(tools, chat_history=history, **options),
+                           stream)
 
     async def astream_chat_with_tools(self, tools: Sequence[BaseTool],
                                       user_msg: str | ChatMessage | None = None,
@@ -369,12 +288,10 @@ class ToolstreamLLM(FunctionCallingLLM):
                                       allow_parallel_tool_calls: bool = False,
                                       tool_required: bool = False,
                                       **kwargs: Any) -> ChatResponseAsyncGen:
-        session = self._session(tools, kwargs)
-        gen = await self._streaming(session).astream_chat_with_tools(
-            tools, user_msg=user_msg, chat_history=self._outgoing(chat_history, user_msg), verbose=verbose,
-            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required,
-            **kwargs)
-        return self._wrap_async(gen, session)
+        stream, sender, history = self._request(tools, kwargs, chat_history, user_msg, streamed=True)
+        options = _options(user_msg, verbose, allow_parallel_tool_calls, tool_required, kwargs)
+        gen = await sender.astream_chat_with_tools(tools, chat_history=history, **options)
+        return self._arelay(gen, stream)
 
     def _prepare_chat_with_tools(self, tools: Sequence[BaseTool],
                                  user_msg: str | ChatMessage | None = None,
@@ -389,22 +306,21 @@ class ToolstreamLLM(FunctionCallingLLM):
     # -- the verdict -------------------------------------------------------------------------
 
     def stream_for(self, response: ChatResponse) -> ResponseStream | None:
-        """The session behind ``response``; a foreign whole response gets one on demand."""
-        session = stream_of(response)
-        if session is None and self._reads_messages:
-            session = self._session(None)
-            session.absorb_whole(response, None)
-        elif session is None and response.raw is not None:
-            events = GateSession.events_for_response(self.provider, response.raw)
-            if events is not None:
-                session = self._session(None)
-                session.absorb_whole(response, events)
-        return session
+        """The stream behind ``response``; a foreign whole response gets one on demand."""
+        stream = stream_of(response)
+        if stream is not None:
+            return stream
+        if not self._reads_messages and (response.raw is None or GateSession.events_for_response(
+                self.provider, response.raw) is None):
+            return None  # nothing the gate can read
+        stream = self._response_stream(None)
+        stream.take_whole(response)
+        return stream
 
     def turn_of(self, response: ChatResponse) -> Turn | None:
         """The core's decided ``Turn`` for ``response``; ``None`` while its stream is open."""
-        session = stream_of(response)
-        return session.turn if session is not None else None
+        stream = stream_of(response)
+        return stream.gate.turn if stream is not None else None
 
     def get_tool_calls_from_response(
         self,
@@ -413,12 +329,10 @@ class ToolstreamLLM(FunctionCallingLLM):
         **kwargs: Any,
     ) -> list[ToolSelection]:
         """Committed calls only, with strictly parsed arguments; ``[]`` while streaming."""
-        session = stream_of(response)
-        if session is None:
-            session = self.stream_for(response)
+        stream = self.stream_for(response)
+        turn = stream.gate.turn if stream is not None else None
         selections: list[ToolSelection] = []
-        if session is not None and session.turn is not None:
-            turn = session.turn
+        if turn is not None:
             seen: set[str] = set()
             for call in turn.committed:
                 ident = call_id(call, turn)
@@ -433,8 +347,8 @@ class ToolstreamLLM(FunctionCallingLLM):
 
     def error_results_from_response(self, response: ChatResponse) -> list[ErrorResult]:
         """One error result per rejected call of ``response`` (empty while streaming)."""
-        session = stream_of(response)
-        return session.error_results() if session is not None else []
+        stream = stream_of(response)
+        return stream.error_results() if stream is not None else []
 
     # -- structured output -------------------------------------------------------------------
     # The wrapped LLM's own method (a JSON-schema text, a forced call or a prompted text), sent
@@ -499,11 +413,10 @@ def agent_llm(llm: LLM, *, config: ConfigArg | None,
                          structured_retries=structured.STRUCTURED_RETRIES)
 
 
-#: Why a stream's open calls were cancelled: the consumer closed it or cancelled the task.
-_CANCELLED = "the consumer closed the stream before the response ended"
-
-
-def _failed(session: ResponseStream, exc: Exception) -> bool:
-    """The stream raised: decide the turn on a broken transport; whether to re-raise."""
-    session.finish(transport_complete=False, error=exc)
-    return session.should_raise(exc)
+def _options(user_msg: str | ChatMessage | None, verbose: bool, allow_parallel_tool_calls: bool,
+             tool_required: bool, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``*_chat_with_tools`` call's own arguments (all but the tools and the history), to
+    hand on to the wrapped class's method of the same name."""
+    return {"user_msg": user_msg, "verbose": verbose,
+            "allow_parallel_tool_calls": allow_parallel_tool_calls,
+            "tool_required": tool_required, **kwargs}

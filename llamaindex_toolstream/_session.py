@@ -1,9 +1,16 @@
 """One gated LLM call as LlamaIndex sees it: its ``ChatResponse`` objects and their verdict.
 
-A ``ResponseStream`` is registered for every ``ChatResponse`` of its stream (``stream_of``: a
-registry keyed by the response, nothing written into it), so the agent (or any caller) can ask
-"what did this response commit?" in O(1): while the stream is open the answer is "nothing
-yet"; the core parses arguments once, after the stream has ended.
+Every ``ChatResponse`` a ``ResponseStream`` hands on carries a handle to its stream where
+LlamaIndex keeps a response's extras, ``additional_kwargs`` (``STREAM_KEY``; ``stream_of``),
+so the agent (or any caller) can ask "what did this response commit?" in O(1) without a
+registry: while the stream is open the answer is "nothing yet"; the core parses arguments
+once, after the stream has ended. The handle is a string (``_StreamHandle``), so a response
+still dumps to JSON; a pickled or deep-copied response keeps only the string, and so, like a
+response loaded from JSON, is answered from its decision record.
+
+The ``ResponseStream`` is also the non-I/O base of ``ToolstreamLLM``'s sync and async twins:
+they only loop over the wrapped LLM's responses (``absorb``, ``report``) and end with
+``ending``; a whole (non-streamed) answer is ``absorb_whole``.
 """
 
 from __future__ import annotations
@@ -11,61 +18,43 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import weakref
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from toolstream_core import AssembleConfig, AssemblerEvent, ErrorResult, Provider, ToolCall, ToolSpec, Turn
-from toolstream_core.integration import RECORD_KEY, DecisionRecord, GateSession, OnStreamError
+from toolstream_core.integration import RECORD_KEY, GateSession, OnStreamError
 
-from ._convert import MessageView
+from ._convert import STREAM_KEY, MessageView
 from ._messages import rebuild_message
+from ._providers import ProviderMismatchError
 
-__all__ = ["ResponseStream", "StepSettings", "stream_of"]
+__all__ = ["STREAM_KEY", "ResponseStream", "StepSettings", "stream_of"]
 
 logger = logging.getLogger(__name__)
 
+#: Why a stream's open calls were cancelled: the consumer closed it or cancelled the task.
+CANCELLED = "the consumer closed the stream before the response ended"
 
 # google-genai's LlamaIndex class raises this for any finishReason other than STOP before it
 # yields the chunk; the reason is the vendor's verbatim, so it is given back to the core.
 _GEMINI_EARLY = re.compile(r"Response was terminated early: ([A-Z_]+)")
 
 
-class _Streams:
-    """Which stream produced which ``ChatResponse``, without writing into the response.
+class _StreamHandle(str):
+    """The stream's token as a string, holding the stream itself (``stream``) in this process.
 
-    ``ChatResponse`` is an unhashable pydantic model, so a ``WeakKeyDictionary`` cannot hold
-    it: entries are keyed by ``id()``, each holds a weak reference whose callback removes the
-    entry when the response is collected, and a lookup checks the reference still points at
-    the very object asked about. A stream lives as long as a response it produced.
-    """
+    A string, so a response with it still dumps to JSON; a pickle or a deep copy keeps only
+    the string (``__reduce__``), never the live stream."""
 
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[ChatResponse], ResponseStream]] = {}
+    __slots__ = ("stream",)
+    stream: ResponseStream
 
-    def attach(self, response: ChatResponse, stream: ResponseStream) -> None:
-        key = id(response)
-        entry = self._entries.get(key)
-        if entry is not None and entry[0]() is response:
-            self._entries[key] = (entry[0], stream)
-            return
-        self._entries[key] = (weakref.ref(response, self._forget(key)), stream)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (str, (str(self),))
 
-    def _forget(self, key: int) -> Callable[[weakref.ref[ChatResponse]], None]:
-        def forget(ref: weakref.ref[ChatResponse]) -> None:
-            entry = self._entries.get(key)
-            if entry is not None and entry[0] is ref:
-                del self._entries[key]
-        return forget
-
-    def get(self, response: ChatResponse) -> ResponseStream | None:
-        entry = self._entries.get(id(response))
-        return entry[1] if entry is not None and entry[0]() is response else None
-
-
-_STREAMS = _Streams()
 
 @dataclass(frozen=True, slots=True)
 class StepSettings:
@@ -82,8 +71,9 @@ class StepSettings:
 
 
 def stream_of(response: ChatResponse) -> ResponseStream | None:
-    """The stream that produced ``response``, if a ``ToolstreamLLM`` did."""
-    return _STREAMS.get(response)
+    """The stream that produced ``response``, if a ``ToolstreamLLM`` did in this process."""
+    handle = response.additional_kwargs.get(STREAM_KEY)
+    return handle.stream if isinstance(handle, _StreamHandle) else None
 
 
 class ResponseStream:
@@ -92,12 +82,13 @@ class ResponseStream:
     The call itself is ``gate``, a ``toolstream_core.integration.GateSession`` (the same object
     under the LangChain shim: the tap's sink, the core, the verdict, the observers, the fault
     policy). What is LlamaIndex's is here: reading ``ChatResponse.raw`` where the class is not
-    tapped, the registry that maps each response to its stream, the UI events queued for the
-    agent, and the assistant message rebuilt from the verdict.
+    tapped, the handle each response carries to its stream, the UI events queued for the
+    agent, the assistant message rebuilt from the verdict, and how a stream of responses ends.
     """
 
     def __init__(
         self,
+        llm: Any,
         *,
         provider: Provider | None,
         tools: Mapping[str, Mapping[str, Any] | ToolSpec] | None,
@@ -110,6 +101,8 @@ class ResponseStream:
         step: StepSettings | None = None,
     ) -> None:
         step = step if step is not None else StepSettings()
+        #: The wrapped LLM (its own reading of a message is the check of `_check_read`).
+        self._llm = llm
         #: The wire the class speaks (``ToolstreamLLM.provider``).
         self.provider = provider
         #: For a class read through LlamaIndex's messages (``_convert``), not the vendor's.
@@ -122,9 +115,12 @@ class ResponseStream:
         #: replace the ones read from the class and its settings (DESIGN 5.5).
         self.gate = GateSession(tools=tools, config=config, provider=provider,
                                 limit=max_output_tokens, on_event=on_event, on_turn=on_turn,
-                                forward=self._queue, on_stream_error=on_stream_error,
+                                forward=self._queue if step.watcher is not None else None,
+                                on_stream_error=on_stream_error,
                                 mode="raw" if view is None else "chunks", log=logger,
                                 run_budget=step.run_budget, on_early_commit=step.on_early_commit)
+        self._handle = _StreamHandle(uuid.uuid4().hex)
+        self._handle.stream = self
         self._pending: list[AssemblerEvent] = []
         # BedrockConverse's async paths run boto3 on a worker thread, so the tap (and the UI
         # events it causes) can arrive off the event loop while the agent drains them.
@@ -145,14 +141,6 @@ class ResponseStream:
         return self.gate.config
 
     @property
-    def turn(self) -> Turn | None:
-        return self.gate.turn
-
-    @property
-    def record(self) -> DecisionRecord | None:
-        return self.gate.record
-
-    @property
     def tapped(self) -> bool:
         """Read from the SDK tap (``read_from_tap``) rather than ``ChatResponse.raw``."""
         return self.gate.mode == "tap"
@@ -164,14 +152,15 @@ class ResponseStream:
             self._pending.append(event)
 
     def drain_events(self) -> list[AssemblerEvent]:
-        """UI events since the last call (opened, argument bytes, committed, rejected)."""
+        """UI events since the last call (opened, argument bytes, committed, rejected); queued
+        only for a step's watcher (``StepSettings.watcher``), the one who drains them."""
         with self._pending_lock:
             events, self._pending = self._pending, []
         return events
 
     def report(self) -> None:
-        """Tell the step's watcher (``StepSettings.watcher``) that UI events may be waiting: after each response
-        the consumer has taken, and at the end."""
+        """Tell the step's watcher (``StepSettings.watcher``) that UI events may be waiting:
+        after each response the consumer has taken, and at the end."""
         if self._watcher is not None:
             self._watcher(self)
 
@@ -181,34 +170,52 @@ class ResponseStream:
 
     # -- feeding -----------------------------------------------------------------------------
 
+    def _keep(self, response: ChatResponse) -> None:
+        """``response`` is this stream's latest: it carries the handle (``stream_of``)."""
+        response.additional_kwargs[STREAM_KEY] = self._handle
+        self.last = response
+
     def absorb(self, response: ChatResponse) -> ChatResponse | None:
-        """Take one streamed ``ChatResponse``: observe its vendor event(s), register it;
+        """Take one streamed ``ChatResponse``: observe its vendor event(s), give it the handle;
         ``response`` itself, to hand on, or ``None`` where its event touched only calls that
         already failed (``GateSession.spent``, issue 37.3): a class read through ``raw`` has
         built it, but the agent need not parse it again nor stream it (each response holds
         the whole message so far, so the next one says all it said). The last one is handed
-        on at the end (`closing_response`) if no later one was."""
-        if self.turn is not None:
+        on at the end (`ending`) if no later one was."""
+        gate = self.gate
+        if gate.turn is not None:
             return response
         spent = False
         if self.view is not None:
             self.view.take(response)
-        elif not self.tapped and response.raw is not None:
-            self.gate.observe(self._normalise(response.raw))
-            spent = self.gate.spent and not response.delta
+        elif gate.mode != "tap" and response.raw is not None:
+            gate.observe(self._normalise(response.raw))
+            spent = gate.spent and not response.delta
         if response.delta:
             self._text.append(response.delta)
-        _STREAMS.attach(response, self)
-        self.last = response
+        self._keep(response)
         self._held = response if spent else None
         return None if spent else response
 
-    def absorb_whole(self, response: ChatResponse, events: list[Any] | None) -> None:
-        """A non-streamed response: its events, a complete transport, and the verdict."""
+    def absorb_whole(self, response: ChatResponse) -> ChatResponse:
+        """A non-streamed response: its events (replayed from ``raw`` unless read through its
+        message), a complete transport, the verdict, the check that the gate read it; the
+        watcher is told. ``response`` itself, with the verdict on it."""
+        try:
+            self.take_whole(response)
+            self._check_read()
+        finally:
+            self.report()
+        return response
+
+    def take_whole(self, response: ChatResponse) -> None:
+        """A non-streamed response decided (``absorb_whole`` without the check), also for a
+        foreign one asked about later (``ToolstreamLLM.stream_for``)."""
+        events: list[Any] | None = []
         if self.view is not None:
-            self.view.take(response)
-            events = []  # its calls are read when it is decided (``finish``)
+            self.view.take(response)  # its calls are read when it is decided (``_conclude``)
         else:
+            events = GateSession.events_for_response(self.provider, response.raw)
             self.gate.mode = "message"
         if events is None:
             logger.warning("toolstream: cannot read the %s response; its tool calls are rejected",
@@ -216,9 +223,8 @@ class ResponseStream:
         else:
             for event in events:
                 self.gate.observe(event)
-        _STREAMS.attach(response, self)
-        self.last = response
-        self.finish(transport_complete=events is not None)
+        self._keep(response)
+        self._conclude(transport_complete=events is not None)
 
     def _normalise(self, raw: Any) -> Any:
         # google_genai keeps the top candidate (model_dump, plus usage) as ``raw``, not the
@@ -235,78 +241,125 @@ class ResponseStream:
 
     # -- ending ------------------------------------------------------------------------------
 
-    def finish(self, *, transport_complete: bool = True,
-               error: BaseException | None = None) -> Turn:
+    def ending(self, error: BaseException | None) -> Generator[ChatResponse, None, None]:
+        """How a stream ends, sync or async: ``error`` is what stopped it, if anything. A
+        consumer that stopped (closed the stream, cancelled the task) cancels every open call
+        and its exception goes on; a broken stream decides the turn on a broken transport and
+        re-raises unless the fault policy answers the calls instead; a clean end decides the
+        turn and yields the last response if the stream yielded none. The watcher is told
+        at the end either way (after the consumer took the last response)."""
+        try:
+            if error is not None and not isinstance(error, Exception):
+                self._stop(CANCELLED)
+                raise error
+            if error is not None:
+                self._conclude(transport_complete=False, error=error)
+                if self._raises(error):
+                    raise error
+            self._conclude(transport_complete=True)
+            self._check_read()
+            closing = self._closing_response()
+            if closing is not None:
+                yield closing
+        finally:
+            self.report()
+
+    def _conclude(self, *, transport_complete: bool = True,
+                error: BaseException | None = None) -> Turn:
         """Decide every call (idempotent) and fix up the last message's tool-call blocks."""
-        if self.turn is not None:
-            return self.turn
+        gate = self.gate
+        if gate.turn is not None:
+            return gate.turn
         if error is not None and self.provider == "gemini":
             match = _GEMINI_EARLY.search(str(error))
             if match:
                 # Not a transport failure: the vendor ended the turn with this reason.
-                self.gate.observe({"candidates": [{"finish_reason": match.group(1)}]})
+                gate.observe({"candidates": [{"finish_reason": match.group(1)}]})
                 transport_complete, error = True, None
                 self.error_absorbed = True
         note = None
         if self.view is not None:
             ended = transport_complete and error is None
-            for event in self.view.events(ended=ended):
-                self.gate.observe(event)
+            for event in self.view.completion_chunks(ended=ended):
+                gate.observe(event)
             note = self.view.note() if ended else None
-        turn = self.gate.end(error, transport_complete=transport_complete, note=note)
+        turn = gate.end(error, transport_complete=transport_complete, note=note)
         self._settle()
         return turn
 
-    def cancel(self, reason: str) -> Turn:
+    def _stop(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed): no open call may commit."""
-        if self.turn is not None:
-            return self.turn
+        gate = self.gate
+        if gate.turn is not None:
+            return gate.turn
         if self.view is not None:  # its calls so far, so each is cancelled and answered
-            for event in self.view.events(ended=False):
-                self.gate.observe(event)
-        turn = self.gate.cancel(reason)
+            for event in self.view.completion_chunks(ended=False):
+                gate.observe(event)
+        turn = gate.cancel(reason)
         self._settle()
         return turn
 
     def _settle(self) -> None:
         """The verdict reaches the last response: its message rebuilt, the record on both."""
-        if self.last is not None and self.record is not None:
+        record = self.gate.record
+        if self.last is not None and record is not None:
             self._original = self.last.message
             self.last.message = self.final_message(self._original)
-            self.last.additional_kwargs[RECORD_KEY] = self.record
+            self.last.additional_kwargs[RECORD_KEY] = record
 
-    def should_raise(self, error: BaseException) -> bool:
+    def _raises(self, error: BaseException) -> bool:
         """Whether the integration's ``error`` propagates: the session's fault policy, except
         for an error absorbed as the vendor's finish reason, which ends a turn with calls
         normally and keeps the integration's exception for a text-only answer."""
         if self.error_absorbed:
-            return not (self.turn is not None and bool(self.turn.calls))
+            turn = self.gate.turn
+            return not (turn is not None and bool(turn.calls))
         return self.gate.raises(error)
 
-    def closing_response(self) -> ChatResponse | None:
+    def _closing_response(self) -> ChatResponse | None:
         """A last ``ChatResponse`` when the stream yielded none before ending, or held back
         its last one (`absorb`): that one, with the verdict on it."""
         held, self._held = self._held, None
         if held is not None and held is self.last:
             return held
-        if self.last is not None or self.turn is None or not self.turn.calls:
+        turn = self.gate.turn
+        if self.last is not None or turn is None or not turn.calls:
             return None
         self._original = ChatMessage(role="assistant")
         response = ChatResponse(message=self.final_message(self._original))
-        if self.record is not None:
-            response.additional_kwargs[RECORD_KEY] = self.record
-        _STREAMS.attach(response, self)
-        self.last = response
+        if self.gate.record is not None:
+            response.additional_kwargs[RECORD_KEY] = self.gate.record
+        self._keep(response)
         return response
 
-    @property
-    def finished(self) -> bool:
-        return self.turn is not None
+    def _check_read(self) -> None:
+        """Refuse a response whose tool calls LlamaIndex found but the gate read none of.
 
-    @property
-    def framework_message(self) -> ChatMessage | None:
-        """The last message as the LlamaIndex class built it, before the gate rebuilt it."""
-        return self._original
+        That is the wrong ``provider=`` (or a class that changed its wire): its calls would
+        vanish, neither run nor answered. Checked only when the core saw no call at all, so
+        a gated turn pays nothing.
+        """
+        turn, message = self.gate.turn, self._original
+        if turn is None or message is None or turn.calls or turn.server_calls:
+            return
+        found = self._framework_calls(message)
+        if found:
+            raise ProviderMismatchError(
+                f"{type(self._llm).__name__} returned tool calls ({', '.join(found)}) that the "
+                f"gate could not read as the {self.provider} wire, so none of them runs: is "
+                f"provider={self.provider!r} what this class sends? (the gate saw: "
+                f"{'; '.join(turn.anomalies[:3]) or 'no tool call'})")
+
+    def _framework_calls(self, message: ChatMessage) -> list[str]:
+        """The names of the calls the wrapped class itself finds in ``message``."""
+        try:
+            found = self._llm.get_tool_calls_from_response(
+                ChatResponse(message=message), error_on_no_tool_call=False)
+        except Exception:  # its own parser failed: it found nothing it could hand out
+            logger.debug("toolstream: %s could not parse its own message",
+                         type(self._llm).__name__, exc_info=True)
+            return []
+        return [str(getattr(call, "tool_name", "?")) for call in found]
 
     # -- results -----------------------------------------------------------------------------
 
@@ -320,16 +373,16 @@ class ResponseStream:
     def final_message(self, message: ChatMessage, *, keep_rejected: bool = False) -> ChatMessage:
         """``message`` with the core's calls: committed only, or every call when the caller
         will answer the rejected ones (``keep_rejected``)."""
-        assert self.turn is not None
-        rebuilt = rebuild_message(message, self.turn, text="".join(self._text),
+        assert self.gate.turn is not None
+        rebuilt = rebuild_message(message, self.gate.turn, text="".join(self._text),
                                   keep_rejected=keep_rejected)
-        if self.record is not None:
-            rebuilt.additional_kwargs[RECORD_KEY] = self.record
+        if self.gate.record is not None:
+            rebuilt.additional_kwargs[RECORD_KEY] = self.gate.record
         return rebuilt
 
     def message_with_rejected(self) -> ChatMessage | None:
         """The assistant message with every call, committed and rejected, for a caller that
         answers each rejected id with its error result; ``None`` before the end."""
-        if self.turn is None or self._original is None:
+        if self.gate.turn is None or self._original is None:
             return None
         return self.final_message(self._original, keep_rejected=True)

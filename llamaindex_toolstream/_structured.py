@@ -206,7 +206,7 @@ def _judged(gated: ToolstreamLLM, plan: _Plan, answer: _Answer) -> Any:
 def raw_arguments(response: ChatResponse) -> dict[str, str]:
     """The argument text of each rejected call of ``response`` by its answer id."""
     session = stream_of(response)
-    return StructuredOutput.rejected_arguments(session.turn if session is not None else None)
+    return StructuredOutput.rejected_arguments(session.gate.turn if session is not None else None)
 
 
 def no_committed_call(response: ChatResponse) -> StructuredOutputError:
@@ -252,7 +252,7 @@ class _Reader:
         last = self.last
         if error is not None:
             session = stream_of(last) if last is not None else None
-            if session is None or session.turn is None or session.turn.complete:
+            if session is None or session.gate.turn is None or session.gate.turn.complete:
                 raise error
         if last is None:
             last = ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT))

@@ -43,9 +43,10 @@ PINNED: dict[tuple[type, str], tuple[str, str]] = {
         "not overridden: one achat_with_tools call, whose events the gate reports at its end"),
     (BaseWorkflowAgent, "call_tool"): (
         "196ee661ad9bb1a6",
-        "the workflow's tool step: looks the tool up by ev.tool_name, runs it (_call_tool) and "
-        "returns one ToolCallResult with ev's id; the override answers a call the gate did not "
-        "commit with its own ToolCallResult instead of calling it"),
+        "the workflow's tool step: looks the tool up by ev.tool_name, runs it (_call_tool) with "
+        "ev.tool_kwargs itself (the override hands the call's id and name in it: CallArguments, "
+        "for the started-ledger) and returns one ToolCallResult with ev's id; the override "
+        "answers a call the gate did not commit with its own ToolCallResult instead of calling it"),
     (BaseWorkflowAgent, "_init_context"): (
         "1c9ae54ebb6aae08",
         "sets up memory (ctx.store 'memory') without touching the scratchpad; the override "

@@ -124,8 +124,10 @@ class GateSession:
         self._on_early_commit = on_early_commit
         self._ending = False
         self._assembler: Assembler | None = None
-        self._turn: Turn | None = None
-        self._record: DecisionRecord | None = None
+        #: The decided turn; ``None`` until `end` or `cancel`.
+        self.turn: Turn | None = None
+        #: The turn's decision record (``turn_record``), kept on the shim's message.
+        self.record: DecisionRecord | None = None
         self._early: list[ToolCall] = []
         self._wire_error: BaseException | None = None
         self.opened = 0
@@ -204,12 +206,16 @@ class GateSession:
         self.state = "open"
 
     def raw_event(self, event: Any) -> bool:
-        """Observe one tapped event; ``False`` when the framework need not see it (`spent`)."""
+        """Observe one tapped event; ``False`` when the framework need not see it (`spent`).
+        The path every tapped event takes: `observe` and `spent` inlined."""
         if self._buffer is not None:
             self._buffer.append(event)
             return True
-        self.observe(event)
-        return not self.spent
+        if self.turn is not None:
+            return True
+        assembler = self._assembler if self._assembler is not None else self.assembler
+        assembler.feed(event)
+        return not assembler.spent
 
     @property
     def spent(self) -> bool:
@@ -219,7 +225,7 @@ class GateSession:
         rebuilt per chunk, a chunk kept per fragment), so a shim does not hand such an event
         on; anything that also carried text, an id, a finish, an error goes on."""
         assembler = self._assembler
-        return self._turn is None and assembler is not None and assembler.spent
+        return self.turn is None and assembler is not None and assembler.spent
 
     def raw_end(self, error: BaseException | None) -> None:
         if self.state == "open":
@@ -231,7 +237,7 @@ class GateSession:
 
     def observe(self, event: Any) -> list[AssemblerEvent]:
         """Feed one vendor event unless the turn is decided; the UI events it caused."""
-        return self.assembler.feed(event) if self._turn is None else []
+        return self.assembler.feed(event) if self.turn is None else []
 
     def flush(self) -> list[AssemblerEvent]:
         """Observe the held events (``buffered``), in wire order; the UI events they caused."""
@@ -259,8 +265,8 @@ class GateSession:
         vendor error by the SDK's class): a framework may wrap it in its own class
         (``ChatGoogleGenerativeAIError``) or swallow it. A ``StreamIdleTimeout`` (the tap's
         idle guard cut the stream) fails every open call ``idle_timeout``."""
-        if self._turn is not None:
-            return self._turn
+        if self.turn is not None:
+            return self.turn
         complete = transport_complete and self.transport_complete(error)
         error = self._wire_error or error
         self._ending = True  # what commits from here on commits at the end of the stream
@@ -273,15 +279,15 @@ class GateSession:
                 turn = assembler.finish(transport_complete=complete, error=error)
         else:
             turn = assembler.finish(transport_complete=complete, error=error)
-        self._turn = turn
-        self._record = turn_record(turn, mode=self.mode, error=error, note=note)
+        self.turn = turn
+        self.record = turn_record(turn, mode=self.mode, error=error, note=note)
         call_observer(self._on_turn, turn, log=self._log, what="on_turn")
         return turn
 
     def cancel(self, reason: str) -> Turn:
         """The consumer stopped (task cancelled, stream closed, a stop button): no open call
         may commit; every call not yet decided is ``cancelled`` with ``reason`` as detail."""
-        if self._turn is None:
+        if self.turn is None:
             self.assembler.cancel(reason)
         return self.end(transport_complete=False)
 
@@ -294,40 +300,26 @@ class GateSession:
     # -- the verdict ---------------------------------------------------------------------------
 
     @property
-    def turn(self) -> Turn | None:
-        """The decided turn; ``None`` until `end` or `cancel`."""
-        return self._turn
-
-    @property
-    def finished(self) -> bool:
-        return self._turn is not None
-
-    @property
-    def record(self) -> DecisionRecord | None:
-        """The turn's decision record (``turn_record``), kept on the shim's message."""
-        return self._record
-
-    @property
     def committed(self) -> tuple[ToolCall, ...]:
         """The calls that may run: as they commit while the stream is open (pipelined tools,
         DESIGN 4.10), then every committed call of the decided turn, in its order."""
-        return self._turn.committed if self._turn is not None else tuple(self._early)
+        return self.turn.committed if self.turn is not None else tuple(self._early)
 
     @property
     def rejected(self) -> tuple[ToolCall, ...]:
-        return self._turn.rejected if self._turn is not None else ()
+        return self.turn.rejected if self.turn is not None else ()
 
     def result_for(self, call: ToolCall) -> ErrorResult | None:
         """The error result that answers a rejected ``call`` (``Turn.result_for``)."""
-        return self._turn.result_for(call) if self._turn is not None else None
+        return self.turn.result_for(call) if self.turn is not None else None
 
     def error_results(self) -> list[ErrorResult]:
-        return self._turn.error_results() if self._turn is not None else []
+        return self.turn.error_results() if self.turn is not None else []
 
     @property
     def had_calls(self) -> bool:
         """Whether the stream started a client tool call (one the turn must answer)."""
-        turn = self._turn
+        turn = self.turn
         return self.opened > 0 or (turn is not None and bool(turn.calls or turn.dropped))
 
     def raises(self, error: BaseException | None) -> bool:
