@@ -161,12 +161,12 @@ def _content_ids(message: AIMessage) -> list[str]:
     return out
 
 
-def _record_value(message: BaseMessage) -> Any:
+def _metadata_record(message: BaseMessage) -> Any:
     metadata = getattr(message, "response_metadata", None)
     return metadata.get(RECORD_KEY) if metadata else None
 
 
-def _stop_reason(message: BaseMessage) -> Any:
+def _metadata_stop_reason(message: BaseMessage) -> Any:
     metadata = getattr(message, "response_metadata", None)
     return metadata.get("stop_reason") if metadata else None
 
@@ -287,7 +287,7 @@ def _with_calls_shown(message: BaseMessage, view: RecordView | None,
 #: LangChain's messages for the core: where each keeps what the core reads, its constructors,
 #: and what its classes repair themselves (``thinking``: ``ChatAnthropic``'s setting).
 MESSAGES: MessageKit[BaseMessage, BaseMessage, ToolMessage] = MessageKit(
-    record_of=_record_value, stop_reason_of=_stop_reason,
+    record_of=_metadata_record, stop_reason_of=_metadata_stop_reason,
     entry_of=_lc_entry, invalid_calls_of=_invalid_tool_calls, error_result=_error_tool_message,
     continued=_without_client_calls, shown=_with_calls_shown, thinking_field="thinking",
     log=logging.getLogger(__name__), exempt=_INTEGRATION_REPAIRS)
