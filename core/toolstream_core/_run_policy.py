@@ -44,7 +44,7 @@ from ._decision import RecordView
 from ._metrics import record_refused_execution
 from ._models import CallState, Reason, ToolCall
 from ._registry import ToolsArg
-from ._results import error_result, not_committed_text, ungated_error_text
+from ._results import error_result, not_committed_text
 
 __all__ = [
     "MAX_PAUSED_CONTINUATIONS",
@@ -138,9 +138,6 @@ class RunPolicy:
     #: A record with a reviewer's decisions on its committed calls added (the binding's rule:
     #: an edit or a rejection is a recorded decision ``admit`` then honours).
     with_reviews = staticmethod(with_reviews)
-    #: The result for a call on a turn that never passed the gate, which the framework itself
-    #: could not use: the same words in both shims.
-    ungated_error_text = staticmethod(ungated_error_text)
 
     def __init__(self, config: AssembleConfig, *, max_retries: int | None = None,
                  guard: bool = True) -> None:

@@ -42,7 +42,10 @@ The decision record a shim keeps on its message:
   arguments as the history may carry them.
 The outgoing history:
 
-- :class:`MessageKit`: a shim's message constructors for the history the core plans, over
+- :class:`MessageKit`: a framework's messages as the core reads them. The shim says where a
+  message keeps the record, the stop reason and its neutral form, and gives its constructors;
+  the kit decides paused turns, error results (the same words in both shims) and the history
+  the core plans, over
   neutral :class:`HistoryEntry` / :class:`HistoryCall` values (``HistoryEntry.signed_before_calls``:
   whether a message's signed reasoning comes first); its ``check`` lists what the vendor would
   refuse (:class:`HistoryProblem`), ``prepare`` lays out a request's history under a
@@ -70,9 +73,7 @@ What a UI, a trace and a metric see:
   model turn, ``admit`` at the tool runner (not committed, arguments changed or a human's
   rejection, the run budget; each with its error result and metric), ``continue_paused``,
   ``after_turn`` (the consecutive-failure count and retries), the registry of tools started
-  before the stream ends. ``with_reviews``: a record with a reviewer's decisions added;
-  ``ungated_error_text``: the result for a call an ungated framework could not parse, so both
-  shims say the same thing.
+  before the stream ends. ``with_reviews``: a record with a reviewer's decisions added.
 - :class:`StartedLedger`: the started-ledger's rule (an entry's key, value and states, whether
   a call may run, the ``not_repeated`` words, repeatable tools); each agent keeps the store.
 
